@@ -1,0 +1,166 @@
+// Package yamlerr turns YAML decoding problems into errors that name the
+// file, the line and the field, the form every bench config error takes.
+package yamlerr
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Error is a problem at a place in a file: file:line: field: message.
+type Error struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Field != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Field)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// At returns a positioned error for a node; the field may be empty.
+func At(n *yaml.Node, field, msg string) *Error {
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	return &Error{Line: line, Field: field, Msg: msg}
+}
+
+// fieldAt returns the dotted path of the deepest key on line, for naming the
+// field of a decoder error that only gives a line.
+func fieldAt(root *yaml.Node, line int, key ...string) string {
+	var best string
+	var exact string
+	var walk func(cur *yaml.Node, path string)
+	walk = func(cur *yaml.Node, path string) {
+		switch cur.Kind {
+		case yaml.DocumentNode:
+			for _, c := range cur.Content {
+				walk(c, path)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(cur.Content); i += 2 {
+				k, val := cur.Content[i], cur.Content[i+1]
+				p := k.Value
+				if path != "" {
+					p = path + "." + k.Value
+				}
+				if k.Line == line {
+					best = p
+					if len(key) > 0 && k.Value == key[0] && exact == "" {
+						exact = p
+					}
+				}
+				walk(val, p)
+			}
+		case yaml.SequenceNode:
+			for i, c := range cur.Content {
+				p := fmt.Sprintf("%s[%d]", path, i)
+				if c.Line == line && c.Kind == yaml.ScalarNode {
+					best = p
+				}
+				walk(c, p)
+			}
+		}
+	}
+	walk(root, "")
+	if exact != "" {
+		return exact
+	}
+	return best
+}
+
+var lineMsg = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// Wrap turns a yaml.v3 error into file:line: field: message errors.
+func Wrap(file string, root *yaml.Node, err error) error {
+	var te *yaml.TypeError
+	var ce *Error
+	switch {
+	case errors.As(err, &ce):
+		if ce.File == "" {
+			ce.File = file
+		}
+		if ce.Field == "" && ce.Line > 0 {
+			ce.Field = fieldAt(root, ce.Line)
+		}
+		return ce
+	case errors.As(err, &te):
+		var errs []error
+		for _, m := range te.Errors {
+			errs = append(errs, lineError(file, root, m))
+		}
+		return errors.Join(errs...)
+	}
+	return lineError(file, root, strings.TrimPrefix(err.Error(), "yaml: "))
+}
+
+var unknownField = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
+var cannotUnmarshal = regexp.MustCompile("^cannot unmarshal !!(\\w+) `?(.*?)`? into (\\S+)$")
+
+func lineError(file string, root *yaml.Node, m string) error {
+	sm := lineMsg.FindStringSubmatch(m)
+	if sm == nil {
+		return &Error{File: file, Msg: m}
+	}
+	line, _ := strconv.Atoi(sm[1])
+	msg := sm[2]
+	field := fieldAt(root, line)
+	if u := unknownField.FindStringSubmatch(msg); u != nil {
+		field = fieldAt(root, line, u[1])
+		msg = fmt.Sprintf("unknown field %q", u[1])
+	} else if u := cannotUnmarshal.FindStringSubmatch(msg); u != nil {
+		msg = fmt.Sprintf("wrong type: got %s %s, want %s", yamlKind(u[1]), u[2], goKind(u[3]))
+	}
+	return &Error{File: file, Line: line, Field: field, Msg: msg}
+}
+
+func yamlKind(tag string) string {
+	switch tag {
+	case "str":
+		return "string"
+	case "seq":
+		return "a list"
+	case "map":
+		return "a mapping"
+	case "int", "float", "bool":
+		return tag
+	}
+	return tag
+}
+
+func goKind(t string) string {
+	switch {
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map["):
+		return "a mapping"
+	case t == "int" || t == "float64":
+		return "a number"
+	case t == "bool":
+		return "true or false"
+	case t == "string":
+		return "a string"
+	case strings.HasPrefix(t, "config."), strings.HasPrefix(t, "prompts."):
+		return "a mapping"
+	}
+	return t
+}

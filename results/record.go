@@ -1,0 +1,72 @@
+// Package results defines the results.jsonl record, the source of truth of a
+// run, and the append-only writer that puts one line per finished cell.
+package results
+
+import (
+	"encoding/json"
+
+	"bench/toolparse"
+)
+
+// RecordType is the record_type of every result line.
+const RecordType = "result"
+
+// Record is one results.jsonl line. The fields of the results schema keep
+// their exact names; the rest are extras documented in the README.
+type Record struct {
+	RecordType    string  `json:"record_type"`
+	RunID         string  `json:"run_id"`
+	Provider      string  `json:"provider"`
+	ProviderType  string  `json:"provider_type"`
+	Model         string  `json:"model"`
+	ThinkingLevel *string `json:"thinking_level"`
+	PromptID      string  `json:"prompt_id"`
+	PromptName    string  `json:"prompt_name"`
+	Repetition    int     `json:"repetition"`
+
+	AvailabilityStatus string `json:"availability_status"`
+	StartedAtMS        int64  `json:"started_at_ms"`
+	EndedAtMS          int64  `json:"ended_at_ms"`
+	E2EMS              int64  `json:"e2e_ms"`
+	TTFTMS             *int64 `json:"ttft_ms"`
+
+	Success       bool            `json:"success"`
+	FailureType   *string         `json:"failure_type"`
+	ObjectivePass *bool           `json:"objective_pass"`
+	Violation     *string         `json:"violation"`
+	InputTokens   *int            `json:"input_tokens"`
+	OutputTokens  *int            `json:"output_tokens"`
+	RawOutput     string          `json:"raw_output"`
+	ParsedOutput  json.RawMessage `json:"parsed_output"`
+
+	ToolCalls      []string `json:"tool_calls"`
+	ToolCallCount  int      `json:"tool_call_count"`
+	ToolUseSuccess *bool    `json:"tool_use_success"`
+
+	// Extras.
+
+	// ErrorMessage is the classified failure's reason, secrets never included.
+	ErrorMessage *string `json:"error_message,omitempty"`
+	HTTPStatus   *int    `json:"http_status,omitempty"`
+	// TTFOMS is time to first output of any kind: answer, tool call or reasoning.
+	TTFOMS *int64 `json:"ttfo_ms"`
+	// TTFRMS is time to the first reasoning delta, when the protocol streams one.
+	TTFRMS *int64 `json:"ttfr_ms,omitempty"`
+	// TokensPerS is output_tokens over the generation time (e2e - ttft).
+	TokensPerS      *float64 `json:"tokens_per_s"`
+	ReasoningTokens *int     `json:"reasoning_tokens,omitempty"`
+	// RawOutputBytes is the answer's full length; RawOutputTruncated says
+	// raw_output was cut at max_output_bytes.
+	RawOutputBytes     int      `json:"raw_output_bytes"`
+	RawOutputTruncated bool     `json:"raw_output_truncated"`
+	Reasoning          string   `json:"reasoning,omitempty"`
+	FinishReason       string   `json:"finish_reason,omitempty"`
+	Chunks             int      `json:"chunks"`
+	Retries            int      `json:"retries"`
+	RetryWaitMS        int64    `json:"retry_wait_ms"`
+	ExpectedTools      []string `json:"expected_tools,omitempty"`
+	// ToolCallDetails keeps name, arguments, source and matched text of each call.
+	ToolCallDetails []toolparse.Call `json:"tool_call_details"`
+	// ProviderMetrics are provider-specific figures (server timings, cost...).
+	ProviderMetrics map[string]any `json:"provider_metrics,omitempty"`
+}

@@ -1,0 +1,66 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+)
+
+// Writer appends records to a JSONL file, one write(2) per line, so the file
+// is valid JSONL up to its last complete line whatever kills the process.
+type Writer struct {
+	mu   sync.Mutex
+	f    *os.File
+	buf  bytes.Buffer
+	enc  *json.Encoder
+	path string
+	n    int
+}
+
+// Create opens path for appending (creating it if needed).
+func Create(path string) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open results: %w", err)
+	}
+	w := &Writer{f: f, path: path}
+	w.enc = json.NewEncoder(&w.buf)
+	w.enc.SetEscapeHTML(false)
+	return w, nil
+}
+
+// Write appends one record as a single line and hands it to the kernel before
+// returning. It is safe for concurrent use.
+func (w *Writer) Write(r *Record) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Reset()
+	if err := w.enc.Encode(r); err != nil {
+		return fmt.Errorf("encode result %s/%s/%s: %w", r.Provider, r.Model, r.PromptID, err)
+	}
+	if _, err := w.f.Write(w.buf.Bytes()); err != nil {
+		return fmt.Errorf("write %s: %w", w.path, err)
+	}
+	w.n++
+	return nil
+}
+
+// Count returns how many records were written.
+func (w *Writer) Count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n
+}
+
+// Close syncs and closes the file.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.f.Sync(); err != nil {
+		w.f.Close()
+		return fmt.Errorf("sync %s: %w", w.path, err)
+	}
+	return w.f.Close()
+}
