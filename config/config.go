@@ -367,26 +367,44 @@ func looksLikeSecret(s string) bool {
 }
 
 func (c *Config) loadPrompts(v *validator) {
+	set, err := LoadPromptSet(c)
+	if err != nil {
+		var fe *filterError
+		if errors.As(err, &fe) {
+			v.addPath([]any{"prompts", "only"}, "prompts.only", fe.Error())
+			return
+		}
+		v.errs = append(v.errs, err)
+		return
+	}
+	c.PromptSet = set
+}
+
+type filterError struct{ error }
+
+// LoadPromptSet loads the prompts the config names (the built-in suite when
+// prompts.files is empty), rejects duplicate ids across files, and keeps
+// those in prompts.only.
+func LoadPromptSet(c *Config) ([]prompts.Prompt, error) {
 	var set []prompts.Prompt
+	var errs []error
 	if len(c.Prompts.Files) == 0 {
 		builtin, err := prompts.Builtin()
 		if err != nil {
-			v.errs = append(v.errs, err)
-			return
+			return nil, err
 		}
 		set = builtin
 	} else {
 		seen := map[string]string{}
 		for _, f := range c.Prompts.Files {
-			path := c.Resolve(f)
-			ps, err := prompts.LoadFile(path)
+			ps, err := prompts.LoadFile(c.Resolve(f))
 			if err != nil {
-				v.errs = append(v.errs, err)
+				errs = append(errs, err)
 				continue
 			}
 			for _, p := range ps {
 				if where, dup := seen[p.ID]; dup {
-					v.errs = append(v.errs, &Error{File: p.Source, Line: p.Line, Field: "id",
+					errs = append(errs, &Error{File: p.Source, Line: p.Line, Field: "id",
 						Msg: fmt.Sprintf("duplicate prompt id %q (first defined at %s)", p.ID, where)})
 					continue
 				}
@@ -395,15 +413,14 @@ func (c *Config) loadPrompts(v *validator) {
 			}
 		}
 	}
-	if len(v.errs) > 0 {
-		return
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	kept, err := Filter(set, c.Prompts.Only)
 	if err != nil {
-		v.addPath([]any{"prompts", "only"}, "prompts.only", err.Error())
-		return
+		return nil, &filterError{err}
 	}
-	c.PromptSet = kept
+	return kept, nil
 }
 
 // Filter keeps the prompts whose ids are listed, in suite order; an empty list

@@ -1,0 +1,59 @@
+// Command bench benchmarks LLMs the way teams use them: it sweeps models ×
+// prompts × providers, streams every response, and records how fast and how
+// good each answer was in a run directory.
+//
+//	bench run --config bench.yaml      run a sweep
+//	bench report RUN_DIR               rebuild the reports from results.jsonl
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitIO          = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `bench: benchmark LLMs across models, prompts and providers.
+
+Usage:
+  bench run [--config bench.yaml] [flags]   run a sweep; see 'bench run -h'
+  bench report RUN_DIR                      rebuild summary.json, summary.md and
+                                            tiers.json from RUN_DIR/results.jsonl
+  bench version                             print the version
+
+Exit codes: 0 the command ran (models may still have failed their checks),
+1 an I/O failure stopped it, 2 bad config or flags, 130 interrupted.
+`
+
+// run is the whole program, testable in-process.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "run":
+		return runCmd(args[1:], stdout, stderr)
+	case "report":
+		return reportCmd(args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "bench", version())
+		return exitOK
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "bench: unknown command %q\n\n%s", args[0], usage)
+	return exitUsage
+}

@@ -1,0 +1,367 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"bench/config"
+	"bench/prompts"
+	"bench/providers"
+	"bench/results"
+	"bench/runner"
+)
+
+// runFlags are the command-line overrides of bench.yaml.
+type runFlags struct {
+	config      string
+	models      string
+	prompts     string
+	providers   string
+	concurrency int
+	repetitions int
+	timeout     time.Duration
+	runID       string
+	out         string
+	quiet       bool
+}
+
+func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
+	f := &runFlags{}
+	fs := flag.NewFlagSet("bench run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.config, "config", "bench.yaml", "config file")
+	fs.StringVar(&f.models, "models", "", "comma-separated models to keep (of those in the config)")
+	fs.StringVar(&f.prompts, "prompts", "", "comma-separated prompt ids to keep (overrides prompts.only)")
+	fs.StringVar(&f.providers, "providers", "", "comma-separated provider names to keep")
+	fs.IntVar(&f.concurrency, "concurrency", 0, "cells in flight across all providers (overrides run.concurrency)")
+	fs.IntVar(&f.repetitions, "repetitions", 0, "repetitions of each cell (overrides run.repetitions)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "per-request timeout, e.g. 90s (overrides run.timeout)")
+	fs.StringVar(&f.runID, "run-id", "", "run id, the run directory's name (default: UTC timestamp)")
+	fs.StringVar(&f.out, "out", "", "parent directory of run directories (overrides run.out_dir)")
+	fs.BoolVar(&f.quiet, "quiet", false, "no per-cell progress")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (flags go before, e.g. bench run --config bench.yaml)", fs.Arg(0))
+	}
+	return f, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// apply puts the flags over the loaded config and checks what they set.
+func (f *runFlags) apply(cfg *config.Config) error {
+	var errs []error
+	bad := func(flag, msg string) { errs = append(errs, fmt.Errorf("--%s: %s", flag, msg)) }
+	if f.concurrency < 0 {
+		bad("concurrency", "must be at least 1")
+	} else if f.concurrency > 0 {
+		cfg.Run.Concurrency = f.concurrency
+	}
+	if f.repetitions < 0 {
+		bad("repetitions", "must be at least 1")
+	} else if f.repetitions > 0 {
+		cfg.Run.Repetitions = f.repetitions
+	}
+	if f.timeout < 0 {
+		bad("timeout", "must be positive")
+	} else if f.timeout > 0 {
+		cfg.Run.Timeout = config.Duration(f.timeout)
+	}
+	if f.runID != "" {
+		if strings.ContainsAny(f.runID, `/\`) || f.runID == "." || f.runID == ".." {
+			bad("run-id", "must be a plain directory name")
+		}
+		cfg.Run.ID = f.runID
+	}
+	if f.out != "" {
+		cfg.Run.OutDir = f.out
+	} else if !filepath.IsAbs(cfg.Run.OutDir) {
+		cfg.Run.OutDir = cfg.Resolve(cfg.Run.OutDir)
+	}
+	if names := splitList(f.providers); len(names) > 0 {
+		var kept []config.Provider
+		for _, p := range cfg.Providers {
+			if contains(names, p.Name) {
+				kept = append(kept, p)
+			}
+		}
+		for _, n := range names {
+			if !hasProvider(cfg.Providers, n) {
+				bad("providers", fmt.Sprintf("no provider named %q in %s", n, cfg.Path))
+			}
+		}
+		cfg.Providers = kept
+	}
+	if models := splitList(f.models); len(models) > 0 {
+		found := map[string]bool{}
+		var kept []config.Provider
+		for _, p := range cfg.Providers {
+			var ms []string
+			for _, m := range p.Models {
+				if contains(models, m) {
+					ms = append(ms, m)
+					found[m] = true
+				}
+			}
+			if len(ms) > 0 {
+				p.Models = ms
+				kept = append(kept, p)
+			}
+		}
+		for _, m := range models {
+			if !found[m] {
+				bad("models", fmt.Sprintf("%q is not in any provider's models in %s", m, cfg.Path))
+			}
+		}
+		cfg.Providers = kept
+	}
+	if ids := splitList(f.prompts); len(ids) > 0 {
+		// Re-filter from the full set so --prompts can widen prompts.only.
+		all, err := fullPromptSet(cfg)
+		if err != nil {
+			errs = append(errs, err)
+		} else if kept, err := config.Filter(all, ids); err != nil {
+			bad("prompts", err.Error())
+		} else {
+			cfg.Prompts.Only = ids
+			cfg.PromptSet = kept
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func fullPromptSet(cfg *config.Config) ([]prompts.Prompt, error) {
+	c := *cfg
+	c.Prompts.Only = nil
+	return config.LoadPromptSet(&c)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func hasProvider(ps []config.Provider, name string) bool {
+	for _, p := range ps {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v := bi.Main.Version
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				return v + " (" + s.Value[:12] + ")"
+			}
+		}
+		return v
+	}
+	return "(unknown)"
+}
+
+func runCmd(args []string, stdout, stderr io.Writer) int {
+	f, err := parseRunFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "bench run: %v\n", err)
+		return exitUsage
+	}
+	cfg, err := config.Load(f.config)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench run: bad config:\n%v\n", err)
+		return exitUsage
+	}
+	if err := f.apply(cfg); err != nil {
+		fmt.Fprintf(stderr, "bench run: %v\n", err)
+		return exitUsage
+	}
+
+	dir := cfg.RunDir()
+	if _, err := os.Stat(filepath.Join(dir, "results.jsonl")); err == nil {
+		fmt.Fprintf(stderr, "bench run: %s already holds a run; choose another --run-id\n", dir)
+		return exitUsage
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(stderr, "bench run: %v\n", err)
+		return exitIO
+	}
+	if err := writeJSON(filepath.Join(dir, "config.json"), cfg); err != nil {
+		fmt.Fprintf(stderr, "bench run: %v\n", err)
+		return exitIO
+	}
+
+	provs := map[string]providers.Provider{}
+	for _, p := range cfg.Providers {
+		pv, err := providers.New(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "bench run: %s:%d: providers: %s: %v\n", cfg.Path, p.Line, p.Name, err)
+			return exitUsage
+		}
+		provs[p.Name] = pv
+	}
+	sink, err := results.Create(filepath.Join(dir, "results.jsonl"))
+	if err != nil {
+		fmt.Fprintf(stderr, "bench run: %v\n", err)
+		return exitIO
+	}
+
+	plan := runner.NewPlan(cfg)
+	fmt.Fprintf(stdout, "bench: run %s: %d cells (%d providers, %d suites, %d prompts × %d repetitions) → %s\n",
+		cfg.Run.ID, len(plan.Cells), len(cfg.Providers), len(plan.Suites), len(cfg.PromptSet), cfg.Run.Repetitions, dir)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	drain := make(chan struct{})
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		n := 0
+		for range sigs {
+			n++
+			if n == 1 {
+				close(drain)
+				fmt.Fprintln(stderr, "\nbench: stopping: no new cells; waiting for the ones in flight (Ctrl-C again to abort)")
+				continue
+			}
+			fmt.Fprintln(stderr, "\nbench: aborting")
+			cancel()
+			// Cancelled cells end within moments; do not wait on a stuck one.
+			time.AfterFunc(2*time.Second, func() { os.Exit(exitInterrupted) })
+		}
+	}()
+
+	prog := newProgress(stderr, f.quiet)
+	out, runErr := runner.Run(ctx, runner.Options{
+		Config: cfg, Plan: plan, Providers: provs, Sink: sink,
+		Drain: drain, OnRecord: prog.record, Log: stderr,
+	})
+	prog.finish()
+	if err := sink.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if err := writeRunInfo(dir, cfg, out); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr != nil {
+		fmt.Fprintf(stderr, "bench run: %v\nbench: the results written so far are in %s\n", runErr, dir)
+		return exitIO
+	}
+	if err := finishReports(dir, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "bench run: reports: %v\n", err)
+		return exitIO
+	}
+	if line := unreachable(cfg, prog); line != "" {
+		fmt.Fprintln(stdout, line)
+	} else {
+		printTable(stdout, prog)
+	}
+	fmt.Fprintf(stdout, "bench: %s: %d/%d cells recorded in %s\n", out.EndReason, out.Recorded, out.Planned, dir)
+	if out.EndReason == runner.EndInterrupted || out.EndReason == runner.EndAborted {
+		return exitInterrupted
+	}
+	return exitOK
+}
+
+// runInfo is run.json: when and why the run ended.
+type runInfo struct {
+	RunID         string         `json:"run_id"`
+	BenchVersion  string         `json:"bench_version"`
+	StartedAt     time.Time      `json:"started_at"`
+	EndedAt       time.Time      `json:"ended_at"`
+	EndReason     string         `json:"end_reason"`
+	CellsPlanned  int            `json:"cells_planned"`
+	CellsRecorded int            `json:"cells_recorded"`
+	ByStatus      map[string]int `json:"by_status"`
+}
+
+func writeRunInfo(dir string, cfg *config.Config, o *runner.Outcome) error {
+	if o == nil {
+		return nil
+	}
+	return writeJSON(filepath.Join(dir, "run.json"), runInfo{
+		RunID: cfg.Run.ID, BenchVersion: version(), StartedAt: o.StartedAt.UTC(), EndedAt: o.EndedAt.UTC(),
+		EndReason: o.EndReason, CellsPlanned: o.Planned, CellsRecorded: o.Recorded, ByStatus: o.ByStatus,
+	})
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// unreachable returns one line telling the user what to start when every
+// cell found its provider absent, or "" when anything answered.
+func unreachable(cfg *config.Config, p *progress) string {
+	if p.total == 0 || p.byStatus[providers.StatusSkippedUnavailable] != p.total {
+		return ""
+	}
+	absent := map[string]bool{"connection_refused": true, "host_unreachable": true, "cli_not_found": true, "missing_api_key": true, "provider_not_implemented": true}
+	for typ := range p.failureTypes {
+		if !absent[typ] {
+			return ""
+		}
+	}
+	var hints []string
+	for _, pr := range cfg.Providers {
+		switch pr.Type {
+		case config.TypeOllama, config.TypeOllamaOpenAI:
+			hints = append(hints, fmt.Sprintf("start Ollama (`ollama serve`) so %s answers", pr.BaseURL))
+		case config.TypeOpenAIResponses:
+			hints = append(hints, fmt.Sprintf("export %s for %s", pr.APIKeyEnv, pr.Name))
+		case config.TypeClaudeCodeCLI:
+			hints = append(hints, fmt.Sprintf("install the Claude Code CLI (`npm install -g @anthropic-ai/claude-code`) or set command for %s", pr.Name))
+		}
+	}
+	sort.Strings(hints)
+	hints = dedupe(hints)
+	return "bench: no provider was reachable, nothing was measured: " + strings.Join(hints, "; ") + " (or try scripts/demo.sh)"
+}
+
+func dedupe(s []string) []string {
+	var out []string
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,52 @@
+// Package runner plans the cells of a sweep, runs them under global and
+// per-provider limits, times every stream the same way, scores the answers
+// and appends one results.jsonl line per finished cell.
+package runner
+
+import (
+	"bench/config"
+	"bench/prompts"
+)
+
+// Cell is one unit of work: provider × model × thinking level × prompt ×
+// repetition.
+type Cell struct {
+	Provider      *config.Provider
+	Model         string
+	ThinkingLevel *string
+	Prompt        *prompts.Prompt
+	Repetition    int
+	// Suite indexes the cell's suite in the plan.
+	Suite int
+}
+
+// Plan is the ordered work of a run. Cells of one suite are contiguous so a
+// suite runs as a block and its resource snapshots bracket it.
+type Plan struct {
+	Cells  []Cell
+	Suites []Suite
+}
+
+// NewPlan expands the config into cells: for each provider, model and
+// thinking level (one suite), every repetition of every prompt.
+func NewPlan(cfg *config.Config) *Plan {
+	pl := &Plan{}
+	for pi := range cfg.Providers {
+		p := &cfg.Providers[pi]
+		for _, m := range p.Models {
+			for _, lvl := range p.ThinkingLevels {
+				s := Suite{Provider: p.Name, ProviderType: p.Type, BaseURL: p.BaseURL, Model: m, ThinkingLevel: lvl}
+				si := len(pl.Suites)
+				for rep := 0; rep < cfg.Run.Repetitions; rep++ {
+					for qi := range cfg.PromptSet {
+						pl.Cells = append(pl.Cells, Cell{Provider: p, Model: m, ThinkingLevel: lvl,
+							Prompt: &cfg.PromptSet[qi], Repetition: rep, Suite: si})
+						s.Cells++
+					}
+				}
+				pl.Suites = append(pl.Suites, s)
+			}
+		}
+	}
+	return pl
+}
