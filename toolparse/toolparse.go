@@ -20,3 +20,27 @@ type Call struct {
 func Detect(native []Call, text string) []Call {
 	return native
 }
+
+// Names returns the calls' names in order.
+func Names(calls []Call) []string {
+	var out []string
+	for _, c := range calls {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// UseSuccess reports whether at least one expected tool was called; nil
+// when nothing is expected.
+func UseSuccess(calls []Call, expected []string) *bool {
+	if len(expected) == 0 {
+		return nil
+	}
+	ok := false
+	for _, c := range calls {
+		for _, e := range expected {
+			ok = ok || c.Name == e
+		}
+	}
+	return &ok
+}

@@ -1,0 +1,429 @@
+package validators
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"bench/internal/yamlerr"
+)
+
+// The validator types of the results schema.
+const (
+	TypeNoop           = "noop"
+	TypeExact          = "exact"
+	TypeOneOf          = "one_of"
+	TypeRegexFullmatch = "regex_fullmatch"
+	TypeMaxWords       = "max_words"
+	TypeMaxSentences   = "max_sentences"
+	TypeExactBullets   = "exact_bullets"
+	TypeJSONKeys       = "json_keys"
+	TypeToolInvocation = "tool_invocation"
+)
+
+// allowedKeys lists, per type, the keys a spec may carry besides "type"; the
+// first of each list marked required is checked for presence.
+var allowedKeys = map[string][]string{
+	TypeNoop:           {},
+	TypeExact:          {"value"},
+	TypeOneOf:          {"values"},
+	TypeRegexFullmatch: {"pattern"},
+	TypeMaxWords:       {"value"},
+	TypeMaxSentences:   {"value"},
+	TypeExactBullets:   {"value"},
+	TypeJSONKeys:       {"required_keys", "key_rules"},
+	TypeToolInvocation: {"expected_tools"},
+}
+
+// requiredKey is the key each type cannot do without (json_keys may omit
+// key_rules, never required_keys).
+var requiredKey = map[string]string{
+	TypeExact:          "value",
+	TypeOneOf:          "values",
+	TypeRegexFullmatch: "pattern",
+	TypeMaxWords:       "value",
+	TypeMaxSentences:   "value",
+	TypeExactBullets:   "value",
+	TypeJSONKeys:       "required_keys",
+	TypeToolInvocation: "expected_tools",
+}
+
+// Types returns the validator type names, sorted.
+func Types() []string {
+	out := make([]string, 0, len(allowedKeys))
+	for t := range allowedKeys {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// The value types a key rule may name.
+var ruleTypes = []string{"string", "number", "integer", "boolean", "array", "object", "null"}
+
+// Spec is one validator as written in a prompt file. It is validated when it
+// is decoded, so a bad spec is a config error with a line number, never a
+// runtime failure.
+type Spec struct {
+	Type string `yaml:"type" json:"type"`
+	// Value is the string of exact, or the integer bound of max_words,
+	// max_sentences and exact_bullets.
+	Value         any                `yaml:"value" json:"value,omitempty"`
+	Values        []string           `yaml:"values" json:"values,omitempty"`
+	Pattern       string             `yaml:"pattern" json:"pattern,omitempty"`
+	RequiredKeys  []string           `yaml:"required_keys" json:"required_keys,omitempty"`
+	KeyRules      map[string]KeyRule `yaml:"key_rules" json:"key_rules,omitempty"`
+	ExpectedTools []string           `yaml:"expected_tools" json:"expected_tools,omitempty"`
+	// Line is where the spec starts in its prompt file.
+	Line int `yaml:"-" json:"-"`
+
+	// re is Pattern compiled and anchored, set when decoded from YAML.
+	re *regexp.Regexp
+}
+
+// KeyRule constrains one top-level key of a json_keys answer. Every field
+// that is set must hold; a rule applies only when the key is present
+// (required_keys decides presence).
+type KeyRule struct {
+	// Type is one of string, number, integer, boolean, array, object, null.
+	Type string `json:"type,omitempty"`
+	// Enum lists the allowed values (strings, numbers, booleans, null).
+	Enum []any `json:"enum,omitempty"`
+	// NonEmpty rejects "", whitespace-only strings, [], {} and null.
+	NonEmpty bool `json:"non_empty,omitempty"`
+}
+
+// UnmarshalYAML decodes a spec strictly: an unknown type, an unknown,
+// missing or wrongly typed key, or a regex that does not compile is a
+// *yamlerr.Error carrying the line and the field.
+func (s *Spec) UnmarshalYAML(n *yaml.Node) error {
+	n = resolve(n)
+	*s = Spec{Line: n.Line}
+	if n.Kind != yaml.MappingNode {
+		return yamlerr.At(n, "validator", "want a mapping like {type: exact, value: \"OK\"}")
+	}
+	vals := map[string]*yaml.Node{}
+	var order []string
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		vals[k.Value] = resolve(n.Content[i+1])
+		order = append(order, k.Value)
+	}
+	tn, ok := vals["type"]
+	if !ok {
+		return yamlerr.At(n, "validator.type", "missing; one of: "+strings.Join(Types(), ", "))
+	}
+	typ, err := str(tn, "validator.type")
+	if err != nil {
+		return err
+	}
+	allowed, ok := allowedKeys[typ]
+	if !ok {
+		return yamlerr.At(tn, "validator.type", fmt.Sprintf("unknown validator type %q; one of: %s", typ, strings.Join(Types(), ", ")))
+	}
+	s.Type = typ
+	for i, k := range order {
+		if k != "type" && !contains(allowed, k) {
+			msg := fmt.Sprintf("unknown key for type %s", typ)
+			if len(allowed) > 0 {
+				msg += " (allowed: " + strings.Join(allowed, ", ") + ")"
+			}
+			return yamlerr.At(n.Content[2*i], "validator."+k, msg)
+		}
+	}
+	if rk := requiredKey[typ]; rk != "" {
+		if _, ok := vals[rk]; !ok {
+			return yamlerr.At(n, "validator."+rk, "missing (required by type "+typ+")")
+		}
+	}
+	switch typ {
+	case TypeExact:
+		v, err := str(vals["value"], "validator.value")
+		if err != nil {
+			return err
+		}
+		if err := answerString(vals["value"], "validator.value", v); err != nil {
+			return err
+		}
+		s.Value = v
+	case TypeOneOf:
+		vs, err := strList(vals["values"], "validator.values")
+		if err != nil {
+			return err
+		}
+		for i, v := range vs {
+			if err := answerString(vals["values"].Content[i], fmt.Sprintf("validator.values[%d]", i), v); err != nil {
+				return err
+			}
+		}
+		s.Values = vs
+	case TypeRegexFullmatch:
+		p, err := str(vals["pattern"], "validator.pattern")
+		if err != nil {
+			return err
+		}
+		re, err := compileFull(p)
+		if err != nil {
+			return yamlerr.At(vals["pattern"], "validator.pattern", err.Error())
+		}
+		s.Pattern, s.re = p, re
+	case TypeMaxWords, TypeMaxSentences, TypeExactBullets:
+		v, err := posInt(vals["value"], "validator.value")
+		if err != nil {
+			return err
+		}
+		s.Value = v
+	case TypeJSONKeys:
+		ks, err := strList(vals["required_keys"], "validator.required_keys")
+		if err != nil {
+			return err
+		}
+		s.RequiredKeys = ks
+		if rn, ok := vals["key_rules"]; ok {
+			rules, err := keyRules(rn)
+			if err != nil {
+				return err
+			}
+			s.KeyRules = rules
+		}
+	case TypeToolInvocation:
+		ts, err := strList(vals["expected_tools"], "validator.expected_tools")
+		if err != nil {
+			return err
+		}
+		s.ExpectedTools = ts
+	}
+	return nil
+}
+
+// compileFull compiles a regex_fullmatch pattern anchored at both ends of
+// the text (\A, \z, so an inline (?m) cannot turn them into line anchors).
+func compileFull(p string) (*regexp.Regexp, error) {
+	if _, err := regexp.Compile(p); err != nil {
+		return nil, fmt.Errorf("bad regex: %w", err)
+	}
+	re, err := regexp.Compile(`\A(?:` + p + `)\z`)
+	if err != nil {
+		return nil, fmt.Errorf("bad regex: %w", err)
+	}
+	return re, nil
+}
+
+func keyRules(n *yaml.Node) (map[string]KeyRule, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, yamlerr.At(n, "validator.key_rules", "want a mapping of key name to rule, like {moons: {type: integer}}")
+	}
+	out := map[string]KeyRule{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], resolve(n.Content[i+1])
+		field := "validator.key_rules." + k.Value
+		var r KeyRule
+		switch v.Kind {
+		case yaml.ScalarNode:
+			t, err := str(v, field)
+			if err != nil {
+				return nil, err
+			}
+			r.Type = t
+		case yaml.SequenceNode:
+			enum, err := enumList(v, field)
+			if err != nil {
+				return nil, err
+			}
+			r.Enum = enum
+		case yaml.MappingNode:
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				rk, rv := v.Content[j], resolve(v.Content[j+1])
+				var err error
+				switch rk.Value {
+				case "type":
+					r.Type, err = str(rv, field+".type")
+				case "enum":
+					r.Enum, err = enumList(rv, field+".enum")
+				case "non_empty":
+					if rv.Kind != yaml.ScalarNode || rv.Tag != "!!bool" {
+						err = yamlerr.At(rv, field+".non_empty", "want true or false")
+					} else {
+						err = rv.Decode(&r.NonEmpty)
+					}
+				default:
+					err = yamlerr.At(rk, field+"."+rk.Value, "unknown key (allowed: type, enum, non_empty)")
+				}
+				if err != nil {
+					return nil, err
+				}
+			}
+			if r.Type == "" && r.Enum == nil && !r.NonEmpty {
+				return nil, yamlerr.At(v, field, "empty rule; give type, enum or non_empty")
+			}
+		default:
+			return nil, yamlerr.At(v, field, "want a type name, a list of allowed values, or {type, enum, non_empty}")
+		}
+		if r.Type != "" && !contains(ruleTypes, r.Type) {
+			return nil, yamlerr.At(v, field+".type", fmt.Sprintf("unknown type %q; one of: %s", r.Type, strings.Join(ruleTypes, ", ")))
+		}
+		if r.NonEmpty && r.Type != "" && r.Type != "string" && r.Type != "array" && r.Type != "object" {
+			return nil, yamlerr.At(v, field+".non_empty", "applies to string, array or object, not "+r.Type)
+		}
+		for _, e := range r.Enum {
+			if r.Type != "" && !hasType(normalizeYAML(e), r.Type) {
+				return nil, yamlerr.At(v, field+".enum", fmt.Sprintf("enum value %s is not of type %s", show(e), r.Type))
+			}
+		}
+		out[k.Value] = r
+	}
+	return out, nil
+}
+
+func enumList(n *yaml.Node, field string) ([]any, error) {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		return nil, yamlerr.At(n, field, "want a non-empty list of allowed values")
+	}
+	out := make([]any, 0, len(n.Content))
+	for i, c := range n.Content {
+		c = resolve(c)
+		if c.Kind != yaml.ScalarNode {
+			return nil, yamlerr.At(c, fmt.Sprintf("%s[%d]", field, i), "want a string, number, boolean or null")
+		}
+		var v any
+		if err := c.Decode(&v); err != nil {
+			return nil, yamlerr.At(c, fmt.Sprintf("%s[%d]", field, i), err.Error())
+		}
+		switch v.(type) {
+		case string, int, int64, uint64, float64, bool, nil:
+		default:
+			return nil, yamlerr.At(c, fmt.Sprintf("%s[%d]", field, i), "want a string, number, boolean or null")
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// describe names what a node holds, for "got ..." messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	switch n.Tag {
+	case "!!int", "!!float":
+		return "number " + n.Value
+	case "!!bool":
+		return "boolean " + n.Value
+	case "!!null":
+		return "null"
+	}
+	return fmt.Sprintf("%q", n.Value)
+}
+
+func str(n *yaml.Node, field string) (string, error) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		msg := "want a string, got " + describe(n)
+		if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+			msg += fmt.Sprintf(" (quote it: \"%s\")", n.Value)
+		}
+		return "", yamlerr.At(n, field, msg)
+	}
+	return n.Value, nil
+}
+
+// answerString rejects strings that can never equal a trimmed answer.
+func answerString(n *yaml.Node, field, v string) error {
+	if v == "" {
+		return yamlerr.At(n, field, "empty; an empty answer is never a success")
+	}
+	if strings.TrimSpace(v) != v {
+		return yamlerr.At(n, field, "has surrounding whitespace; answers are trimmed before comparing, so it could never match")
+	}
+	return nil
+}
+
+func posInt(n *yaml.Node, field string) (int, error) {
+	var v int
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&v) != nil || v <= 0 {
+		return 0, yamlerr.At(n, field, "want a positive integer, got "+describe(n))
+	}
+	return v, nil
+}
+
+func strList(n *yaml.Node, field string) ([]string, error) {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		return nil, yamlerr.At(n, field, "want a non-empty list of strings, got "+describe(n))
+	}
+	out := make([]string, 0, len(n.Content))
+	for i, c := range n.Content {
+		v, err := str(resolve(c), fmt.Sprintf("%s[%d]", field, i))
+		if err != nil {
+			return nil, err
+		}
+		if strings.TrimSpace(v) == "" {
+			return nil, yamlerr.At(c, fmt.Sprintf("%s[%d]", field, i), "empty")
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// normalizeYAML turns YAML-decoded numbers into float64, the form JSON
+// comparisons use.
+func normalizeYAML(v any) any {
+	switch x := v.(type) {
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	}
+	return v
+}
+
+// hasType reports whether a normalized value (float64 numbers) is of a rule
+// type. An integral number is an integer, as in JSON Schema.
+func hasType(v any, typ string) bool {
+	switch typ {
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "number":
+		_, ok := v.(float64)
+		return ok
+	case "integer":
+		f, ok := v.(float64)
+		return ok && !math.IsInf(f, 0) && f == math.Trunc(f)
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
+	case "array":
+		_, ok := v.([]any)
+		return ok
+	case "object":
+		_, ok := v.(map[string]any)
+		return ok
+	case "null":
+		return v == nil
+	}
+	return false
+}
