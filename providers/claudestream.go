@@ -1,0 +1,497 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// claudeLine is the part of one Claude Code stream-json line that bench reads.
+// The CLI writes one JSON object per line: system/init first, then
+// stream_event lines (raw Messages API SSE events, with
+// --include-partial-messages), assistant and user messages, and one result
+// line at the end.
+type claudeLine struct {
+	Type            string          `json:"type"`
+	Subtype         string          `json:"subtype"`
+	SessionID       string          `json:"session_id"`
+	ParentToolUseID *string         `json:"parent_tool_use_id"`
+	Version         string          `json:"claude_code_version"`
+	Model           string          `json:"model"`
+	Event           *claudeEvent    `json:"event"`
+	Message         *claudeMessage  `json:"message"`
+	APIMessageID    string          `json:"api_message_id"`
+	TTFTMS          *int64          `json:"ttft_ms"`
+	Error           string          `json:"error"`
+	APIErrorStatus  *int            `json:"api_error_status"`
+	APIErrorType    string          `json:"api_error_type"`
+	APIError        string          `json:"api_error"`
+	Attempt         *int            `json:"attempt"`
+	RetryDelayMS    *float64        `json:"retry_delay_ms"`
+	IsError         bool            `json:"is_error"`
+	Result          string          `json:"result"`
+	Errors          []string        `json:"errors"`
+	StopReason      string          `json:"stop_reason"`
+	TerminalReason  string          `json:"terminal_reason"`
+	DurationMS      *int64          `json:"duration_ms"`
+	DurationAPIMS   *int64          `json:"duration_api_ms"`
+	NumTurns        *int            `json:"num_turns"`
+	TotalCostUSD    *float64        `json:"total_cost_usd"`
+	Usage           *claudeUsage    `json:"usage"`
+	Denials         json.RawMessage `json:"permission_denials"`
+}
+
+// claudeEvent is a Messages API streaming event as the CLI relays it.
+type claudeEvent struct {
+	Type         string         `json:"type"`
+	Index        int            `json:"index"`
+	Message      *claudeMessage `json:"message"`
+	ContentBlock *claudeBlock   `json:"content_block"`
+	Delta        *struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		Thinking    string `json:"thinking"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *claudeUsage `json:"usage"`
+}
+
+type claudeMessage struct {
+	ID      string        `json:"id"`
+	Content []claudeBlock `json:"content"`
+	Usage   *claudeUsage  `json:"usage"`
+}
+
+type claudeBlock struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	Thinking string          `json:"thinking"`
+	ID       string          `json:"id"`
+	Name     string          `json:"name"`
+	Input    json.RawMessage `json:"input"`
+}
+
+type claudeUsage struct {
+	InputTokens              *int `json:"input_tokens"`
+	OutputTokens             *int `json:"output_tokens"`
+	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
+	OutputTokensDetails      *struct {
+		ThinkingTokens *int `json:"thinking_tokens"`
+	} `json:"output_tokens_details"`
+}
+
+// claudeToolBlock is a tool_use block being streamed: where its call sits in
+// the response and the input JSON received so far.
+type claudeToolBlock struct {
+	call    int
+	input   strings.Builder
+	initial json.RawMessage
+	done    bool
+}
+
+// claudeAPIError is what a synthetic assistant error message said: the CLI
+// writes one when the API call failed, before the result line.
+type claudeAPIError struct {
+	code, typ, message string
+	status             int
+}
+
+// claudeStream folds stream-json lines into a Response, one line at a time.
+// It is pure (no clock, no I/O) so it can be fed recorded output and fuzzed;
+// the provider stamps times around it.
+type claudeStream struct {
+	text, reasoning strings.Builder
+	calls           []ToolCall
+
+	// streamed holds the ids of messages whose content arrived as
+	// stream_event deltas, so their assistant line is not counted twice.
+	streamed map[string]bool
+	blocks   map[int]*claudeToolBlock
+
+	sawInit    bool
+	version    string
+	sessionID  string
+	initModel  string
+	cliTTFTMS  *int64
+	stopReason string
+	retries    int
+	retryWait  float64
+
+	streamIn, streamOut *int
+	apiErr              *claudeAPIError
+	result              *claudeLine
+
+	malformed       int
+	malformedSample string
+}
+
+func newClaudeStream() *claudeStream {
+	return &claudeStream{streamed: map[string]bool{}, blocks: map[int]*claudeToolBlock{}}
+}
+
+// maxMalformedSample bounds the malformed line kept as an example.
+const maxMalformedSample = 200
+
+// Feed reads one line and emits the events it carries. It reports whether the
+// line was the system/init line, which the provider times as the end of CLI
+// start-up. A line that is not a JSON object is counted and skipped.
+func (s *claudeStream) Feed(line []byte, emit EmitFunc) (init bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return false
+	}
+	var l claudeLine
+	if line[0] != '{' || json.Unmarshal(line, &l) != nil {
+		s.malformed++
+		if s.malformedSample == "" {
+			s.malformedSample = claudeTruncate(string(line), maxMalformedSample)
+		}
+		return false
+	}
+	switch l.Type {
+	case "system":
+		switch l.Subtype {
+		case "init":
+			if s.sawInit {
+				return false
+			}
+			s.sawInit = true
+			s.version, s.sessionID, s.initModel = l.Version, l.SessionID, l.Model
+			return true
+		case "api_retry":
+			s.retries++
+			if l.RetryDelayMS != nil && *l.RetryDelayMS > 0 {
+				s.retryWait += *l.RetryDelayMS
+			}
+		}
+	case "stream_event":
+		// Subagents' streams are theirs, not the answer.
+		if l.ParentToolUseID == nil && l.Event != nil {
+			s.event(&l, emit)
+		}
+	case "assistant":
+		if l.Error != "" {
+			s.assistantError(&l)
+			return false
+		}
+		if l.ParentToolUseID == nil && l.Message != nil && !s.streamed[l.Message.ID] {
+			s.assistantFallback(l.Message, emit)
+		}
+	case "result":
+		if s.result == nil {
+			s.result = &l
+		}
+	}
+	return false
+}
+
+func (s *claudeStream) event(l *claudeLine, emit EmitFunc) {
+	ev := l.Event
+	if l.APIMessageID != "" {
+		s.streamed[l.APIMessageID] = true
+	}
+	switch ev.Type {
+	case "message_start":
+		// Block indexes restart with each message.
+		s.closeBlocks()
+		s.blocks = map[int]*claudeToolBlock{}
+		if ev.Message != nil {
+			s.streamed[ev.Message.ID] = true
+			if u := ev.Message.Usage; u != nil && u.InputTokens != nil {
+				s.streamIn = u.InputTokens
+			}
+		}
+		if s.cliTTFTMS == nil && l.TTFTMS != nil {
+			s.cliTTFTMS = l.TTFTMS
+		}
+	case "content_block_start":
+		b := ev.ContentBlock
+		if b == nil || (b.Type != "tool_use" && b.Type != "server_tool_use") {
+			return
+		}
+		if old := s.blocks[ev.Index]; old != nil {
+			s.closeBlock(old)
+		}
+		s.calls = append(s.calls, ToolCall{ID: b.ID, Name: b.Name})
+		s.blocks[ev.Index] = &claudeToolBlock{call: len(s.calls) - 1, initial: b.Input}
+		emit(Event{Kind: EventToolCall, Text: b.Name})
+	case "content_block_delta":
+		d := ev.Delta
+		if d == nil {
+			return
+		}
+		switch d.Type {
+		case "text_delta":
+			if d.Text != "" {
+				s.text.WriteString(d.Text)
+				emit(Event{Kind: EventText, Text: d.Text})
+			}
+		case "thinking_delta":
+			if d.Thinking != "" {
+				s.reasoning.WriteString(d.Thinking)
+				emit(Event{Kind: EventReasoning, Text: d.Thinking})
+			}
+		case "input_json_delta":
+			if b := s.blocks[ev.Index]; b != nil && !b.done && d.PartialJSON != "" {
+				b.input.WriteString(d.PartialJSON)
+				emit(Event{Kind: EventToolCall, Text: d.PartialJSON})
+			}
+		}
+	case "content_block_stop":
+		if b := s.blocks[ev.Index]; b != nil {
+			s.closeBlock(b)
+		}
+	case "message_delta":
+		if ev.Delta != nil && ev.Delta.StopReason != "" {
+			s.stopReason = ev.Delta.StopReason
+		}
+		if ev.Usage != nil && ev.Usage.OutputTokens != nil {
+			s.streamOut = ev.Usage.OutputTokens
+		}
+	}
+}
+
+// closeBlock sets a streamed tool call's arguments from its input JSON.
+func (s *claudeStream) closeBlock(b *claudeToolBlock) {
+	if b.done {
+		return
+	}
+	b.done = true
+	in := b.input.String()
+	if strings.TrimSpace(in) == "" {
+		s.calls[b.call].Arguments = claudeArguments(string(b.initial))
+		return
+	}
+	s.calls[b.call].Arguments = claudeArguments(in)
+}
+
+func (s *claudeStream) closeBlocks() {
+	for _, b := range s.blocks {
+		s.closeBlock(b)
+	}
+}
+
+// assistantFallback takes a whole message's content when it did not stream
+// (the CLI run without --include-partial-messages, or a build that drops
+// them): the text arrives in one piece, timed at this line.
+func (s *claudeStream) assistantFallback(m *claudeMessage, emit EmitFunc) {
+	for _, b := range m.Content {
+		switch b.Type {
+		case "text":
+			if b.Text != "" {
+				s.text.WriteString(b.Text)
+				emit(Event{Kind: EventText, Text: b.Text})
+			}
+		case "thinking":
+			if b.Thinking != "" {
+				s.reasoning.WriteString(b.Thinking)
+				emit(Event{Kind: EventReasoning, Text: b.Thinking})
+			}
+		case "tool_use", "server_tool_use":
+			s.calls = append(s.calls, ToolCall{ID: b.ID, Name: b.Name, Arguments: claudeArguments(string(b.Input))})
+			emit(Event{Kind: EventToolCall, Text: b.Name})
+		}
+	}
+}
+
+// assistantError keeps the first synthetic error message. Its text is the
+// CLI's explanation, not the model's answer.
+func (s *claudeStream) assistantError(l *claudeLine) {
+	if s.apiErr != nil {
+		return
+	}
+	e := &claudeAPIError{code: l.Error, typ: l.APIErrorType}
+	if l.APIErrorStatus != nil {
+		e.status = *l.APIErrorStatus
+	}
+	if l.Message != nil {
+		for _, b := range l.Message.Content {
+			if b.Type == "text" {
+				e.message += b.Text
+			}
+		}
+	}
+	s.apiErr = e
+}
+
+// claudeArguments keeps tool input JSON as is, or the raw text as a JSON
+// string when it does not parse (a cut stream), as ToolCall documents.
+func claudeArguments(in string) json.RawMessage {
+	in = strings.TrimSpace(in)
+	if in == "" || in == "null" {
+		return json.RawMessage("{}")
+	}
+	if json.Valid([]byte(in)) {
+		return json.RawMessage(in)
+	}
+	b, _ := json.Marshal(in) // a Go string always marshals
+	return b
+}
+
+// Response builds the response from everything fed so far. It may be called
+// on a cut stream; partial output is kept.
+func (s *claudeStream) Response() *Response {
+	s.closeBlocks()
+	r := &Response{
+		Text:         s.text.String(),
+		Reasoning:    s.reasoning.String(),
+		ToolCalls:    append([]ToolCall(nil), s.calls...),
+		FinishReason: s.stopReason,
+		Retries:      s.retries,
+		RetryWaitMS:  int64(s.retryWait),
+		Metrics:      map[string]any{"malformed_lines": s.malformed},
+	}
+	m := r.Metrics
+	if s.malformedSample != "" {
+		m["malformed_sample"] = s.malformedSample
+	}
+	if s.version != "" {
+		m["cli_version"] = s.version
+	}
+	if s.sessionID != "" {
+		m["session_id"] = s.sessionID
+	}
+	if s.cliTTFTMS != nil {
+		// The CLI's own request → first byte figure, for comparison.
+		m["cli_reported_ttft_ms"] = *s.cliTTFTMS
+	}
+	r.Usage.InputTokens, r.Usage.OutputTokens = s.streamIn, s.streamOut
+	res := s.result
+	if res == nil {
+		return r
+	}
+	if res.StopReason != "" {
+		r.FinishReason = res.StopReason
+	}
+	m["is_error"] = res.IsError
+	if res.Subtype != "" {
+		m["result_subtype"] = res.Subtype
+	}
+	if res.TerminalReason != "" {
+		m["terminal_reason"] = res.TerminalReason
+	}
+	claudeSetInt64(m, "duration_ms", res.DurationMS)
+	claudeSetInt64(m, "duration_api_ms", res.DurationAPIMS)
+	if res.NumTurns != nil {
+		m["num_turns"] = *res.NumTurns
+	}
+	if res.TotalCostUSD != nil {
+		m["total_cost_usd"] = *res.TotalCostUSD
+	}
+	var denials []json.RawMessage
+	if json.Unmarshal(res.Denials, &denials) == nil && len(denials) > 0 {
+		m["permission_denials"] = len(denials)
+	}
+	if u := res.Usage; u != nil {
+		// input_tokens counts the whole prompt: Anthropic reports cached
+		// parts apart, and Claude Code's prompt is mostly cached.
+		if u.InputTokens != nil {
+			in := *u.InputTokens + claudeDeref(u.CacheCreationInputTokens) + claudeDeref(u.CacheReadInputTokens)
+			r.Usage.InputTokens = &in
+		}
+		if u.OutputTokens != nil {
+			r.Usage.OutputTokens = u.OutputTokens
+		}
+		if d := u.OutputTokensDetails; d != nil && d.ThinkingTokens != nil && *d.ThinkingTokens > 0 {
+			r.Usage.ReasoningTokens = d.ThinkingTokens
+		}
+		if u.CacheReadInputTokens != nil {
+			m["cache_read_input_tokens"] = *u.CacheReadInputTokens
+		}
+		if u.CacheCreationInputTokens != nil {
+			m["cache_creation_input_tokens"] = *u.CacheCreationInputTokens
+		}
+	}
+	return r
+}
+
+// Finished reports whether the result line arrived.
+func (s *claudeStream) Finished() bool { return s.result != nil }
+
+// Failure classifies a finished stream that ended in error; nil means the
+// call succeeded. A turn that ends on a tool call at max-turns 1 ends the run
+// with error_max_turns: the model answered, so that is a success.
+func (s *claudeStream) Failure() *Failure {
+	res := s.result
+	if res == nil || !res.IsError || res.Subtype == "error_max_turns" {
+		return nil
+	}
+	status, code, typ := 0, "", res.APIErrorType
+	if res.APIErrorStatus != nil {
+		status = *res.APIErrorStatus
+	}
+	msg := res.Result
+	if e := s.apiErr; e != nil {
+		code = e.code
+		if status == 0 {
+			status = e.status
+		}
+		if typ == "" {
+			typ = e.typ
+		}
+		if msg == "" {
+			msg = e.message
+		}
+	}
+	if msg == "" {
+		msg = strings.Join(res.Errors, "; ")
+	}
+	if msg == "" {
+		msg = "claude reported is_error with subtype " + res.Subtype
+	}
+	f := &Failure{Status: StatusError, HTTPStatus: status, Message: msg}
+	switch {
+	case status == 401 || status == 403 || code == "authentication_failed" || typ == "authentication_error":
+		f.Status, f.Type = StatusAuthError, "authentication_failed"
+		if status != 0 {
+			f.Type = fmt.Sprintf("http_%d", status)
+		}
+	case status == 429 || code == "rate_limit" || typ == "rate_limit_error":
+		f.Status, f.Type = StatusRateLimited, "http_429"
+	case status == 404 || code == "model_not_found":
+		f.Status, f.Type = StatusSkippedUnavailable, "model_not_found"
+	case status >= 500:
+		f.Type = "http_5xx"
+	case status != 0:
+		f.Type = "http_4xx"
+	case strings.Contains(msg, "ECONNREFUSED"):
+		// Nothing listening at the base URL: the endpoint is not there,
+		// as the HTTP providers classify a refused connection.
+		f.Status, f.Type = StatusSkippedUnavailable, "connection_refused"
+	case res.APIError != "":
+		f.Type = res.APIError // e.g. connection_failed
+	case code != "":
+		f.Type = code
+	default:
+		f.Type = "cli_" + res.Subtype
+	}
+	return f
+}
+
+func claudeSetInt64(m map[string]any, key string, v *int64) {
+	if v != nil {
+		m[key] = *v
+	}
+}
+
+func claudeDeref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a rune.
+func claudeTruncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
