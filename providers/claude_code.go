@@ -1,0 +1,296 @@
+package providers
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"bench/config"
+)
+
+// ClaudeCode runs the Claude Code CLI (`claude -p`) as a subprocess per cell
+// and reads its stream-json output, so a model is measured the way a user
+// will run it as a subagent: CLI start-up, system prompt and tools included.
+//
+// The prompt goes to the CLI on stdin, so a prompt that starts with "-" is
+// never read as a flag. Prompt-defined native tools (Request.Tools) are not
+// offered: the CLI brings its own tool set (Bash, Read, ...), which
+// allowed_tools and permission_mode configure; its tool_use blocks are the
+// native tool calls.
+//
+// thinking_level maps to the CLI's --effort flag (low, medium, high, xhigh;
+// the CLI sends it as output_config.effort with adaptive thinking). A null
+// level passes no flag, which leaves the CLI's own default.
+type ClaudeCode struct {
+	cfg config.Provider
+}
+
+// claudeWaitDelay bounds how long a killed CLI may hold its pipes open (a
+// grandchild that left the process group) before Stream stops waiting.
+const claudeWaitDelay = 2 * time.Second
+
+// claudeStderrTail is how much of the CLI's stderr is kept for messages.
+const claudeStderrTail = 4 << 10
+
+// NewClaudeCode builds the provider. It does not look for the CLI: a missing
+// CLI is recorded per cell as skipped_unavailable (cli_not_found), so the
+// rest of a sweep still runs.
+func NewClaudeCode(p config.Provider) (Provider, error) {
+	if p.Command == "" {
+		p.Command = "claude"
+	}
+	if p.MaxTurns == 0 {
+		p.MaxTurns = 1
+	}
+	if p.MaxTurns < 0 {
+		return nil, fmt.Errorf("provider %s: max_turns must be at least 1", p.Name)
+	}
+	return &ClaudeCode{cfg: p}, nil
+}
+
+// args builds the command line. The prompt itself goes on stdin.
+func (c *ClaudeCode) args(req Request) []string {
+	a := []string{"-p",
+		"--output-format", "stream-json", "--verbose", "--include-partial-messages",
+		// A benchmark cell is not a conversation to resume; keep it out of
+		// the user's session history.
+		"--no-session-persistence",
+		"--model", req.Model,
+		"--max-turns", strconv.Itoa(c.cfg.MaxTurns),
+	}
+	if req.ThinkingLevel != "" {
+		a = append(a, "--effort", req.ThinkingLevel)
+	}
+	if c.cfg.PermissionMode != "" {
+		a = append(a, "--permission-mode", c.cfg.PermissionMode)
+	}
+	if req.System != "" {
+		a = append(a, "--append-system-prompt", req.System)
+	}
+	if len(c.cfg.AllowedTools) > 0 {
+		// Variadic: it takes every argument up to the next flag, so it
+		// goes last.
+		a = append(a, "--allowedTools")
+		a = append(a, c.cfg.AllowedTools...)
+	}
+	return a
+}
+
+// environ is the CLI's environment: ours, minus CLAUDECODE (set when bench
+// itself runs inside Claude Code; the CLI refuses to nest), plus the
+// configured env with ${VAR} expanded. It also returns the expanded values
+// long enough to be secrets, to scrub from messages.
+func (c *ClaudeCode) environ() (env, secrets []string) {
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CLAUDECODE=") {
+			env = append(env, kv)
+		}
+	}
+	keys := make([]string, 0, len(c.cfg.Env))
+	for k := range c.cfg.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := os.Expand(c.cfg.Env[k], os.Getenv)
+		env = append(env, k+"="+v) // exec keeps the last value of a key
+		if len(v) >= 8 {
+			secrets = append(secrets, v)
+		}
+	}
+	return env, secrets
+}
+
+// Stream runs one CLI process in a fresh working directory and reads its
+// stream until it exits. Cancelling ctx kills the whole process group.
+func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*Response, error) {
+	env, secrets := c.environ()
+	scrub := func(s string) string {
+		for _, v := range secrets {
+			s = Scrub(s, v)
+		}
+		return s
+	}
+	bin, err := c.lookPath(env)
+	if err != nil {
+		return &Response{}, &Failure{Status: StatusSkippedUnavailable, Type: "cli_not_found",
+			Message: scrub(err.Error()), Err: err}
+	}
+	dir, err := os.MkdirTemp("", "bench-claude-")
+	if err != nil {
+		return nil, fmt.Errorf("claude_code_cli: working directory: %w", err)
+	}
+	defer os.RemoveAll(dir)
+
+	cmd := exec.CommandContext(ctx, bin, c.args(req)...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdin = strings.NewReader(req.Prompt)
+	// Its own process group, so a kill reaches whatever the CLI started
+	// (tool commands, helpers) and not bench.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return claudeKillGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = claudeWaitDelay
+	pr, pw := io.Pipe()
+	cmd.Stdout = pw
+	stderr := &claudeTail{max: claudeStderrTail}
+	cmd.Stderr = stderr
+
+	s := newClaudeStream()
+	var initAt, firstOut time.Time
+	timed := func(e Event) {
+		if firstOut.IsZero() && (e.Kind == EventText || e.Kind == EventToolCall) {
+			firstOut = time.Now()
+		}
+		emit(e)
+	}
+	emit(Event{Kind: EventRequestStart})
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+			return &Response{}, &Failure{Status: StatusSkippedUnavailable, Type: "cli_not_found", Message: scrub(err.Error()), Err: err}
+		}
+		return &Response{}, fmt.Errorf("claude_code_cli: start %s: %w", bin, err)
+	}
+	pid := cmd.Process.Pid
+	waited := make(chan error, 1)
+	go func() {
+		err := cmd.Wait()
+		pw.Close()
+		waited <- err
+	}()
+	// Lines can be long (the init line lists every tool and skill), so read
+	// them whole rather than with a fixed Scanner limit.
+	br := bufio.NewReaderSize(pr, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 && s.Feed(line, timed) && initAt.IsZero() {
+			initAt = time.Now()
+		}
+		if err != nil {
+			break
+		}
+	}
+	werr := <-waited
+	// Sweep anything the CLI left in its group after a normal exit too.
+	_ = claudeKillGroup(pid)
+
+	resp := s.Response()
+	m := resp.Metrics
+	if !initAt.IsZero() {
+		m["startup_ms"] = initAt.Sub(start).Milliseconds()
+		if !firstOut.IsZero() {
+			m["api_ttft_ms"] = firstOut.Sub(initAt).Milliseconds()
+		}
+	}
+	exitCode := -1
+	if cmd.ProcessState != nil {
+		exitCode = cmd.ProcessState.ExitCode()
+	}
+	m["exit_code"] = exitCode
+
+	if !s.Finished() {
+		if ctx.Err() != nil {
+			return resp, fmt.Errorf("claude_code_cli: %w", context.Cause(ctx))
+		}
+		tail := scrub(stderr.String())
+		if werr != nil {
+			return resp, &Failure{Status: StatusError, Type: "cli_exit",
+				Message: fmt.Sprintf("claude exited (%v) without a result line; stderr: %s", werr, tail), Err: werr}
+		}
+		return resp, &Failure{Status: StatusError, Type: "no_result",
+			Message: "claude exited without a result line; stderr: " + tail}
+	}
+	if f := s.Failure(); f != nil {
+		f.Message = scrub(f.Message)
+		return resp, f
+	}
+	return resp, nil
+}
+
+// lookPath finds the CLI as the child would, using PATH from env, and makes
+// the result absolute since the child runs in another directory.
+func (c *ClaudeCode) lookPath(env []string) (string, error) {
+	name := c.cfg.Command
+	if strings.ContainsRune(name, filepath.Separator) {
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return "", fmt.Errorf("command %q: %w", name, err)
+		}
+		if st, err := os.Stat(abs); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("command %q is not an executable file", name)
+		}
+		return abs, nil
+	}
+	path := os.Getenv("PATH")
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, d := range filepath.SplitList(path) {
+		if d == "" || !filepath.IsAbs(d) {
+			continue // a relative PATH entry would resolve against the temp dir
+		}
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("command %q not found on PATH; install Claude Code or set command: to its path", name)
+}
+
+// claudeKillGroup kills a process group; a group already gone is fine.
+func claudeKillGroup(pgid int) error {
+	if pgid <= 0 {
+		return nil
+	}
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("kill process group %d: %w", pgid, err)
+	}
+	return nil
+}
+
+// claudeTail keeps the last max bytes written, cut to whole lines.
+type claudeTail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *claudeTail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - 2*t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *claudeTail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := bytes.TrimSpace(t.buf)
+	if len(b) > t.max {
+		b = b[len(b)-t.max:]
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[i+1:]
+		}
+	}
+	if len(b) == 0 {
+		return "(empty)"
+	}
+	return string(b)
+}
