@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# A real Ollama server with scripted models, for demos and manual tests.
+#
+#   scripts/ollama-test-server.sh start [--thinking] [NAME=]SCRIPT.json ...
+#       Installs Ollama (go install github.com/ollama/ollama@v0.9.6) if it is
+#       missing, starts `ollama serve` on a free 127.0.0.1 port with HOME and
+#       OLLAMA_MODELS in a new temp dir, and creates one scripted model per
+#       argument (NAME defaults to "scripted"). A script maps trigger words (the
+#       prompt's last word) to reply pieces, e.g. {"OK": ["OK"]}; see
+#       internal/testmodel. Prints the base URL (append /v1 for the
+#       OpenAI-compatible API) and writes it, the pid and the dir to the state
+#       file.
+#   scripts/ollama-test-server.sh url      prints the base URL of the running server
+#   scripts/ollama-test-server.sh stop     kills it (and its model runners), removes the dir
+#   scripts/ollama-test-server.sh install  only installs the binary
+#
+# Environment: BENCH_OLLAMA_BIN (binary to use), BENCH_OLLAMA_STATE (state
+# file, default ${TMPDIR:-/tmp}/bench-ollama-test-server.state).
+set -euo pipefail
+
+OLLAMA_VERSION=v0.9.6
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+STATE=${BENCH_OLLAMA_STATE:-${TMPDIR:-/tmp}/bench-ollama-test-server.state}
+
+die() { echo "ollama-test-server: $*" >&2; exit 1; }
+
+find_bin() {
+	if [[ -n ${BENCH_OLLAMA_BIN:-} ]]; then
+		[[ -x $BENCH_OLLAMA_BIN ]] || die "BENCH_OLLAMA_BIN=$BENCH_OLLAMA_BIN is not executable"
+		echo "$BENCH_OLLAMA_BIN"; return
+	fi
+	if command -v ollama >/dev/null 2>&1; then command -v ollama; return; fi
+	local gobin
+	gobin=$(go env GOPATH)/bin/ollama
+	if [[ -x $gobin ]]; then echo "$gobin"; return; fi
+	return 1
+}
+
+install() {
+	if bin=$(find_bin); then echo "$bin"; return; fi
+	echo "ollama-test-server: installing ollama $OLLAMA_VERSION with go install (cgo; 2-4 minutes)..." >&2
+	command -v gcc >/dev/null 2>&1 || die "gcc is needed to build ollama (apt-get install -y gcc g++)"
+	CGO_ENABLED=1 go install "github.com/ollama/ollama@$OLLAMA_VERSION" >&2
+	find_bin || die "go install finished but no ollama binary was found"
+}
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null && return
+	# No python: pick a random high port that nothing listens on.
+	local p
+	for _ in $(seq 50); do
+		p=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
+	done
+	die "no free port found"
+}
+
+state_get() { sed -n "s/^$1=//p" "$STATE" 2>/dev/null; }
+
+alive() { local pid; pid=$(state_get pid); [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; }
+
+stop() {
+	if [[ ! -f $STATE ]]; then echo "ollama-test-server: not running"; return; fi
+	local pid dir
+	pid=$(state_get pid); dir=$(state_get dir)
+	if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+		# The server leads its own process group; the group holds the runners.
+		kill -TERM -- "-$pid" 2>/dev/null || true
+		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL -- "-$pid" 2>/dev/null || true
+	fi
+	[[ -n $dir && -d $dir && $dir == */bench-ollama.* ]] && rm -rf "$dir"
+	rm -f "$STATE"
+	echo "ollama-test-server: stopped"
+}
+
+start() {
+	local thinking=() specs=()
+	for a in "$@"; do
+		case $a in
+		--thinking) thinking=(-thinking) ;;
+		-*) die "unknown flag $a" ;;
+		*) specs+=("$a") ;;
+		esac
+	done
+	((${#specs[@]})) || die "usage: $0 start [--thinking] [NAME=]SCRIPT.json ..."
+	if alive; then die "already running at $(state_get url) (run: $0 stop)"; fi
+	rm -f "$STATE"
+
+	local bin dir port host url pid
+	bin=$(install)
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/bench-ollama.XXXXXX")
+	mkdir -p "$dir/models"
+	(cd "$ROOT" && go build -o "$dir/scriptedgguf" ./internal/testmodel/cmd/scriptedgguf) || die "build scriptedgguf"
+
+	# The caller's own OLLAMA_* settings must not leak into the test server.
+	local unset=()
+	for v in $(compgen -e | grep '^OLLAMA_' || true); do unset+=(-u "$v"); done
+	for attempt in 1 2 3; do
+		port=$(free_port); host=127.0.0.1:$port; url=http://$host
+		# setsid: the server leads a new process group, so stop can kill it
+		# together with the model runners it spawns.
+		env "${unset[@]}" HOME="$dir" OLLAMA_HOST="$host" OLLAMA_MODELS="$dir/models" \
+			OLLAMA_KEEP_ALIVE=1h OLLAMA_NUM_PARALLEL=4 OLLAMA_MAX_LOADED_MODELS=8 OLLAMA_NOPRUNE=1 \
+			setsid "$bin" serve >>"$dir/ollama.log" 2>&1 </dev/null &
+		pid=$!
+		printf 'url=%s\npid=%s\ndir=%s\nlog=%s\n' "$url" "$pid" "$dir" "$dir/ollama.log" >"$STATE"
+		for _ in $(seq 300); do
+			curl -fsS "$url/api/version" >/dev/null 2>&1 && break
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		curl -fsS "$url/api/version" >/dev/null 2>&1 && break
+		kill -KILL -- "-$pid" 2>/dev/null || true
+		[[ $attempt == 3 ]] && { tail -20 "$dir/ollama.log" >&2; rm -f "$STATE"; die "ollama serve did not become ready"; }
+	done
+
+	for spec in "${specs[@]}"; do
+		local name=scripted file=$spec
+		if [[ $spec == *=* ]]; then name=${spec%%=*}; file=${spec#*=}; fi
+		[[ -f $file ]] || { stop >/dev/null; die "script $file not found"; }
+		"$dir/scriptedgguf" -modelfile "$dir/$name.Modelfile" "${thinking[@]}" "$file" "$dir/$name.gguf" ||
+			{ stop >/dev/null; die "bad script $file"; }
+		OLLAMA_HOST=$host "$bin" create "$name" -f "$dir/$name.Modelfile" >>"$dir/ollama.log" 2>&1 ||
+			{ tail -5 "$dir/ollama.log" >&2; stop >/dev/null; die "ollama create $name failed"; }
+		echo "ollama-test-server: model $name from $file" >&2
+	done
+	echo "$url"
+}
+
+case ${1:-} in
+start) shift; start "$@" ;;
+stop) stop ;;
+url) alive || die "not running"; state_get url ;;
+install) install ;;
+*) echo "usage: $0 start [--thinking] [NAME=]SCRIPT.json ... | url | stop | install" >&2; exit 2 ;;
+esac
