@@ -1,0 +1,189 @@
+package results
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// MaxLineBytes bounds one results.jsonl line. The writer never comes near it
+// (raw_output and reasoning are cut at max_output_bytes); a longer line is
+// reported as malformed and skipped rather than read into memory.
+const MaxLineBytes = 64 << 20
+
+// maxKeptProblems bounds the problems a Reader keeps; ProblemCount counts all.
+const maxKeptProblems = 1000
+
+// Problem is a line of results.jsonl that could not be used. Bad input is a
+// record with a reason, not the end of the report.
+type Problem struct {
+	// Line is the 1-based line number in the file.
+	Line int `json:"line"`
+	// Truncated says the line is the file's last, has no newline and does not
+	// parse: the run was killed while writing it.
+	Truncated bool `json:"truncated"`
+	// Reason says what is wrong with the line.
+	Reason string `json:"reason"`
+}
+
+// String renders the problem as a warning line.
+func (p Problem) String() string {
+	if p.Truncated {
+		return fmt.Sprintf("line %d: truncated last line skipped (the run was probably killed while writing it): %s", p.Line, p.Reason)
+	}
+	return fmt.Sprintf("line %d: malformed line skipped: %s", p.Line, p.Reason)
+}
+
+// Reader reads results.jsonl back one record at a time, so a report over a
+// large file holds one line in memory, not the file. Malformed lines are
+// skipped and remembered as Problems.
+type Reader struct {
+	br       *bufio.Reader
+	line     int
+	buf      []byte
+	problems []Problem
+	nProblem int
+	// OnProblem, when set, is called for every problem as it is found.
+	OnProblem func(Problem)
+}
+
+// NewReader reads records from r.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 1<<20)}
+}
+
+// Next decodes the next usable record into rec (which it zeroes first) and
+// returns its line number. It returns io.EOF after the last line; any other
+// error is an I/O failure of the underlying reader.
+func (r *Reader) Next(rec *Record) (int, error) {
+	for {
+		data, complete, tooLong, err := r.readLine()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 0, fmt.Errorf("read results line %d: %w", r.line+1, err)
+		}
+		if data == nil && !tooLong && errors.Is(err, io.EOF) {
+			return 0, io.EOF
+		}
+		r.line++
+		if tooLong {
+			r.problem(Problem{Line: r.line, Reason: fmt.Sprintf("line longer than %d bytes", MaxLineBytes)})
+			continue
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			continue
+		}
+		*rec = Record{}
+		if perr := decode(data, rec); perr != nil {
+			// Only a last line without its newline can be a half-written one.
+			r.problem(Problem{Line: r.line, Truncated: !complete, Reason: perr.Error()})
+			continue
+		}
+		return r.line, nil
+	}
+}
+
+// decode parses one line and checks it can be grouped.
+func decode(data []byte, rec *Record) error {
+	if err := json.Unmarshal(data, rec); err != nil {
+		return fmt.Errorf("not a result record: %w", err)
+	}
+	switch {
+	case rec.RecordType != RecordType:
+		return fmt.Errorf("record_type is %q, want %q", rec.RecordType, RecordType)
+	case rec.Provider == "":
+		return errors.New("provider is empty")
+	case rec.Model == "":
+		return errors.New("model is empty")
+	case rec.AvailabilityStatus == "":
+		return errors.New("availability_status is empty")
+	}
+	return nil
+}
+
+// readLine returns the next line without its newline. complete says the line
+// ended with a newline; tooLong says it passed MaxLineBytes and was discarded.
+// At the end of input it returns a nil line with io.EOF.
+func (r *Reader) readLine() (line []byte, complete, tooLong bool, err error) {
+	r.buf = r.buf[:0]
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		if err == nil && len(r.buf) == 0 && !tooLong {
+			// Fast path: the whole line is in bufio's buffer; no copy.
+			return chunk[:len(chunk)-1], true, false, nil
+		}
+		if !tooLong {
+			if len(r.buf)+len(chunk) > MaxLineBytes+1 {
+				tooLong, r.buf = true, r.buf[:0]
+			} else {
+				r.buf = append(r.buf, chunk...)
+			}
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err == nil:
+			if tooLong {
+				return nil, true, true, nil
+			}
+			return r.buf[:len(r.buf)-1], true, false, nil
+		case errors.Is(err, io.EOF):
+			if tooLong {
+				return nil, false, true, io.EOF
+			}
+			if len(r.buf) == 0 {
+				return nil, false, false, io.EOF
+			}
+			return r.buf, false, false, nil
+		default:
+			return nil, false, false, err
+		}
+	}
+}
+
+func (r *Reader) problem(p Problem) {
+	r.nProblem++
+	if len(r.problems) < maxKeptProblems {
+		r.problems = append(r.problems, p)
+	}
+	if r.OnProblem != nil {
+		r.OnProblem(p)
+	}
+}
+
+// Problems returns the skipped lines found so far (the first 1000).
+func (r *Reader) Problems() []Problem { return r.problems }
+
+// ProblemCount returns how many lines were skipped so far.
+func (r *Reader) ProblemCount() int { return r.nProblem }
+
+// Lines returns how many lines were read so far.
+func (r *Reader) Lines() int { return r.line }
+
+// ReadFile calls fn with every usable record of the results file at path,
+// reusing one Record, and returns the skipped lines. Only I/O failure, or an
+// error from fn, aborts.
+func ReadFile(path string, fn func(line int, rec *Record) error) (problems []Problem, nProblems int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("open results: %w", err)
+	}
+	defer f.Close()
+	rd := NewReader(f)
+	var rec Record
+	for {
+		line, err := rd.Next(&rec)
+		if errors.Is(err, io.EOF) {
+			return rd.Problems(), rd.ProblemCount(), nil
+		}
+		if err != nil {
+			return rd.Problems(), rd.ProblemCount(), fmt.Errorf("%s: %w", path, err)
+		}
+		if err := fn(line, &rec); err != nil {
+			return rd.Problems(), rd.ProblemCount(), err
+		}
+	}
+}

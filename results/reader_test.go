@@ -1,0 +1,224 @@
+package results
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	goodA = `{"record_type":"result","run_id":"r1","provider":"p","model":"m","thinking_level":null,"prompt_id":"P0","availability_status":"ok","success":true,"raw_output":"hi"}`
+	goodB = `{"record_type":"result","run_id":"r1","provider":"p","model":"m2","thinking_level":"low","prompt_id":"P1","availability_status":"error","ttft_ms":12}`
+)
+
+func readAll(t *testing.T, in string) ([]Record, []int, *Reader) {
+	t.Helper()
+	rd := NewReader(strings.NewReader(in))
+	var recs []Record
+	var lines []int
+	for {
+		var rec Record
+		line, err := rd.Next(&rec)
+		if errors.Is(err, io.EOF) {
+			return recs, lines, rd
+		}
+		if err != nil {
+			t.Fatalf("Next: %v", err)
+		}
+		recs = append(recs, rec)
+		lines = append(lines, line)
+	}
+}
+
+func TestReaderSkipsBadLines(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        string
+		wantLines []int
+		wantProbs []Problem // Reason checked by substring
+	}{
+		{"clean", goodA + "\n" + goodB + "\n", []int{1, 2}, nil},
+		{"last line without newline is fine when whole", goodA + "\n" + goodB, []int{1, 2}, nil},
+		{"truncated last line", goodA + "\n" + goodB[:40], []int{1},
+			[]Problem{{Line: 2, Truncated: true, Reason: "unexpected end of JSON"}}},
+		{"malformed middle line", goodA + "\n{not json\n" + goodB + "\n", []int{1, 3},
+			[]Problem{{Line: 2, Reason: "not a result record"}}},
+		{"malformed last line with newline is not truncation", goodA + "\n{\"record_type\":\n", []int{1},
+			[]Problem{{Line: 2, Reason: "not a result record"}}},
+		{"blank lines are ignored", "\n" + goodA + "\n  \n" + goodB + "\n", []int{2, 4}, nil},
+		{"wrong record type", `{"record_type":"run_end","provider":"p","model":"m","availability_status":"ok"}` + "\n" + goodA + "\n", []int{2},
+			[]Problem{{Line: 1, Reason: `record_type is "run_end"`}}},
+		{"missing model", `{"record_type":"result","provider":"p","availability_status":"ok"}` + "\n", nil,
+			[]Problem{{Line: 1, Reason: "model is empty"}}},
+		{"json array", "[1,2]\n" + goodA, []int{2}, []Problem{{Line: 1, Reason: "cannot unmarshal array"}}},
+		{"empty input", "", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, lines, rd := readAll(t, tt.in)
+			if !equalInts(lines, tt.wantLines) {
+				t.Errorf("lines = %v, want %v", lines, tt.wantLines)
+			}
+			got := rd.Problems()
+			if len(got) != len(tt.wantProbs) || rd.ProblemCount() != len(tt.wantProbs) {
+				t.Fatalf("problems = %+v, want %+v", got, tt.wantProbs)
+			}
+			for i, w := range tt.wantProbs {
+				g := got[i]
+				if g.Line != w.Line || g.Truncated != w.Truncated || !strings.Contains(g.Reason, w.Reason) {
+					t.Errorf("problem %d = %+v, want %+v", i, g, w)
+				}
+			}
+		})
+	}
+}
+
+func TestReaderDoesNotLeakFieldsBetweenRecords(t *testing.T) {
+	recs, _, _ := readAll(t, goodB+"\n"+goodA+"\n")
+	if len(recs) != 2 {
+		t.Fatalf("got %d records", len(recs))
+	}
+	// Next zeroes the record, so goodA (no ttft_ms) must not inherit goodB's.
+	var rd = NewReader(strings.NewReader(goodB + "\n" + goodA + "\n"))
+	var rec Record
+	if _, err := rd.Next(&rec); err != nil || rec.TTFTMS == nil || *rec.TTFTMS != 12 {
+		t.Fatalf("first record: %v %+v", err, rec.TTFTMS)
+	}
+	if _, err := rd.Next(&rec); err != nil || rec.TTFTMS != nil || rec.ThinkingLevel != nil {
+		t.Fatalf("second record kept fields of the first: ttft=%v thinking=%v err=%v", rec.TTFTMS, rec.ThinkingLevel, err)
+	}
+}
+
+func TestReaderLongLines(t *testing.T) {
+	// A line bigger than bufio's buffer is still read whole.
+	big := strings.Replace(goodA, `"hi"`, `"`+strings.Repeat("x", 3<<20)+`"`, 1)
+	recs, lines, rd := readAll(t, big+"\n"+goodB+"\n")
+	if len(recs) != 2 || rd.ProblemCount() != 0 || lines[1] != 2 {
+		t.Fatalf("records=%d problems=%v lines=%v", len(recs), rd.Problems(), lines)
+	}
+	if len(recs[0].RawOutput) != 3<<20 {
+		t.Fatalf("raw_output length %d", len(recs[0].RawOutput))
+	}
+}
+
+func TestReaderTooLongLineIsSkipped(t *testing.T) {
+	huge := strings.Repeat("x", MaxLineBytes+10)
+	for _, tail := range []string{"\n" + goodA + "\n", ""} {
+		_, lines, rd := readAll(t, huge+tail)
+		probs := rd.Problems()
+		if len(probs) != 1 || probs[0].Line != 1 || !strings.Contains(probs[0].Reason, "longer than") {
+			t.Fatalf("problems = %+v", probs)
+		}
+		if tail != "" && (len(lines) != 1 || lines[0] != 2) {
+			t.Fatalf("lines = %v", lines)
+		}
+	}
+}
+
+func TestReadFileRoundTripsWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.jsonl")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	low := "low"
+	for i, m := range []string{"a", "b", "c"} {
+		if err := w.Write(&Record{RecordType: RecordType, Provider: "p", Model: m, ThinkingLevel: &low, Repetition: i, AvailabilityStatus: "ok", RawOutput: "x\ny"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Simulate a kill in the middle of a fourth line.
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"record_type":"result","provider":"p","mod`)
+	f.Close()
+
+	var models []string
+	probs, n, err := ReadFile(path, func(line int, rec *Record) error {
+		models = append(models, rec.Model)
+		if rec.ThinkingLevel == nil || *rec.ThinkingLevel != "low" || rec.RawOutput != "x\ny" || rec.Repetition != line-1 {
+			t.Errorf("line %d decoded as %+v", line, rec)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(models, ",") != "a,b,c" || n != 1 || !probs[0].Truncated || probs[0].Line != 4 {
+		t.Fatalf("models=%v problems=%+v", models, probs)
+	}
+	if !strings.Contains(probs[0].String(), "line 4: truncated") {
+		t.Errorf("String() = %q", probs[0].String())
+	}
+	if _, _, err := ReadFile(filepath.Join(t.TempDir(), "missing.jsonl"), nil); err == nil {
+		t.Error("missing file: no error")
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzReader feeds arbitrary bytes: the reader must not panic, line numbers
+// must increase, and every line must be a record, a problem or blank.
+func FuzzReader(f *testing.F) {
+	f.Add([]byte(goodA + "\n" + goodB + "\n"))
+	f.Add([]byte(goodA + "\n" + goodB[:30]))
+	f.Add([]byte("{\n}\n[]\nnull\n\"x\"\n"))
+	f.Add([]byte("\r\n" + goodA + "\r\n"))
+	f.Add([]byte(`{"record_type":"result","provider":"p","model":"m","availability_status":"ok","tool_calls":null,"ttft_ms":1e400}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rd := NewReader(bytes.NewReader(data))
+		last, n := 0, 0
+		for {
+			var rec Record
+			line, err := rd.Next(&rec)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("I/O error from a bytes reader: %v", err)
+			}
+			if line <= last {
+				t.Fatalf("line %d after %d", line, last)
+			}
+			if rec.RecordType != RecordType || rec.Provider == "" || rec.Model == "" {
+				t.Fatalf("accepted an unusable record: %+v", rec)
+			}
+			last = line
+			n++
+		}
+		lines := bytes.Count(data, []byte("\n"))
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			lines++
+		}
+		if rd.Lines() != lines {
+			t.Fatalf("read %d lines, input has %d", rd.Lines(), lines)
+		}
+		if n+rd.ProblemCount() > lines {
+			t.Fatalf("%d records + %d problems > %d lines", n, rd.ProblemCount(), lines)
+		}
+		for _, p := range rd.Problems() {
+			if p.Truncated && p.Line != lines {
+				t.Fatalf("truncated problem on line %d of %d", p.Line, lines)
+			}
+		}
+	})
+}
