@@ -1,8 +1,65 @@
 // Package toolparse finds tool calls: native ones the provider returned, and
 // commands a model wrote in text when it has no native tools.
+//
+// Native calls (OpenAI chat tool_calls, Responses function_call items,
+// Ollama tool_calls, Claude tool_use blocks) are the primary evidence and are
+// recorded as given, source "native". Text detection looks for the five
+// patterns of the results schema, source "text", name = the command word
+// ("free -h" → free, "sudo df -h" → df, "/usr/bin/top" → top):
+//
+//   - backticks: `df -h`
+//   - quoted commands: "df -h" or 'df -h'
+//   - shell prompts: "$ free -h", "# free -h", "user@host:~$ free -h" at the
+//     start of a line; and every command line of a fenced shell block
+//     (```bash, sh, shell, zsh, console; a block without a language when its
+//     first command is a known one)
+//   - <tool>name</tool>
+//   - [tool: name] / [TOOL: name]
+//
+// A false positive labels a model that only talks about commands as tool
+// capable, so detection leans to precision:
+//
+//   - A command word must look like one (lower case letters, digits, . _ + -
+//     or a ./script or /usr/bin/x path) and be a well-known command; an
+//     unknown word counts only when its first argument is a flag
+//     (mytool --check) or it is a ./script.
+//   - In prose, a backticked or quoted command must be concrete: it has
+//     arguments (`df -h`), stands alone on its line (possibly as a list item
+//     or after "command:"), or follows a run verb ("run `uptime`"). A bare
+//     word that is also a literal or an English word (`true`, `file`,
+//     `test`, "free") never counts alone.
+//   - Talking about a command is not running it: "the `df` command",
+//     "`ps aux` lists processes", "the output of `df -h`", "don't run
+//     `rm -rf /`", "instead of `top`". A quoted command also needs a flag,
+//     path or operator argument or a run verb ("free time" is prose), and a
+//     quoted string in JSON ("cmd": "df -h") is data.
+//   - "# title" is a markdown heading unless the word is a known command
+//     with a flag, path, number or operator argument: "# free -h" is a root
+//     prompt, "# top", "# top processes" and "# Disk usage" are headings.
+//     In shell blocks, # lines are comments; in console blocks and blocks
+//     with "$ " lines, only prompt lines are commands (the rest is output).
+//   - Code blocks in other languages (json, python, yaml...) hold no calls:
+//     JSON function-call text and <tool_call>{...}</tool_call> written as
+//     text are not tool calls, since no agent would execute them.
+//   - <tool>name</tool> and [tool: name] count outside inline code and
+//     code blocks; placeholder names (name, tool_name, command) do not
+//     count.
+//
+// Each command of a line counts (cd /srv && ls: cd, ls); a pipeline is one
+// call named by its first command. The same command line written twice
+// (inline and again in a block) is one call. When native calls exist, text
+// detections are added after them unless a native call has the same name,
+// so a model that calls a tool and also shows the command is not counted
+// twice.
 package toolparse
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // Call is one detected tool invocation.
 type Call struct {
@@ -15,10 +72,41 @@ type Call struct {
 	ID    string `json:"id,omitempty"`
 }
 
+// Sources of a Call.
+const (
+	SourceNative = "native"
+	SourceText   = "text"
+)
+
 // Detect returns the tool calls to record for a response: the native calls
-// first, then text detections. TODO(issue 3): implement text detection.
+// first, then the text detections whose name no native call has, without
+// repeats of the same command line.
 func Detect(native []Call, text string) []Call {
-	return native
+	out := make([]Call, 0, len(native))
+	nativeNames := map[string]bool{}
+	for _, c := range native {
+		if c.Source == "" {
+			c.Source = SourceNative
+		}
+		nativeNames[c.Name] = true
+		out = append(out, c)
+	}
+	seen := map[string]bool{}
+	for _, c := range detectText(text) {
+		if nativeNames[c.Name] {
+			continue
+		}
+		key := c.Name + "\x00" + string(c.Arguments)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // Names returns the calls' names in order.
@@ -30,8 +118,8 @@ func Names(calls []Call) []string {
 	return out
 }
 
-// UseSuccess reports whether at least one expected tool was called; nil
-// when nothing is expected.
+// UseSuccess reports whether at least one call's name equals one of the
+// expected tools (case-sensitive); nil when nothing is expected.
 func UseSuccess(calls []Call, expected []string) *bool {
 	if len(expected) == 0 {
 		return nil
@@ -43,4 +131,574 @@ func UseSuccess(calls []Call, expected []string) *bool {
 		}
 	}
 	return &ok
+}
+
+// maxSpan bounds inline spans and quotes, which keeps scanning linear.
+const maxSpan = 300
+
+// detector collects text detections in order.
+type detector struct {
+	calls []Call
+}
+
+func detectText(text string) []Call {
+	var d detector
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimRight(lines[i], "\r")
+		trim := strings.TrimLeft(line, " \t")
+		if fence, lang, ok := openFence(trim); ok {
+			j := i + 1
+			for ; j < len(lines); j++ {
+				if isCloseFence(strings.TrimSpace(lines[j]), fence) {
+					break
+				}
+			}
+			end := j
+			if end > len(lines) {
+				end = len(lines)
+			}
+			d.block(lang, lines[i+1:end])
+			i = j
+			continue
+		}
+		d.proseLine(line)
+	}
+	return d.calls
+}
+
+func openFence(t string) (fence, lang string, ok bool) {
+	for _, f := range []string{"```", "~~~"} {
+		if strings.HasPrefix(t, f) {
+			n := len(t) - len(strings.TrimLeft(t, f[:1]))
+			info := strings.TrimSpace(t[n:])
+			if f == "```" && strings.Contains(info, "`") {
+				return "", "", false // inline code like ```x```
+			}
+			if fs := strings.Fields(info); len(fs) > 0 {
+				lang = strings.ToLower(strings.Trim(fs[0], "{}."))
+			}
+			return t[:n], lang, true
+		}
+	}
+	return "", "", false
+}
+
+func isCloseFence(t, fence string) bool {
+	return strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == ""
+}
+
+// block detects commands in a fenced code block.
+func (d *detector) block(lang string, lines []string) {
+	shell := shellLangs[lang]
+	plain := plainLangs[lang]
+	if lang == "" {
+		// An unlabeled block is shell when its first line is a command.
+		for _, l := range lines {
+			t := strings.TrimSpace(l)
+			if t == "" {
+				continue
+			}
+			t = strings.TrimPrefix(t, "$ ")
+			name, _, ok := firstCommand(t)
+			shell = ok && known[name]
+			plain = !shell
+			break
+		}
+	}
+	if !shell && !plain {
+		return
+	}
+	prompted := lang == "console" || lang == "terminal" || lang == "shell-session" || lang == "shellsession" || plain
+	if !prompted {
+		for _, l := range lines {
+			if strings.HasPrefix(strings.TrimSpace(l), "$ ") {
+				prompted = true
+				break
+			}
+		}
+	}
+	cont := false
+	for _, l := range lines {
+		t := strings.TrimSpace(strings.TrimRight(l, "\r"))
+		wasCont := cont
+		cont = strings.HasSuffix(t, "\\")
+		if wasCont || t == "" {
+			continue
+		}
+		if prompted {
+			cmd, ok := promptCommand(t, !plain)
+			if ok {
+				d.commandLine(cmd, t, false)
+			}
+			continue
+		}
+		if strings.HasPrefix(t, "#") {
+			continue // comment
+		}
+		d.commandLine(t, t, false)
+	}
+}
+
+// promptCommand strips a shell prompt ("$ ", "user@host:~$ ", and "# " when
+// root prompts are allowed) from a line.
+func promptCommand(t string, allowRoot bool) (string, bool) {
+	if strings.HasPrefix(t, "$ ") {
+		return t[2:], true
+	}
+	if allowRoot && strings.HasPrefix(t, "# ") {
+		return t[2:], true
+	}
+	if m := userPrompt.FindStringSubmatchIndex(t); m != nil {
+		return t[m[2]:], true
+	}
+	return "", false
+}
+
+var userPrompt = regexp.MustCompile(`^[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+:[^\s$#]*[$#] (\S.*)$`)
+
+// proseLine detects prompts, markers, backticks and quotes on a line of
+// prose (outside code blocks).
+func (d *detector) proseLine(line string) {
+	t := strings.TrimSpace(line)
+	t = strings.TrimSpace(strings.TrimLeft(t, ">")) // blockquote
+	switch {
+	case strings.HasPrefix(t, "$ "):
+		d.commandLine(t[2:], t, false)
+		return
+	case strings.HasPrefix(t, "# "):
+		d.commandLine(t[2:], t, true)
+		return
+	case userPrompt.MatchString(t):
+		cmd, _ := promptCommand(t, false)
+		d.commandLine(cmd, t, false)
+		return
+	}
+	code := d.inlineCode(line)
+	d.markers(line, code)
+	d.quotes(line, code)
+}
+
+// commandLine records each command of a shell command line (split at &&,
+// || and ;). heading marks a "# " line outside code, held to a stricter
+// rule.
+func (d *detector) commandLine(cmdline, match string, heading bool) {
+	for _, part := range splitCommands(cmdline) {
+		name, args, ok := firstCommand(part)
+		if !ok || !accept(name, args, false) {
+			continue
+		}
+		if heading && (!known[name] || !anyShellish(args)) {
+			continue
+		}
+		d.add(name, part, match)
+	}
+}
+
+func (d *detector) add(name, cmdline, match string) {
+	args, _ := json.Marshal(map[string]string{"command": strings.Join(strings.Fields(cmdline), " ")})
+	if len(match) > maxSpan {
+		match = match[:maxSpan]
+		for len(match) > 0 && !utf8.ValidString(match) {
+			match = match[:len(match)-1]
+		}
+	}
+	d.calls = append(d.calls, Call{Name: name, Arguments: args, Source: SourceText, Match: match})
+}
+
+// splitCommands splits a command line at &&, || and ; (pipes stay: a
+// pipeline is one call).
+func splitCommands(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == ';':
+			out = append(out, s[start:i])
+			start = i + 1
+		case i+1 < len(s) && (s[i:i+2] == "&&" || s[i:i+2] == "||"):
+			out = append(out, s[start:i])
+			start = i + 2
+			i++
+		}
+	}
+	return append(out, s[start:])
+}
+
+// firstCommand returns the command word of a command line and its
+// arguments, skipping sudo/env/time prefixes and VAR=value assignments.
+func firstCommand(s string) (name string, args []string, ok bool) {
+	fs := strings.Fields(s)
+	i := 0
+	for i < len(fs) {
+		w := fs[i]
+		switch {
+		case prefixes[w]:
+			i++
+			for i < len(fs) && strings.HasPrefix(fs[i], "-") {
+				if fs[i] == "-u" || fs[i] == "-g" || fs[i] == "-n" {
+					i++ // sudo -u user, nice -n 10
+				}
+				i++
+			}
+			continue
+		case strings.Contains(w, "=") && !strings.HasPrefix(w, "="):
+			i++
+			continue
+		}
+		break
+	}
+	if i >= len(fs) {
+		if len(fs) > 0 && prefixes[fs[0]] && len(fs) == 1 {
+			return fs[0], nil, commandWord(fs[0])
+		}
+		return "", nil, false
+	}
+	w := fs[i]
+	if strings.Contains(w, "/") {
+		base := w[strings.LastIndexByte(w, '/')+1:]
+		switch {
+		case strings.HasPrefix(w, "./"), strings.HasPrefix(w, "~/"), strings.HasPrefix(w, "../"):
+			if !commandWord(base) {
+				return "", nil, false
+			}
+			return "./" + base, fs[i+1:], true
+		case binPath(w):
+			return base, fs[i+1:], commandWord(base)
+		}
+		return "", nil, false
+	}
+	return w, fs[i+1:], commandWord(w)
+}
+
+func binPath(w string) bool {
+	for _, p := range []string{"/bin/", "/usr/bin/", "/sbin/", "/usr/sbin/", "/usr/local/bin/"} {
+		if strings.HasPrefix(w, p) && !strings.Contains(w[len(p):], "/") {
+			return true
+		}
+	}
+	return false
+}
+
+// commandWord reports whether w is shaped like a command name.
+func commandWord(w string) bool {
+	if w == "" || len(w) > 64 {
+		return false
+	}
+	c := w[0]
+	if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+		return false
+	}
+	for i := 1; i < len(w); i++ {
+		c := w[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '+') {
+			return false
+		}
+	}
+	if c >= '0' && c <= '9' && strings.Trim(w, "0123456789.") == "" {
+		return false // a number
+	}
+	return true
+}
+
+// accept decides whether a command word with its arguments is a command:
+// known words, ./scripts, or unknown words followed by a flag.
+func accept(name string, args []string, bare bool) bool {
+	if strings.HasPrefix(name, "./") {
+		return true
+	}
+	if known[name] {
+		return !(bare && len(args) == 0 && bareless[name])
+	}
+	if fileLike(name) {
+		return false
+	}
+	return len(args) > 0 && isFlag(args[0])
+}
+
+// fileLike reports names such as config.yaml or main.go.
+func fileLike(w string) bool {
+	dot := strings.LastIndexByte(w, '.')
+	if dot <= 0 || dot == len(w)-1 {
+		return false
+	}
+	ext := w[dot+1:]
+	return strings.Trim(ext, "abcdefghijklmnopqrstuvwxyz") == ""
+}
+
+func isFlag(a string) bool {
+	return len(a) > 1 && a[0] == '-' && (a[1] == '-' || unicode.IsLetter(rune(a[1])))
+}
+
+// shellish reports an argument that prose would not write: a flag, a path,
+// an operator, a glob, a number or a variable.
+func shellish(a string) bool {
+	if isFlag(a) {
+		return true
+	}
+	if strings.ContainsAny(a, "/|<>=$~*.:%&") {
+		return true
+	}
+	return strings.Trim(a, "0123456789") == ""
+}
+
+// anyShellish reports whether some argument is shellish: what tells a
+// "# free -h" root prompt from a "# top processes" heading.
+func anyShellish(args []string) bool {
+	for _, a := range args {
+		if shellish(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// span is a piece of inline code on a line: [start, end) including the
+// backticks.
+type span struct{ start, end int }
+
+// inlineCode detects commands in `code spans` and returns the spans so that
+// markers and quotes inside them are ignored.
+func (d *detector) inlineCode(line string) []span {
+	var spans []span
+	for i := 0; i < len(line); {
+		if line[i] != '`' {
+			i++
+			continue
+		}
+		n := runLen(line, i, '`')
+		open := i
+		i += n
+		closeAt := -1
+		for j := i; j < len(line) && j-i <= maxSpan; {
+			if line[j] != '`' {
+				j++
+				continue
+			}
+			m := runLen(line, j, '`')
+			if m == n {
+				closeAt = j
+				break
+			}
+			j += m
+		}
+		if closeAt < 0 {
+			continue
+		}
+		content := strings.TrimSpace(line[i:closeAt])
+		end := closeAt + n
+		spans = append(spans, span{open, end})
+		i = end
+		d.inline(line, open, end, content)
+	}
+	return spans
+}
+
+func runLen(s string, i int, c byte) int {
+	n := 0
+	for i+n < len(s) && s[i+n] == c {
+		n++
+	}
+	return n
+}
+
+// inline judges one backticked or quoted command in prose.
+func (d *detector) inline(line string, start, end int, content string) {
+	content = strings.TrimPrefix(content, "$ ")
+	if content == "" {
+		return
+	}
+	before := line[:start]
+	after := line[end:]
+	standalone := isStandalone(before, after)
+	verb := runVerbBefore(before)
+	if !standalone && !verb && (mentionBefore(before) || mentionAfter(after)) {
+		return
+	}
+	if negatedBefore(before) {
+		return
+	}
+	for _, part := range splitCommands(content) {
+		name, args, ok := firstCommand(part)
+		if !ok || !accept(name, args, true) {
+			continue
+		}
+		if len(args) == 0 && !standalone && !verb {
+			continue // a bare name in a sentence is talk
+		}
+		d.add(name, part, line[start:end])
+	}
+}
+
+var listMarker = regexp.MustCompile(`^\s*(?:[-*+•]|\d+[.)])\s+`)
+
+// isStandalone reports a span alone on its line: nothing around it but a
+// list marker, an introduction ending in ':' and closing punctuation.
+func isStandalone(before, after string) bool {
+	b := listMarker.ReplaceAllString(before, "")
+	b = strings.TrimSpace(b)
+	if b != "" && !strings.HasSuffix(b, ":") {
+		return false
+	}
+	return strings.Trim(after, " \t\r.,;:!") == ""
+}
+
+func lastWord(s string) string {
+	s = strings.TrimRightFunc(s, unicode.IsSpace)
+	i := strings.LastIndexFunc(s, unicode.IsSpace)
+	return strings.ToLower(strings.Trim(s[i+1:], "*_\"'("))
+}
+
+var runVerbs = wordSet(`run running ran execute executing executed exec type typing enter invoke invoking invoked try issue issuing use using`)
+
+func runVerbBefore(before string) bool {
+	return runVerbs[lastWord(before)]
+}
+
+var mentionWordsBefore = wordSet(`the a an of than like unlike about called named from as its their such via versus vs vs.`)
+
+func mentionBefore(before string) bool {
+	return mentionWordsBefore[lastWord(before)]
+}
+
+var mentionWordsAfter = wordSet(`command commands utility utilities tool tools program programs binary flag flags option options output package man manual is was are were shows show lists list displays display prints print reports gives provides works can will would does doesn't returns tells uses lets allows also only and or vs versus`)
+
+func mentionAfter(after string) bool {
+	a := strings.TrimLeft(after, " \t")
+	if strings.HasPrefix(a, "'s") || strings.HasPrefix(a, "’s") {
+		return true
+	}
+	a = strings.TrimLeft(a, "*_")
+	a = strings.TrimLeft(a, " \t")
+	end := strings.IndexFunc(a, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' })
+	if end < 0 {
+		end = len(a)
+	}
+	return mentionWordsAfter[strings.ToLower(a[:end])]
+}
+
+var negations = []string{"not ", "n't ", "n’t ", "never ", "avoid ", "instead of ", "without ", "rather than "}
+
+func negatedBefore(before string) bool {
+	b := before
+	if len(b) > 30 {
+		b = b[len(b)-30:]
+	}
+	b = strings.ToLower(b)
+	for _, n := range negations {
+		if strings.Contains(b, n) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	toolTag     = regexp.MustCompile(`(?i)<tool>\s*([^<>\n]{1,200}?)\s*</tool>`)
+	toolBracket = regexp.MustCompile(`(?i)\[tool:\s*([^\]\n]{1,200}?)\s*\]`)
+	markerName  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
+	placeholder = wordSet(`name tool tool_name toolname command cmd function function_name your_tool x foo`)
+)
+
+// markers detects <tool>name</tool> and [tool: name] outside inline code.
+func (d *detector) markers(line string, code []span) {
+	for _, re := range []*regexp.Regexp{toolTag, toolBracket} {
+		for _, m := range re.FindAllStringSubmatchIndex(line, -1) {
+			if inSpans(code, m[0]) {
+				continue
+			}
+			body := line[m[2]:m[3]]
+			fs := strings.Fields(body)
+			if len(fs) == 0 {
+				continue
+			}
+			name := fs[0]
+			if !markerName.MatchString(name) || placeholder[strings.ToLower(name)] {
+				continue
+			}
+			d.add(name, body, line[m[0]:m[1]])
+		}
+	}
+}
+
+func inSpans(spans []span, i int) bool {
+	for _, s := range spans {
+		if i >= s.start && i < s.end {
+			return true
+		}
+	}
+	return false
+}
+
+// quotes detects "cmd args" and 'cmd args' in prose. A quoted command needs
+// a shellish first argument or a run verb before it, and is skipped in JSON
+// context.
+func (d *detector) quotes(line string, code []span) {
+	for i := 0; i < len(line); {
+		r, size := utf8.DecodeRuneInString(line[i:])
+		closer, ok := quotePair(r)
+		if !ok || inSpans(code, i) {
+			i += size
+			continue
+		}
+		if i > 0 {
+			p, _ := utf8.DecodeLastRuneInString(line[:i])
+			if unicode.IsLetter(p) || unicode.IsDigit(p) {
+				i += size // an apostrophe inside a word
+				continue
+			}
+		}
+		open := i
+		i += size
+		limit := min(len(line), i+maxSpan)
+		j := strings.IndexRune(line[i:limit], closer)
+		if j < 0 {
+			continue
+		}
+		closeAt := i + j
+		end := closeAt + utf8.RuneLen(closer)
+		if end < len(line) {
+			n, _ := utf8.DecodeRuneInString(line[end:])
+			if unicode.IsLetter(n) || unicode.IsDigit(n) {
+				continue
+			}
+		}
+		content := line[i:closeAt]
+		i = end
+		if jsonContext(line[:open], line[end:]) {
+			continue
+		}
+		name, args, ok := firstCommand(content)
+		if !ok || content != strings.TrimSpace(content) {
+			continue
+		}
+		if !runVerbBefore(line[:open]) && (len(args) == 0 || !shellish(args[0]) || !known[name]) {
+			continue
+		}
+		d.inline(line, open, end, content)
+	}
+}
+
+func quotePair(r rune) (rune, bool) {
+	switch r {
+	case '"':
+		return '"', true
+	case '\'':
+		return '\'', true
+	case '“':
+		return '”', true
+	case '‘':
+		return '’', true
+	}
+	return 0, false
+}
+
+// jsonContext reports a quoted string that is a JSON key or value.
+func jsonContext(before, after string) bool {
+	b := strings.TrimRight(before, " \t")
+	if b != "" && strings.ContainsAny(b[len(b)-1:], ":{[,") {
+		return true
+	}
+	a := strings.TrimLeft(after, " \t")
+	return strings.HasPrefix(a, ":")
 }

@@ -1,0 +1,316 @@
+package toolparse
+
+import (
+	"encoding/json"
+	"math/rand"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+type corpusCase struct {
+	id   string
+	want []string
+	text string
+}
+
+// loadCorpus reads testdata/corpus.txt: cases start with
+// "=== id | want: a b" and run to the next such line.
+func loadCorpus(t *testing.T) []corpusCase {
+	t.Helper()
+	data, err := os.ReadFile("testdata/corpus.txt")
+	if err != nil {
+		t.Fatalf("read corpus: %v", err)
+	}
+	var out []corpusCase
+	var cur *corpusCase
+	var body []string
+	flush := func() {
+		if cur != nil {
+			cur.text = strings.Join(body, "\n")
+			out = append(out, *cur)
+		}
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "=== "); ok {
+			flush()
+			id, want, ok := strings.Cut(rest, "| want:")
+			if !ok {
+				t.Fatalf("bad case header %q", line)
+			}
+			cur = &corpusCase{id: strings.TrimSpace(id), want: strings.Fields(want)}
+			body = nil
+			continue
+		}
+		if cur != nil {
+			body = append(body, line)
+		}
+	}
+	flush()
+	return out
+}
+
+func nameSet(names []string) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// TestCorpusPrecisionRecall scores text detection against the labeled
+// corpus, by tool name per response: a detected name the label lacks is a
+// false positive, a labeled name not detected a false negative.
+func TestCorpusPrecisionRecall(t *testing.T) {
+	cases := loadCorpus(t)
+	positives := 0
+	for _, c := range cases {
+		if len(c.want) > 0 {
+			positives++
+		}
+	}
+	if len(cases) < 150 || positives < len(cases)*2/5 || positives > len(cases)*3/5 {
+		t.Fatalf("corpus has %d cases, %d with tool use; want >= 150, about half", len(cases), positives)
+	}
+	var tp, fp, fn int
+	var respTP, respFP, respFN int
+	ids := map[string]bool{}
+	for _, c := range cases {
+		if ids[c.id] {
+			t.Errorf("duplicate case id %s", c.id)
+		}
+		ids[c.id] = true
+		got := nameSet(Names(Detect(nil, c.text)))
+		want := nameSet(c.want)
+		for n := range got {
+			if want[n] {
+				tp++
+			} else {
+				fp++
+				t.Logf("false positive %s: %s", c.id, n)
+			}
+		}
+		for n := range want {
+			if !got[n] {
+				fn++
+				t.Logf("false negative %s: %s", c.id, n)
+			}
+		}
+		switch {
+		case len(got) > 0 && len(want) > 0:
+			respTP++
+		case len(got) > 0:
+			respFP++
+		case len(want) > 0:
+			respFN++
+		}
+	}
+	precision := float64(tp) / float64(tp+fp)
+	recall := float64(tp) / float64(tp+fn)
+	t.Logf("corpus: %d responses, %d with tool use", len(cases), positives)
+	t.Logf("by name:     precision %.3f (%d/%d), recall %.3f (%d/%d)", precision, tp, tp+fp, recall, tp, tp+fn)
+	t.Logf("by response: precision %.3f, recall %.3f",
+		float64(respTP)/float64(respTP+respFP), float64(respTP)/float64(respTP+respFN))
+	if precision < 0.95 || recall < 0.95 {
+		t.Errorf("precision %.3f, recall %.3f; both must be >= 0.95", precision, recall)
+	}
+}
+
+func TestPatterns(t *testing.T) {
+	cases := []struct {
+		name  string
+		text  string
+		want  []string
+		match string // Match of the first call, when set
+	}{
+		{"backticks", "`free -h`", []string{"free"}, "`free -h`"},
+		{"double quotes", `Run "free -h" now.`, []string{"free"}, `"free -h"`},
+		{"single quotes", `Run 'free -h' now.`, []string{"free"}, `'free -h'`},
+		{"dollar prompt", "$ free -h", []string{"free"}, "$ free -h"},
+		{"root prompt", "# free -h", []string{"free"}, "# free -h"},
+		{"user prompt", "me@box:~/src$ go test ./...", []string{"go"}, ""},
+		{"tool tag", "<tool>free</tool>", []string{"free"}, "<tool>free</tool>"},
+		{"tool bracket", "[tool: free]", []string{"free"}, "[tool: free]"},
+		{"TOOL bracket", "[TOOL: free]", []string{"free"}, ""},
+		{"bash fence", "```bash\nfree -h\n```", []string{"free"}, "free -h"},
+		{"fence with indented closer", "```bash\nfree -h\n  ```\n`df -h`", []string{"free", "df"}, ""},
+		{"unterminated fence", "```bash\nfree -h", []string{"free"}, ""},
+		{"command word of a pipeline", "`ps aux | sort -k4 | head`", []string{"ps"}, ""},
+		{"each command of a chain", "$ cd /srv && ls -la || echo none", []string{"cd", "ls", "echo"}, ""},
+		{"sudo prefix", "`sudo -u postgres psql --version`", []string{"psql"}, ""},
+		{"bin path", "`/usr/sbin/ss -tlnp`", []string{"ss"}, ""},
+		{"file path is no command", "`/etc/hostname`", nil, ""},
+		{"script", "`./deploy.sh --dry-run`", []string{"./deploy.sh"}, ""},
+		{"file name", "Open `main.go` first.", nil, ""},
+		{"markdown heading", "# Memory", nil, ""},
+		{"heading with command word", "# top processes", nil, ""},
+		{"bare heading command", "# top", nil, ""},
+		{"comment in bash", "```bash\n# free -h\n```", nil, ""},
+		{"root prompt in console", "```console\n# free -h\n```", []string{"free"}, ""},
+		{"output lines in console", "```console\n$ uptime\n 10:00 up 3 days\n```", []string{"uptime"}, ""},
+		{"json fence", "```json\n{\"cmd\": \"free -h\"}\n```", nil, ""},
+		{"json text", `{"name": "free", "arguments": {}}`, nil, ""},
+		{"mention", "The `free` command shows memory.", nil, ""},
+		{"bare word with verb", "Run `uptime`.", []string{"uptime"}, ""},
+		{"bare literal with verb", "Run `true`.", nil, ""},
+		{"negation", "Don't run `free -h` here.", nil, ""},
+		{"same command twice", "`free -h`\n\n```bash\nfree -h\n```", []string{"free"}, ""},
+		{"different args twice", "`free -h`\n`free -m`", []string{"free", "free"}, ""},
+		{"marker in inline code", "Use `[tool: free]` to call.", nil, ""},
+		{"placeholder", "[tool: name]", nil, ""},
+		{"crlf", "$ free -h\r\n", []string{"free"}, "$ free -h"},
+		{"empty", "", nil, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := Detect(nil, tc.text)
+			if got := Names(calls); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("names = %q, want %q", got, tc.want)
+			}
+			for _, c := range calls {
+				if c.Source != SourceText || c.Match == "" || !json.Valid(c.Arguments) {
+					t.Errorf("bad call %+v", c)
+				}
+			}
+			if tc.match != "" && calls[0].Match != tc.match {
+				t.Errorf("match = %q, want %q", calls[0].Match, tc.match)
+			}
+		})
+	}
+}
+
+func TestArguments(t *testing.T) {
+	calls := Detect(nil, "$ sudo   df  -h /")
+	if len(calls) != 1 || string(calls[0].Arguments) != `{"command":"sudo df -h /"}` {
+		t.Fatalf("calls = %+v", calls)
+	}
+	calls = Detect(nil, "<tool>read_file /etc/hostname</tool>")
+	if len(calls) != 1 || calls[0].Name != "read_file" || string(calls[0].Arguments) != `{"command":"read_file /etc/hostname"}` {
+		t.Fatalf("calls = %+v", calls)
+	}
+}
+
+func TestNativeFirstAndMerged(t *testing.T) {
+	native := []Call{
+		{Name: "get_memory_usage", Arguments: json.RawMessage(`{"unit":"GB"}`), ID: "call_1"},
+		{Name: "df", Arguments: json.RawMessage(`{}`), Source: SourceNative},
+	}
+	text := "Calling the tool. Equivalent to `df -h` and `free -h`."
+	calls := Detect(native, text)
+	names := Names(calls)
+	if want := []string{"get_memory_usage", "df", "free"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("names = %q, want %q", names, want)
+	}
+	if calls[0].Source != SourceNative || calls[0].ID != "call_1" || string(calls[0].Arguments) != `{"unit":"GB"}` {
+		t.Errorf("native call changed: %+v", calls[0])
+	}
+	if calls[2].Source != SourceText {
+		t.Errorf("text call source = %q", calls[2].Source)
+	}
+	if Detect(nil, "no tools here") != nil {
+		t.Error("no calls should be nil")
+	}
+	// Native calls are kept even when duplicated: each is an invocation.
+	if n := len(Detect([]Call{{Name: "a"}, {Name: "a"}}, "")); n != 2 {
+		t.Errorf("native duplicates: %d calls, want 2", n)
+	}
+}
+
+func TestUseSuccess(t *testing.T) {
+	calls := []Call{{Name: "free"}, {Name: "df"}}
+	if UseSuccess(calls, nil) != nil {
+		t.Error("nothing expected must be nil")
+	}
+	if ok := UseSuccess(calls, []string{"ps", "df"}); ok == nil || !*ok {
+		t.Error("df expected and called")
+	}
+	if ok := UseSuccess(calls, []string{"ps"}); ok == nil || *ok {
+		t.Error("ps not called")
+	}
+	if ok := UseSuccess(nil, []string{"ps"}); ok == nil || *ok {
+		t.Error("no calls")
+	}
+	if got := Names(calls); !reflect.DeepEqual(got, []string{"free", "df"}) {
+		t.Errorf("Names = %q", got)
+	}
+}
+
+// noise mixes detection triggers, markdown and invalid UTF-8.
+func noise(seed int64, n int) string {
+	r := rand.New(rand.NewSource(seed))
+	pieces := []string{"`", "``", "```", "```bash\n", "~~~", "\"", "'", "“", "”", "$ ", "# ", "<tool>", "</tool>", "[tool: ", "]", "\n", " ", "df -h", "free", "sudo", "&&", ";", "|", "\\\n", "@host:~$ ", "\xff", "\xc3", "\xe2\x80", "run ", "the ", "-h", "./x", "/usr/bin/", "=", "\r"}
+	var b strings.Builder
+	for b.Len() < n {
+		if r.Intn(5) == 0 {
+			b.WriteByte(byte(r.Intn(256)))
+		} else {
+			b.WriteString(pieces[r.Intn(len(pieces))])
+		}
+	}
+	return b.String()
+}
+
+func TestNoPanicOnNoise(t *testing.T) {
+	inputs := []string{
+		strings.Repeat("`", 64<<10),
+		strings.Repeat("\"a", 32<<10),
+		strings.Repeat("\xff", 64<<10),
+		strings.Repeat("```bash\n", 8<<10),
+		strings.Repeat("$ df -h\n", 8<<10),
+		strings.Repeat("x", 64<<10),
+	}
+	for seed := int64(0); seed < 4; seed++ {
+		inputs = append(inputs, noise(seed, 64<<10))
+	}
+	for i, in := range inputs {
+		calls := Detect([]Call{{Name: "n"}}, in)
+		if len(calls) == 0 || calls[0].Name != "n" {
+			t.Errorf("input %d: native call lost", i)
+		}
+		if _, err := json.Marshal(calls); err != nil {
+			t.Errorf("input %d: calls not encodable: %v", i, err)
+		}
+		for _, c := range calls {
+			if len(c.Match) > maxSpan {
+				t.Errorf("input %d: match of %d bytes", i, len(c.Match))
+			}
+		}
+	}
+}
+
+func FuzzDetect(f *testing.F) {
+	for _, s := range []string{
+		"`df -h`", "$ free -h", "# free -h", "<tool>df</tool>", "[TOOL: free -h]",
+		"Run \"df -h\" now", "```bash\nps aux | head\n```", "```console\n$ uptime\nout\n```",
+		"The `df` command", "{\"cmd\": \"df -h\"}", "\xff`\xfe df`", "``` ```", "```",
+		"a@b:~$ ls\n", "sudo", "`sudo`", "$ ", "'", "“free -h”", "`./x`",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		calls := Detect(nil, text)
+		if _, err := json.Marshal(calls); err != nil {
+			t.Fatalf("calls not encodable: %v", err)
+		}
+		seen := map[string]bool{}
+		for _, c := range calls {
+			if c.Name == "" || c.Source != SourceText {
+				t.Fatalf("bad call %+v", c)
+			}
+			if !json.Valid(c.Arguments) {
+				t.Fatalf("invalid arguments %q", c.Arguments)
+			}
+			key := c.Name + string(c.Arguments)
+			if seen[key] {
+				t.Fatalf("duplicate call %+v", c)
+			}
+			seen[key] = true
+		}
+		// Detection is deterministic.
+		again := Names(Detect(nil, text))
+		if !reflect.DeepEqual(again, Names(calls)) {
+			t.Fatalf("not deterministic: %q vs %q", again, Names(calls))
+		}
+	})
+}
