@@ -444,3 +444,36 @@ func TestClaudeCodeCLIKillsProcessGroup(t *testing.T) {
 		t.Errorf("err = %v, text = %q; want context.Canceled and the partial text", r.err, r.resp.Text)
 	}
 }
+
+// BenchmarkClaudeCodeCLI measures one whole cell through the real CLI against
+// a local scripted server: process start-up, CLI init, request and stream.
+// It reports the CLI's start-up (spawn → init) and init → first token.
+func BenchmarkClaudeCodeCLI(b *testing.B) {
+	bin := os.Getenv("BENCH_CLAUDE_BIN")
+	if bin == "" {
+		root, _ := filepath.Abs("..")
+		bin = filepath.Join(root, ".tools", "claude-code", "node_modules", ".bin", "claude")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		b.Skip("Claude Code CLI not installed: run scripts/install-claude-cli.sh")
+	}
+	srv := anthropictest.Start(b)
+	p, err := NewClaudeCode(config.Provider{Name: "cc", Type: config.TypeClaudeCodeCLI, Command: bin, Env: map[string]string{
+		"ANTHROPIC_BASE_URL": srv.URL, "ANTHROPIC_AUTH_TOKEN": "test", "ANTHROPIC_API_KEY": "",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_MAX_RETRIES": "0", "HOME": b.TempDir(),
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var startup, apiTTFT int64
+	for b.Loop() {
+		resp, err := p.Stream(context.Background(), Request{Model: anthropictest.ModelText, Prompt: "hi"}, func(Event) {})
+		if err != nil {
+			b.Fatal(err)
+		}
+		startup += resp.Metrics["startup_ms"].(int64)
+		apiTTFT += resp.Metrics["api_ttft_ms"].(int64)
+	}
+	b.ReportMetric(float64(startup)/float64(b.N), "startup_ms/op")
+	b.ReportMetric(float64(apiTTFT)/float64(b.N), "api_ttft_ms/op")
+}

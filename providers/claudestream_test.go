@@ -329,3 +329,24 @@ func FuzzClaudeStream(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkClaudeStream measures parsing a recorded text reply with partial
+// messages (12 lines, one of them the ~5 KB init line).
+func BenchmarkClaudeStream(b *testing.B) {
+	lines := claudeFixture(b, "success_text_partial.jsonl")
+	n := 0
+	for _, l := range lines {
+		n += len(l) + 1
+	}
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	for b.Loop() {
+		s := newClaudeStream()
+		for _, l := range lines {
+			s.Feed(l, func(Event) {})
+		}
+		if s.Response().Text == "" {
+			b.Fatal("no text")
+		}
+	}
+}
