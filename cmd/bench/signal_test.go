@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// holdServer speaks the OpenAI-compatible stream (replayed from the recorded
+// Ollama stream in testdata) and holds every request after the first `free`
+// ones on a gate: it sends the first content chunk, then waits, so a test
+// can signal bench while cells are provably in flight.
+type holdServer struct {
+	*httptest.Server
+	started atomic.Int64
+	gate    chan struct{}
+	once    sync.Once
+}
+
+func newHoldServer(t *testing.T, free int64) *holdServer {
+	raw, err := os.ReadFile("testdata/v1_chat_stream_text_usage.http")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "data: ") {
+			events = append(events, sc.Text()+"\n\n")
+		}
+	}
+	h := &holdServer{gate: make(chan struct{})}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := h.started.Add(1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, events[0])
+		w.(http.Flusher).Flush()
+		if n > free {
+			select {
+			case <-h.gate:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		for _, e := range events[1:] {
+			io.WriteString(w, e)
+		}
+	}))
+	t.Cleanup(func() { h.release(); h.Close() })
+	return h
+}
+
+func (h *holdServer) release() { h.once.Do(func() { close(h.gate) }) }
+
+func (h *holdServer) waitStarted(t *testing.T, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for h.started.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d requests reached the server, want %d", h.started.Load(), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// startBench starts the binary on a config for the hold server and returns
+// the command, the run directory and a channel closed once stderr shows s.
+func startBench(t *testing.T, url string, waitFor string) (*exec.Cmd, string, chan struct{}, *bytes.Buffer) {
+	t.Helper()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "prompts.yaml"), []byte(promptFile), 0o644)
+	cfg := fmt.Sprintf("run:\n  concurrency: 2\n  repetitions: 2\n  timeout: 60s\nproviders:\n  - type: ollama_openai\n    base_url: %s/v1\n    models: [m]\nprompts:\n  files: [prompts.yaml]\n", url)
+	os.WriteFile(filepath.Join(dir, "bench.yaml"), []byte(cfg), 0o644)
+	cmd := exec.Command(benchBin, "run", "--config", filepath.Join(dir, "bench.yaml"), "--run-id", "sig")
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	seen := make(chan struct{})
+	go func() {
+		var once sync.Once
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if waitFor != "" && strings.Contains(sc.Text(), waitFor) {
+				once.Do(func() { close(seen) })
+			}
+		}
+	}()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); pw.Close() })
+	return cmd, filepath.Join(dir, "runs", "sig"), seen, &stdout
+}
+
+func exitCode(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// First Ctrl-C: no new cells start, the two in flight finish and are
+// recorded, reports are written, and the run says it was interrupted.
+func TestCtrlCDrains(t *testing.T) {
+	h := newHoldServer(t, 0)
+	cmd, dir, stopping, stdout := startBench(t, h.URL, "stopping")
+	h.waitStarted(t, 2)
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-stopping:
+	case <-time.After(30 * time.Second):
+		t.Fatal("bench did not acknowledge Ctrl-C")
+	}
+	h.release()
+	if code := exitCode(cmd.Wait()); code != exitInterrupted {
+		t.Fatalf("exit %d, want %d", code, exitInterrupted)
+	}
+	recs := readRecords(t, filepath.Join(dir, "results.jsonl"))
+	if len(recs) != 2 || h.started.Load() != 2 {
+		t.Fatalf("%d records, %d requests; want the 2 in flight and no new ones", len(recs), h.started.Load())
+	}
+	for _, r := range recs {
+		if r.AvailabilityStatus != "ok" || r.RawOutput != "I will run `free -h` to check memory." {
+			t.Errorf("in-flight cell not completed: %s %q", r.AvailabilityStatus, r.RawOutput)
+		}
+	}
+	var info runInfo
+	b, _ := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err := json.Unmarshal(b, &info); err != nil || info.EndReason != "interrupted" || info.CellsRecorded != 2 || info.CellsPlanned != 10 {
+		t.Errorf("run.json %+v (%v)", info, err)
+	}
+	if !strings.Contains(stdout.String(), "interrupted: 2/10 cells recorded") {
+		t.Errorf("stdout:\n%s", stdout.String())
+	}
+}
+
+// Second Ctrl-C: the cells in flight are cancelled and recorded as such, and
+// bench exits without waiting for the server.
+func TestSecondCtrlCAborts(t *testing.T) {
+	h := newHoldServer(t, 0)
+	cmd, dir, stopping, _ := startBench(t, h.URL, "stopping")
+	h.waitStarted(t, 2)
+	cmd.Process.Signal(syscall.SIGINT)
+	<-stopping
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if code := exitCode(err); code != exitInterrupted {
+			t.Fatalf("exit %d, want %d", code, exitInterrupted)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("bench did not exit on the second Ctrl-C")
+	}
+	recs := readRecords(t, filepath.Join(dir, "results.jsonl"))
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want the 2 cancelled cells", len(recs))
+	}
+	for _, r := range recs {
+		if r.AvailabilityStatus != "error" || r.FailureType == nil || *r.FailureType != "cancelled" {
+			t.Errorf("got %s %v, want error/cancelled", r.AvailabilityStatus, r.FailureType)
+		}
+	}
+}
+
+// A killed process leaves valid JSONL: every line written is whole.
+func TestKilledRunLeavesValidJSONL(t *testing.T) {
+	h := newHoldServer(t, 6)
+	cmd, dir, _, _ := startBench(t, h.URL, "")
+	h.waitStarted(t, 8)
+	// The 6 free cells have ended; wait for their lines, then kill.
+	deadline := time.Now().Add(30 * time.Second)
+	for len(readRecords(t, filepath.Join(dir, "results.jsonl"))) < 6 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	recs := readRecords(t, filepath.Join(dir, "results.jsonl")) // fails the test on any bad line
+	if len(recs) != 6 {
+		t.Fatalf("%d records after kill, want the 6 finished cells", len(recs))
+	}
+}
