@@ -1,0 +1,414 @@
+package resources
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shirou/gopsutil/v3/cpu"
+	"github.com/shirou/gopsutil/v3/mem"
+
+	"bench/runner"
+)
+
+// DefaultInterval is how often the sampler reads the machine during a suite.
+const DefaultInterval = 500 * time.Millisecond
+
+// SuiteRecord is the structured form of one suite's resource files
+// (resources_<provider>_<model>[_<thinking>].json), what the report reads to
+// fill resources_before, resources_after and resources_peak.
+type SuiteRecord struct {
+	Provider      string  `json:"provider"`
+	ProviderType  string  `json:"provider_type"`
+	Model         string  `json:"model"`
+	ThinkingLevel *string `json:"thinking_level"`
+	// Before is taken when the suite's first cell starts, After when its last
+	// ended; Peak is what the sampler saw in between (null until it ends).
+	Before *Snapshot `json:"before"`
+	After  *Snapshot `json:"after"`
+	Peak   *Peak     `json:"peak"`
+}
+
+// Peak is the highest load the sampler saw during a suite.
+type Peak struct {
+	Samples    int   `json:"samples"`
+	IntervalMS int64 `json:"interval_ms"`
+	// CPUPercent is the busiest interval of the whole machine; CPUPercentMean
+	// the mean over the intervals.
+	CPUPercent     *float64 `json:"cpu_percent"`
+	CPUPercentMean *float64 `json:"cpu_percent_mean"`
+	MemUsed        *uint64  `json:"mem_used_bytes"`
+	// ServerRSS and ServerCPUPercent are the model server tree's peaks.
+	ServerRSS        *uint64  `json:"server_rss_bytes"`
+	ServerCPUPercent *float64 `json:"server_cpu_percent"`
+	// Unavailable maps a null field's JSON name to why it is null.
+	Unavailable map[string]string `json:"unavailable,omitempty"`
+}
+
+// FileBase is the file-name-safe stem of a suite's resource files:
+// resources_<provider>_<model>[_<thinking>], every character outside
+// [A-Za-z0-9._-] replaced by '_' (llama3.2:3b -> llama3.2_3b).
+func FileBase(provider, model string, thinking *string) string {
+	b := "resources_" + safe(provider) + "_" + safe(model)
+	if thinking != nil {
+		b += "_" + safe(*thinking)
+	}
+	return b
+}
+
+func safe(s string) string {
+	if s == "" {
+		return "_"
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// ReadSuite reads the structured resource file of a suite from a run
+// directory. A missing file is (nil, nil): the run recorded no resources. A
+// file whose content names another suite (two names mapping to one file
+// name) is an error rather than someone else's figures.
+func ReadSuite(runDir, provider, model string, thinking *string) (*SuiteRecord, error) {
+	path := filepath.Join(runDir, FileBase(provider, model, thinking)+".json")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read resources: %w", err)
+	}
+	var rec SuiteRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	if rec.Provider != provider || rec.Model != model || !sameLevel(rec.ThinkingLevel, thinking) {
+		return nil, fmt.Errorf("%s belongs to %s/%s, not %s/%s", path, rec.Provider, rec.Model, provider, model)
+	}
+	return &rec, nil
+}
+
+func sameLevel(a, b *string) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// Recorder implements runner.SuiteHooks: it brackets each suite with
+// snapshots, samples in between, and writes the suite's resource files into
+// the run directory. Suites may overlap; state is kept per suite.
+type Recorder struct {
+	dir string
+	// Interval is the sampler's period (DefaultInterval when zero). Set it
+	// before the first suite starts.
+	Interval time.Duration
+
+	mu     sync.Mutex
+	active map[string]*suiteRun
+	errs   []error
+}
+
+// NewRecorder records into runDir.
+func NewRecorder(runDir string) *Recorder {
+	return &Recorder{dir: runDir, active: map[string]*suiteRun{}}
+}
+
+var _ runner.SuiteHooks = (*Recorder)(nil)
+
+type suiteRun struct {
+	rec     SuiteRecord
+	base    string
+	srv     *serverProc
+	reason  string
+	refs    int
+	stop    chan struct{}
+	done    chan struct{}
+	sampler *sampler
+}
+
+func suiteKey(s runner.Suite) string {
+	k := s.Provider + "\x00" + s.Model + "\x00"
+	if s.ThinkingLevel != nil {
+		k += "=" + *s.ThinkingLevel
+	}
+	return k
+}
+
+// SuiteStart takes the before snapshot, writes it, and starts the sampler.
+func (r *Recorder) SuiteStart(s runner.Suite) {
+	key := suiteKey(s)
+	r.mu.Lock()
+	if run := r.active[key]; run != nil {
+		// The same suite started again before it ended: keep one bracket.
+		run.refs++
+		r.mu.Unlock()
+		return
+	}
+	run := &suiteRun{
+		rec:  SuiteRecord{Provider: s.Provider, ProviderType: s.ProviderType, Model: s.Model, ThinkingLevel: s.ThinkingLevel},
+		base: FileBase(s.Provider, s.Model, s.ThinkingLevel),
+		refs: 1,
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	r.active[key] = run
+	r.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	run.srv, run.reason = findServer(ctx, Target{ProviderType: s.ProviderType, BaseURL: s.BaseURL})
+	run.rec.Before = take(ctx, r.dir, run.srv, run.reason)
+	r.record(writeText(filepath.Join(r.dir, run.base+"_before.txt"), renderSnapshot("before", &run.rec, run.rec.Before, nil)))
+	r.record(writeJSON(filepath.Join(r.dir, run.base+".json"), &run.rec))
+
+	interval := r.Interval
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	run.sampler = newSampler(run.srv, interval)
+	go func() {
+		defer close(run.done)
+		run.sampler.loop(run.stop)
+	}()
+}
+
+// SuiteEnd stops the sampler, takes the after snapshot and writes the
+// suite's after file and structured record.
+func (r *Recorder) SuiteEnd(s runner.Suite) {
+	key := suiteKey(s)
+	r.mu.Lock()
+	run := r.active[key]
+	if run == nil {
+		r.mu.Unlock()
+		r.record(fmt.Errorf("resources: suite %s/%s ended without starting", s.Provider, s.Model))
+		return
+	}
+	run.refs--
+	if run.refs > 0 {
+		r.mu.Unlock()
+		return
+	}
+	delete(r.active, key)
+	r.mu.Unlock()
+	r.finish(run)
+}
+
+func (r *Recorder) finish(run *suiteRun) {
+	close(run.stop)
+	<-run.done
+	run.rec.Peak = run.sampler.peak()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	run.rec.After = take(ctx, r.dir, run.srv, run.reason)
+	r.record(writeText(filepath.Join(r.dir, run.base+"_after.txt"), renderSnapshot("after", &run.rec, run.rec.After, run.rec.Peak)))
+	r.record(writeJSON(filepath.Join(r.dir, run.base+".json"), &run.rec))
+}
+
+// Close ends every suite still open (a run that stopped early) so its after
+// files are written, and returns the errors met while writing files.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	runs := make([]*suiteRun, 0, len(r.active))
+	for k, run := range r.active {
+		runs = append(runs, run)
+		delete(r.active, k)
+	}
+	r.mu.Unlock()
+	for _, run := range runs {
+		r.finish(run)
+	}
+	return r.Err()
+}
+
+// Err returns the errors met so far writing resource files, joined.
+func (r *Recorder) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return errors.Join(r.errs...)
+}
+
+func (r *Recorder) record(err error) {
+	if err == nil {
+		return
+	}
+	r.mu.Lock()
+	r.errs = append(r.errs, err)
+	r.mu.Unlock()
+}
+
+func writeText(path, text string) error {
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		return fmt.Errorf("write resources: %w", err)
+	}
+	return nil
+}
+
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	// Write then rename, so a reader never sees half a file.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write resources: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write resources: %w", err)
+	}
+	return nil
+}
+
+// sampler reads the machine every interval and keeps maxima. Each reading
+// is a few /proc files, so it costs the suite close to nothing.
+type sampler struct {
+	srv      *serverProc
+	interval time.Duration
+
+	mu       sync.Mutex
+	samples  int
+	cpuMax   *float64
+	cpuSum   float64
+	cpuN     int
+	memMax   *uint64
+	rssMax   *uint64
+	srvCPU   *float64
+	problems map[string]string
+
+	lastCPU  []cpu.TimesStat
+	lastTree treeTimes
+	lastAt   time.Time
+}
+
+func newSampler(srv *serverProc, interval time.Duration) *sampler {
+	return &sampler{srv: srv, interval: interval, problems: map[string]string{}}
+}
+
+func (s *sampler) loop(stop <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.sample(ctx) // baseline for the first interval's deltas
+	t := time.NewTicker(s.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			s.sample(ctx)
+			return
+		case <-t.C:
+			s.sample(ctx)
+		}
+	}
+}
+
+func (s *sampler) sample(ctx context.Context) {
+	now := time.Now()
+	ct, cerr := cpu.TimesWithContext(ctx, false)
+	vm, merr := mem.VirtualMemoryWithContext(ctx)
+	var tree treeTimes
+	var rss *uint64
+	if s.srv != nil {
+		tree, rss, _ = s.srv.read(ctx)
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.samples++
+	if cerr != nil {
+		s.problems["cpu_percent"] = cerr.Error()
+	} else if s.lastCPU != nil {
+		if p, err := busyPercent(s.lastCPU, nil, ct, nil); err == nil {
+			s.cpuMax = maxF(s.cpuMax, p)
+			s.cpuSum += p
+			s.cpuN++
+		}
+	}
+	if cerr == nil {
+		s.lastCPU = ct
+	}
+	if merr != nil {
+		s.problems["mem_used_bytes"] = merr.Error()
+	} else {
+		s.memMax = maxU(s.memMax, vm.Used)
+	}
+	if rss != nil {
+		s.rssMax = maxU(s.rssMax, *rss)
+	}
+	if s.lastTree != nil {
+		if p, ok := treeCPU(s.lastTree, tree, now.Sub(s.lastAt)); ok {
+			s.srvCPU = maxF(s.srvCPU, p)
+		}
+	}
+	s.lastTree, s.lastAt = tree, now
+}
+
+func (s *sampler) peak() *Peak {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := &Peak{
+		Samples:          s.samples,
+		IntervalMS:       s.interval.Milliseconds(),
+		CPUPercent:       s.cpuMax,
+		MemUsed:          s.memMax,
+		ServerRSS:        s.rssMax,
+		ServerCPUPercent: s.srvCPU,
+		Unavailable:      map[string]string{},
+	}
+	if s.cpuN > 0 {
+		m := s.cpuSum / float64(s.cpuN)
+		p.CPUPercentMean = &m
+	}
+	for k, v := range s.problems {
+		p.Unavailable[k] = v
+	}
+	na := func(field, reason string) {
+		if _, ok := p.Unavailable[field]; !ok {
+			p.Unavailable[field] = reason
+		}
+	}
+	if p.CPUPercent == nil {
+		na("cpu_percent", "fewer than two CPU readings during the suite")
+		na("cpu_percent_mean", "fewer than two CPU readings during the suite")
+	}
+	if p.MemUsed == nil {
+		na("mem_used_bytes", "no memory reading during the suite")
+	}
+	if s.srv == nil {
+		na("server_rss_bytes", "no local model server found")
+		na("server_cpu_percent", "no local model server found")
+	} else {
+		if p.ServerRSS == nil {
+			na("server_rss_bytes", "could not read the server's memory")
+		}
+		if p.ServerCPUPercent == nil {
+			na("server_cpu_percent", "fewer than two readings of the server's CPU times")
+		}
+	}
+	if len(p.Unavailable) == 0 {
+		p.Unavailable = nil
+	}
+	return p
+}
+
+func maxF(cur *float64, v float64) *float64 {
+	if cur == nil || v > *cur {
+		return &v
+	}
+	return cur
+}
+
+func maxU(cur *uint64, v uint64) *uint64 {
+	if cur == nil || v > *cur {
+		return &v
+	}
+	return cur
+}
