@@ -11,6 +11,12 @@ func New(p config.Provider) (Provider, error) {
 	switch p.Type {
 	case config.TypeOllamaOpenAI:
 		return NewOllamaOpenAI(p)
+	case config.TypeOllama:
+		return NewOllama(p)
+	case config.TypeOpenAIResponses:
+		return NewOpenAIResponses(p)
+	case config.TypeClaudeCodeCLI:
+		return NewClaudeCode(p)
 	}
 	return notImplemented{typ: p.Type}, nil
 }
