@@ -31,8 +31,10 @@ import (
 // native tool calls.
 //
 // thinking_level maps to the CLI's --effort flag (low, medium, high, xhigh;
-// the CLI sends it as output_config.effort with adaptive thinking). A null
-// level passes no flag, which leaves the CLI's own default.
+// the CLI sends it as output_config.effort with adaptive thinking), checked
+// against `claude --help` of 2.1.330 and the request the CLI sends. A null
+// level passes no flag, which leaves the CLI's own default (2.1.330 sends
+// effort high). MAX_THINKING_TOKENS can still be set through env.
 type ClaudeCode struct {
 	cfg config.Provider
 }
@@ -89,8 +91,8 @@ func (c *ClaudeCode) args(req Request) []string {
 }
 
 // environ is the CLI's environment: ours, minus CLAUDECODE (set when bench
-// itself runs inside Claude Code; the CLI refuses to nest), plus the
-// configured env with ${VAR} expanded. It also returns the expanded values
+// itself runs inside a Claude Code session; each cell is a session of its
+// own, not a child of that one), plus the configured env with ${VAR} expanded. It also returns the expanded values
 // long enough to be secrets, to scrub from messages.
 func (c *ClaudeCode) environ() (env, secrets []string) {
 	for _, kv := range os.Environ() {
