@@ -30,7 +30,8 @@
 //     `test`, "free") never counts alone.
 //   - Talking about a command is not running it: "the `df` command",
 //     "`ps aux` lists processes", "the output of `df -h`", "don't run
-//     `rm -rf /`", "instead of `top`". A quoted command also needs a flag,
+//     `rm -rf /`", "instead of `top`", and glossary lines that explain a
+//     command ("- `head -n 6`: keeps the first lines", "`df` — disk free"). A quoted command also needs a flag,
 //     path or operator argument or a run verb ("free time" is prose), and a
 //     quoted string in JSON ("cmd": "df -h") is data.
 //   - "# title" is a markdown heading unless the word is a known command
@@ -56,6 +57,7 @@ package toolparse
 import (
 	"encoding/json"
 	"regexp"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -269,7 +271,7 @@ func (d *detector) proseLine(line string) {
 	case strings.HasPrefix(t, "# "):
 		d.commandLine(t[2:], t, true)
 		return
-	case userPrompt.MatchString(t):
+	case strings.Contains(t, "@") && userPrompt.MatchString(t):
 		cmd, _ := promptCommand(t, false)
 		d.commandLine(cmd, t, false)
 		return
@@ -535,6 +537,9 @@ var listMarker = regexp.MustCompile(`^\s*(?:[-*+•]|\d+[.)])\s+`)
 // isStandalone reports a span alone on its line: nothing around it but a
 // list marker, an introduction ending in ':' and closing punctuation.
 func isStandalone(before, after string) bool {
+	if len(before) > maxSpan || len(after) > maxSpan {
+		return false // also keeps long lines linear
+	}
 	b := listMarker.ReplaceAllString(before, "")
 	b = strings.TrimSpace(b)
 	if b != "" && !strings.HasSuffix(b, ":") {
@@ -564,6 +569,9 @@ func mentionBefore(before string) bool {
 var mentionWordsAfter = wordSet(`command commands utility utilities tool tools program programs binary flag flags option options output package man manual is was are were shows show lists list displays display prints print reports gives provides works can will would does doesn't returns tells uses lets allows also only and or vs versus`)
 
 func mentionAfter(after string) bool {
+	if glossary.MatchString(after) {
+		return true
+	}
 	a := strings.TrimLeft(after, " \t")
 	if strings.HasPrefix(a, "'s") || strings.HasPrefix(a, "’s") {
 		return true
@@ -576,6 +584,10 @@ func mentionAfter(after string) bool {
 	}
 	return mentionWordsAfter[strings.ToLower(a[:end])]
 }
+
+// glossary matches the rest of a "`ps aux`: lists processes" or
+// "`df` — disk free" line: a command being explained, not run.
+var glossary = regexp.MustCompile(`^(?::|\s+[-–—])\s+\S`)
 
 var negations = []string{"not ", "n't ", "n’t ", "never ", "avoid ", "instead of ", "without ", "rather than "}
 
@@ -594,40 +606,62 @@ func negatedBefore(before string) bool {
 }
 
 var (
-	toolTag     = regexp.MustCompile(`(?i)<tool>\s*([^<>\n]{1,200}?)\s*</tool>`)
-	toolBracket = regexp.MustCompile(`(?i)\[tool:\s*([^\]\n]{1,200}?)\s*\]`)
 	markerName  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
 	placeholder = wordSet(`name tool tool_name toolname command cmd function function_name your_tool x foo`)
 )
 
-// markers detects <tool>name</tool> and [tool: name] outside inline code.
+// markers detects <tool>name</tool> and [tool: name] (any case) outside
+// inline code. The body may not hold a newline or exceed 200 bytes.
 func (d *detector) markers(line string, code []span) {
-	for _, re := range []*regexp.Regexp{toolTag, toolBracket} {
-		for _, m := range re.FindAllStringSubmatchIndex(line, -1) {
-			if inSpans(code, m[0]) {
+	if !strings.Contains(line, "</") && !strings.Contains(line, ":") {
+		return
+	}
+	low := asciiLower(line)
+	for _, m := range []struct{ open, close string }{{"<tool>", "</tool>"}, {"[tool:", "]"}} {
+		for i := 0; ; {
+			k := strings.Index(low[i:], m.open)
+			if k < 0 {
+				break
+			}
+			start := i + k
+			bodyAt := start + len(m.open)
+			i = bodyAt
+			limit := min(len(low), bodyAt+200+len(m.close))
+			e := strings.Index(low[bodyAt:limit], m.close)
+			if e < 0 || inSpans(code, start) {
 				continue
 			}
-			body := line[m[2]:m[3]]
+			body := strings.TrimSpace(line[bodyAt : bodyAt+e])
+			end := bodyAt + e + len(m.close)
+			i = end
 			fs := strings.Fields(body)
-			if len(fs) == 0 {
+			if len(fs) == 0 || strings.ContainsAny(body, "<>[") {
 				continue
 			}
 			name := fs[0]
 			if !markerName.MatchString(name) || placeholder[strings.ToLower(name)] {
 				continue
 			}
-			d.add(name, body, line[m[0]:m[1]])
+			d.add(name, body, line[start:end])
 		}
 	}
 }
 
-func inSpans(spans []span, i int) bool {
-	for _, s := range spans {
-		if i >= s.start && i < s.end {
-			return true
+// asciiLower lowers ASCII letters only, so byte offsets stay valid.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
 		}
 	}
-	return false
+	return string(b)
+}
+
+// inSpans reports whether offset i lies in one of the sorted spans.
+func inSpans(spans []span, i int) bool {
+	k := sort.Search(len(spans), func(k int) bool { return spans[k].end > i })
+	return k < len(spans) && spans[k].start <= i
 }
 
 // quotes detects "cmd args" and 'cmd args' in prose. A quoted command needs

@@ -159,6 +159,7 @@ func TestPatterns(t *testing.T) {
 		{"different args twice", "`free -h`\n`free -m`", []string{"free", "free"}, ""},
 		{"marker in inline code", "Use `[tool: free]` to call.", nil, ""},
 		{"placeholder", "[tool: name]", nil, ""},
+		{"glossary after block", "```bash\nps aux | head -n 6\n```\n- `ps aux`: lists all processes\n- `head -n 6` — keeps six lines", []string{"ps"}, ""},
 		{"crlf", "$ free -h\r\n", []string{"free"}, "$ free -h"},
 		{"empty", "", nil, ""},
 	}
@@ -313,4 +314,23 @@ func FuzzDetect(f *testing.F) {
 			t.Fatalf("not deterministic: %q vs %q", again, Names(calls))
 		}
 	})
+}
+
+// BenchmarkDetect measures Detect on 64 KiB answers: a realistic mix and
+// inputs crafted to defeat span and quote matching.
+func BenchmarkDetect(b *testing.B) {
+	inputs := map[string]string{
+		"prose": strings.Repeat("Run `df -h` to see disk space, or \"free -h\" for memory.\n```bash\nps aux | head\n```\n", 700),
+		"spans": strings.Repeat("`a` \"x ", 64<<10/7),
+		"open":  strings.Repeat("`` ` \" ' [tool: <tool>", 64<<10/22),
+		"noise": noise(1, 64<<10),
+	}
+	for name, in := range inputs {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				Detect(nil, in)
+			}
+		})
+	}
 }
