@@ -159,9 +159,13 @@ providers:
     base_url: %s/v1
     concurrency: 2
     models: [scripted, missing-model]
+  - type: ollama
+    base_url: %s
+    concurrency: 2
+    models: [scripted, missing-model]
 prompts:
   files: [prompts.yaml]
-`, url)
+`, url, url)
 }
 
 func TestSweepAgainstRealOllama(t *testing.T) {
@@ -170,8 +174,8 @@ func TestSweepAgainstRealOllama(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	if len(recs) != 10 {
-		t.Fatalf("%d records, want 2 models × 5 prompts", len(recs))
+	if len(recs) != 20 {
+		t.Fatalf("%d records, want 2 providers × 2 models × 5 prompts", len(recs))
 	}
 	for _, r := range recs {
 		if r.RecordType != "result" || r.RunID != "e2e" || r.ToolCalls == nil || r.EndedAtMS < r.StartedAtMS {
@@ -182,51 +186,52 @@ func TestSweepAgainstRealOllama(t *testing.T) {
 		}
 	}
 
-	p := "ollama_openai"
-	t0 := find(t, recs, p, "scripted", "T0")
-	if t0.AvailabilityStatus != "ok" || !t0.Success || t0.RawOutput != "I will run `free -h` to check memory." {
-		t.Errorf("T0: %s success=%v raw=%q", t0.AvailabilityStatus, t0.Success, t0.RawOutput)
-	}
-	if t0.OutputTokens == nil || *t0.OutputTokens != 4 || t0.InputTokens == nil || *t0.InputTokens <= 0 {
-		t.Errorf("T0 tokens: in %v out %v, want out 4 (3 pieces + end)", t0.InputTokens, t0.OutputTokens)
-	}
-	if t0.TTFTMS == nil || t0.ObjectivePass == nil || !*t0.ObjectivePass || t0.ToolUseSuccess != nil {
-		t.Errorf("T0: ttft %v pass %v tool_use_success %v", t0.TTFTMS, t0.ObjectivePass, t0.ToolUseSuccess)
-	}
-	if strings.Join(t0.ToolCalls, ",") != "free" || t0.ToolCallCount != 1 {
-		t.Errorf("T0 tool calls %v, want the text command free", t0.ToolCalls)
-	}
+	for _, p := range []string{"ollama_openai", "ollama"} {
+		t0 := find(t, recs, p, "scripted", "T0")
+		if t0.AvailabilityStatus != "ok" || !t0.Success || t0.RawOutput != "I will run `free -h` to check memory." {
+			t.Errorf("%s T0: %s success=%v raw=%q", p, t0.AvailabilityStatus, t0.Success, t0.RawOutput)
+		}
+		if t0.OutputTokens == nil || *t0.OutputTokens != 4 || t0.InputTokens == nil || *t0.InputTokens <= 0 {
+			t.Errorf("T0 tokens: in %v out %v, want out 4 (3 pieces + end)", t0.InputTokens, t0.OutputTokens)
+		}
+		if t0.TTFTMS == nil || t0.ObjectivePass == nil || !*t0.ObjectivePass || t0.ToolUseSuccess != nil {
+			t.Errorf("T0: ttft %v pass %v tool_use_success %v", t0.TTFTMS, t0.ObjectivePass, t0.ToolUseSuccess)
+		}
+		if strings.Join(t0.ToolCalls, ",") != "free" || t0.ToolCallCount != 1 {
+			t.Errorf("T0 tool calls %v, want the text command free", t0.ToolCalls)
+		}
 
-	t1 := find(t, recs, p, "scripted", "T1")
-	if !t1.Success || t1.RawOutput != "" || t1.TTFTMS == nil {
-		t.Errorf("T1: a tool-call-only reply must succeed with a ttft: %+v", t1)
-	}
-	if strings.Join(t1.ToolCalls, ",") != "get_memory_usage" || t1.ToolUseSuccess == nil || !*t1.ToolUseSuccess {
-		t.Errorf("T1 tool calls %v success %v", t1.ToolCalls, t1.ToolUseSuccess)
-	}
-	if len(t1.ToolCallDetails) != 1 || t1.ToolCallDetails[0].Source != "native" || string(t1.ToolCallDetails[0].Arguments) != `{"unit":"MB"}` {
-		t.Errorf("T1 details %+v", t1.ToolCallDetails)
-	}
+		t1 := find(t, recs, p, "scripted", "T1")
+		if !t1.Success || t1.RawOutput != "" || t1.TTFTMS == nil {
+			t.Errorf("T1: a tool-call-only reply must succeed with a ttft: %+v", t1)
+		}
+		if strings.Join(t1.ToolCalls, ",") != "get_memory_usage" || t1.ToolUseSuccess == nil || !*t1.ToolUseSuccess {
+			t.Errorf("T1 tool calls %v success %v", t1.ToolCalls, t1.ToolUseSuccess)
+		}
+		if len(t1.ToolCallDetails) != 1 || t1.ToolCallDetails[0].Source != "native" || string(t1.ToolCallDetails[0].Arguments) != `{"unit":"MB"}` {
+			t.Errorf("T1 details %+v", t1.ToolCallDetails)
+		}
 
-	t2 := find(t, recs, p, "scripted", "T2")
-	if t2.RawOutput != "Run `df -h`" || strings.Join(t2.ToolCalls, ",") != "df" || t2.ToolUseSuccess == nil || !*t2.ToolUseSuccess || t2.ToolCallDetails[0].Source != "text" {
-		t.Errorf("T2: raw %q calls %v success %v", t2.RawOutput, t2.ToolCalls, t2.ToolUseSuccess)
-	}
+		t2 := find(t, recs, p, "scripted", "T2")
+		if t2.RawOutput != "Run `df -h`" || strings.Join(t2.ToolCalls, ",") != "df" || t2.ToolUseSuccess == nil || !*t2.ToolUseSuccess || t2.ToolCallDetails[0].Source != "text" {
+			t.Errorf("T2: raw %q calls %v success %v", t2.RawOutput, t2.ToolCalls, t2.ToolUseSuccess)
+		}
 
-	t3 := find(t, recs, p, "scripted", "T3")
-	if t3.ObjectivePass == nil || !*t3.ObjectivePass || string(t3.ParsedOutput) == "null" {
-		t.Errorf("T3 json: pass %v parsed %s violation %v", t3.ObjectivePass, t3.ParsedOutput, t3.Violation)
-	}
+		t3 := find(t, recs, p, "scripted", "T3")
+		if t3.ObjectivePass == nil || !*t3.ObjectivePass || string(t3.ParsedOutput) == "null" {
+			t.Errorf("T3 json: pass %v parsed %s violation %v", t3.ObjectivePass, t3.ParsedOutput, t3.Violation)
+		}
 
-	t4 := find(t, recs, p, "scripted", "T4")
-	if t4.AvailabilityStatus != "ok" || t4.Success || t4.FailureType == nil || *t4.FailureType != "empty_response" {
-		t.Errorf("T4: want ok/empty_response, got %s %v", t4.AvailabilityStatus, t4.FailureType)
-	}
+		t4 := find(t, recs, p, "scripted", "T4")
+		if t4.AvailabilityStatus != "ok" || t4.Success || t4.FailureType == nil || *t4.FailureType != "empty_response" {
+			t.Errorf("T4: want ok/empty_response, got %s %v", t4.AvailabilityStatus, t4.FailureType)
+		}
 
-	for _, id := range []string{"T0", "T1", "T2", "T3", "T4"} {
-		m := find(t, recs, p, "missing-model", id)
-		if m.AvailabilityStatus != "skipped_unavailable" || m.FailureType == nil || *m.FailureType != "model_not_found" || m.Success {
-			t.Errorf("missing model %s: %s %v", id, m.AvailabilityStatus, m.FailureType)
+		for _, id := range []string{"T0", "T1", "T2", "T3", "T4"} {
+			m := find(t, recs, p, "missing-model", id)
+			if m.AvailabilityStatus != "skipped_unavailable" || m.FailureType == nil || *m.FailureType != "model_not_found" || m.Success {
+				t.Errorf("missing model %s: %s %v", id, m.AvailabilityStatus, m.FailureType)
+			}
 		}
 	}
 
@@ -259,7 +264,7 @@ func TestStoppedServer(t *testing.T) {
 	dead.Close()
 	_ = s
 	code, stdout, stderr, recs, _ := runBench(t, sweepConfig(url), "--timeout", "30s")
-	if code != 0 || len(recs) != 10 {
+	if code != 0 || len(recs) != 20 {
 		t.Fatalf("exit %d, %d records\n%s%s", code, len(recs), stdout, stderr)
 	}
 	for _, r := range recs {
