@@ -213,6 +213,10 @@ func (o *OpenAIResponses) attempt(ctx context.Context, body []byte, key string, 
 	defer hresp.Body.Close()
 	if hresp.StatusCode/100 != 2 {
 		f := responsesHTTPFailure(hresp, key)
+		if ctx.Err() != nil {
+			// The body was cut by the deadline; the runner classifies that.
+			return -1, ctx.Err()
+		}
 		if (f.Status == StatusRateLimited && f.Type != "insufficient_quota") || f.Type == "http_5xx" {
 			return retryAfter(hresp.Header, time.Now()), f
 		}
