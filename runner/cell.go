@@ -183,19 +183,9 @@ func score(rec *results.Record, c Cell, resp *providers.Response) {
 		calls = []toolparse.Call{}
 	}
 	rec.ToolCallDetails = calls
-	for _, tc := range calls {
-		rec.ToolCalls = append(rec.ToolCalls, tc.Name)
-	}
+	rec.ToolCalls = append(rec.ToolCalls, toolparse.Names(calls)...)
 	rec.ToolCallCount = len(rec.ToolCalls)
-	if len(expected) > 0 {
-		ok := false
-		for _, tc := range calls {
-			for _, e := range expected {
-				ok = ok || tc.Name == e
-			}
-		}
-		rec.ToolUseSuccess = ptr(ok)
-	}
+	rec.ToolUseSuccess = toolparse.UseSuccess(calls, expected)
 	out := validators.CheckAll(c.Prompt.Checks(), validators.Input{Text: resp.Text, ToolCalls: calls})
 	rec.ObjectivePass = out.Pass
 	if out.Pass != nil && !*out.Pass {
