@@ -248,7 +248,7 @@ const maxLine = 8 << 20
 // message), on a line that is not JSON, and on a stream that ends before its
 // done line.
 func readChat(r io.Reader, emit EmitFunc, resp *Response) error {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(r, 16<<10)
 	var text, reasoning strings.Builder
 	defer func() { resp.Text, resp.Reasoning = text.String(), reasoning.String() }()
 	for {

@@ -585,3 +585,17 @@ func FuzzReadPull(f *testing.F) {
 		})
 	})
 }
+
+// BenchmarkOllamaReadChat measures the NDJSON reader per recorded stream
+// (three content chunks and the done line).
+func BenchmarkOllamaReadChat(b *testing.B) {
+	_, _, body := ollamaRecording(b, "api_chat_stream_text.http")
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		resp := &Response{}
+		if err := readChat(bytes.NewReader(body), func(Event) {}, resp); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
