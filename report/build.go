@@ -1,0 +1,95 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// maxWarnings bounds the skipped-line warnings Build prints; summary.json
+// keeps the first 1000 and the count.
+const maxWarnings = 20
+
+// Build rebuilds summary.json, summary.md and tiers.json in runDir from
+// runDir/results.jsonl and the resource files there. Skipped lines are
+// reported to warn (and in the reports); only I/O failure is an error.
+func Build(runDir string, warn io.Writer) error {
+	s, err := Load(runDir)
+	if err != nil {
+		return err
+	}
+	Warn(warn, s)
+	return Write(runDir, s)
+}
+
+// Warn prints the skipped lines and warnings of s, the first few of them.
+func Warn(w io.Writer, s *Summary) {
+	if w == nil {
+		return
+	}
+	for i, p := range s.SkippedLines {
+		if i == maxWarnings {
+			break
+		}
+		fmt.Fprintf(w, "warning: results.jsonl %s\n", p)
+	}
+	if more := s.NSkippedLines - min(len(s.SkippedLines), maxWarnings); more > 0 {
+		fmt.Fprintf(w, "warning: results.jsonl: %d more unusable lines skipped (listed in summary.json)\n", more)
+	}
+	for _, m := range s.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", m)
+	}
+}
+
+// Write writes the three report files of s into dir, each through a
+// temporary file and a rename, so a reader never sees half a report.
+func Write(dir string, s *Summary) error {
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, s); err != nil {
+		return fmt.Errorf("render summary.md: %w", err)
+	}
+	files := []struct {
+		name string
+		data func() ([]byte, error)
+	}{
+		{"summary.json", func() ([]byte, error) { return marshal(s) }},
+		{"tiers.json", func() ([]byte, error) { return marshal(TierRanking(s)) }},
+		{"summary.md", func() ([]byte, error) { return md.Bytes(), nil }},
+	}
+	for _, f := range files {
+		data, err := f.data()
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", f.name, err)
+		}
+		if err := writeFile(filepath.Join(dir, f.name), data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func writeFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,314 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"bench/resources"
+)
+
+// WriteMarkdown renders summary.md: the ranking, the prompt x model pass
+// matrix, the tool-use tiers with the Tier-1 recommendation, resources, and
+// the failures with their violation or error text.
+func WriteMarkdown(w io.Writer, s *Summary) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Benchmark summary: run %s\n\n", s.RunID)
+	fmt.Fprintf(&b, "Generated %s from results.jsonl: %d records", s.GeneratedAt.Format("2006-01-02 15:04:05 UTC"), s.NRecords)
+	if s.NSkippedLines > 0 {
+		fmt.Fprintf(&b, ", %d unusable lines skipped (listed at the end)", s.NSkippedLines)
+	}
+	b.WriteString(".\n\n")
+
+	writeRanking(&b, s)
+	writeMatrix(&b, s)
+	writeTiers(&b, s)
+	writeResources(&b, s)
+	writeFailures(&b, s)
+	writeSkipped(&b, s)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// ranked returns the groups best first: objective pass rate, then success
+// rate (null rates last), then median latency, then name.
+func ranked(s *Summary) []*Group {
+	gs := append([]*Group(nil), s.Groups...)
+	sort.SliceStable(gs, func(i, j int) bool {
+		a, b := gs[i], gs[j]
+		if c := cmpRate(a.ObjectivePassRate, b.ObjectivePassRate); c != 0 {
+			return c > 0
+		}
+		if c := cmpRate(a.SuccessRateOK, b.SuccessRateOK); c != 0 {
+			return c > 0
+		}
+		if la, lb := a.LatencyMS.P50, b.LatencyMS.P50; (la == nil) != (lb == nil) {
+			return la != nil // a latency beats none
+		} else if la != nil && *la != *lb {
+			return *la < *lb
+		}
+		return a.Label() < b.Label()
+	})
+	return gs
+}
+
+// cmpRate compares two nullable numbers; null is below any number.
+func cmpRate(a, b *float64) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return -1
+	case b == nil:
+		return 1
+	case *a < *b:
+		return -1
+	case *a > *b:
+		return 1
+	}
+	return 0
+}
+
+func writeRanking(b *strings.Builder, s *Summary) {
+	b.WriteString("## Ranking\n\n")
+	b.WriteString("Best first: objective pass rate, then success rate, then median end-to-end latency. " +
+		"Latency, TTFT and tokens/s are over the successful cells; percentiles interpolate linearly between closest ranks. " +
+		"\"not run\" counts cells skipped as unavailable, rate-limited or refused for auth.\n\n")
+	b.WriteString("| # | provider | model | thinking | ok/total | success | pass rate | TTFT p50 | TTFT p95 | e2e p50 | e2e p95 | tok/s p50 | errors | not run | tier |\n")
+	b.WriteString("|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	for i, g := range ranked(s) {
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %d/%d | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s |\n",
+			i+1, md(g.Provider), md(g.Model), level(g.ThinkingLevel), g.NOK, g.NTotal,
+			pct(g.SuccessRateOK), pct(g.ObjectivePassRate),
+			msStr(g.TTFTMS.P50), msStr(g.TTFTMS.P95), msStr(g.LatencyMS.P50), msStr(g.LatencyMS.P95),
+			num(g.TokensPerS.P50), g.NError, g.NSkippedUnavailable+g.NRateLimited+g.NAuthError, tierName(g.Tier))
+	}
+	b.WriteString("\n")
+}
+
+func writeMatrix(b *strings.Builder, s *Summary) {
+	b.WriteString("## Pass matrix\n\n")
+	b.WriteString("Each cell is passed/judged over the successful cells of that prompt; \"no check\" means the prompt has no validator; " +
+		"otherwise the cell shows why nothing succeeded (the most frequent failure type).\n\n")
+	if len(s.Groups) == 0 {
+		b.WriteString("No results.\n\n")
+		return
+	}
+	b.WriteString("| prompt |")
+	for _, g := range s.Groups {
+		fmt.Fprintf(b, " %s |", md(g.Label()))
+	}
+	b.WriteString("\n|---|")
+	for range s.Groups {
+		b.WriteString(":-:|")
+	}
+	b.WriteString("\n")
+	for _, p := range s.Prompts {
+		label := p.ID
+		if p.Name != "" {
+			label += " " + p.Name
+		}
+		fmt.Fprintf(b, "| %s |", md(label))
+		for gi := range s.Groups {
+			fmt.Fprintf(b, " %s |", matrixCell(s.Matrix[gi][p.ID]))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+func matrixCell(c *MatrixCell) string {
+	switch {
+	case c == nil:
+		return "–"
+	case c.Judged > 0:
+		mark := "✗"
+		if c.Passed == c.Judged {
+			mark = "✓"
+		} else if c.Passed > 0 {
+			mark = "~"
+		}
+		return fmt.Sprintf("%s %d/%d", mark, c.Passed, c.Judged)
+	case c.Success > 0:
+		return "no check"
+	}
+	top, n := "", 0
+	for why, k := range c.Why {
+		if k > n || (k == n && why < top) {
+			top, n = why, k
+		}
+	}
+	return md(top)
+}
+
+func writeTiers(b *strings.Builder, s *Summary) {
+	t := TierRanking(s)
+	b.WriteString("## Tool-use tiers\n\n")
+	b.WriteString("Tool-use success rate over the cells whose prompt expects a tool. Error cells (timeouts, cut streams) count as failures; " +
+		"cells that never reached the model (skipped, rate-limited, auth) or were cancelled are excluded. " +
+		"Tier 1 ≥ 80%, Tier 2 50–79%, Tier 3 < 50%; unclassified when no tool cell ran.\n\n")
+	b.WriteString("| rank | provider | model | thinking | tier | tool-use success | succeeded/counted | errors among failures | excluded |\n")
+	b.WriteString("|--:|---|---|---|---|--:|--:|--:|---|\n")
+	for _, tr := range t.Ranking {
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %d/%d | %d | %s |\n",
+			tr.Rank, md(tr.Provider), md(tr.Model), level(tr.ThinkingLevel), tierName(tr),
+			pct(tr.ToolUseSuccessRate), tr.NSucceeded, tr.NCounted, tr.NErrorCells, excluded(tr))
+	}
+	b.WriteString("\n### Recommended for subagent routing\n\n")
+	if len(t.Recommended) == 0 {
+		b.WriteString("No model reached Tier 1 (≥ 80% tool-use success); none is recommended for subagent routing with full tool access.\n\n")
+		return
+	}
+	b.WriteString("Tier 1 models, recommended for subagent routing with full tool access:\n\n")
+	for _, m := range t.Recommended {
+		g := Group{Provider: m.Provider, Model: m.Model, ThinkingLevel: m.ThinkingLevel}
+		fmt.Fprintf(b, "- %s\n", md(g.Label()))
+	}
+	b.WriteString("\n")
+}
+
+func excluded(t *Tier) string {
+	if t.NExcluded == 0 {
+		return "0"
+	}
+	keys := make([]string, 0, len(t.Excluded))
+	for k := range t.Excluded {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d %s", t.Excluded[k], k)
+	}
+	return fmt.Sprintf("%d (%s)", t.NExcluded, strings.Join(parts, ", "))
+}
+
+func writeResources(b *strings.Builder, s *Summary) {
+	any := false
+	for _, g := range s.Groups {
+		any = any || g.ResourcesBefore != nil
+	}
+	if !any {
+		return
+	}
+	b.WriteString("## Resources\n\n")
+	b.WriteString("Machine before → after each suite, and the peaks the sampler saw during it (resources_*.txt have the details).\n\n")
+	b.WriteString("| model | CPU before → after | peak CPU | mem used before → after | peak mem used | server RSS before → after | peak server RSS |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|--:|\n")
+	for _, g := range s.Groups {
+		if g.ResourcesBefore == nil {
+			continue
+		}
+		bf, af, pk := g.ResourcesBefore, g.ResourcesAfter, g.ResourcesPeak
+		if af == nil {
+			af = &resources.Snapshot{}
+		}
+		if pk == nil {
+			pk = &resources.Peak{}
+		}
+		fmt.Fprintf(b, "| %s | %s → %s | %s | %s → %s | %s | %s → %s | %s |\n", md(g.Label()),
+			resources.Pct(bf.CPUPercent), resources.Pct(af.CPUPercent), resources.Pct(pk.CPUPercent),
+			resources.Bytes(bf.MemUsed), resources.Bytes(af.MemUsed), resources.Bytes(pk.MemUsed),
+			serverRSS(bf), serverRSS(af), resources.Bytes(pk.ServerRSS))
+	}
+	b.WriteString("\n")
+}
+
+func serverRSS(s *resources.Snapshot) string {
+	if s.Server == nil {
+		return "n/a"
+	}
+	return resources.Bytes(s.Server.RSSBytes)
+}
+
+func writeFailures(b *strings.Builder, s *Summary) {
+	b.WriteString("## Failures\n\n")
+	if len(s.Failures) == 0 {
+		b.WriteString("None.\n\n")
+		return
+	}
+	b.WriteString("Cells that did not succeed or failed their validator. Cells that never reached the model are one line per reason with their count.\n\n")
+	b.WriteString("| model | prompt | rep | status | failure | detail |\n")
+	b.WriteString("|---|---|--:|---|---|---|\n")
+	for _, f := range s.Failures {
+		prompt, rep := md(f.PromptID), fmt.Sprint(f.Repetition)
+		if f.Count > 0 {
+			prompt, rep = fmt.Sprintf("%d cells", f.Count), "–"
+			if f.Count == 1 {
+				prompt = "1 cell"
+			}
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", md(f.Group), prompt, rep, md(f.Status), md(f.Type), md(f.Detail))
+	}
+	if more := s.NFailures - len(s.Failures); more > 0 {
+		fmt.Fprintf(b, "\n… and %d more; see results.jsonl.\n", more)
+	}
+	b.WriteString("\n")
+}
+
+func writeSkipped(b *strings.Builder, s *Summary) {
+	if s.NSkippedLines == 0 && len(s.Warnings) == 0 {
+		return
+	}
+	b.WriteString("## Skipped lines and warnings\n\n")
+	for _, p := range s.SkippedLines {
+		fmt.Fprintf(b, "- %s\n", md(p.String()))
+	}
+	if more := s.NSkippedLines - len(s.SkippedLines); more > 0 {
+		fmt.Fprintf(b, "- … and %d more\n", more)
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(b, "- %s\n", md(w))
+	}
+	b.WriteString("\n")
+}
+
+// md makes text safe inside a table cell: one line, no bare pipes.
+func md(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return strings.ReplaceAll(s, "|", "\\|")
+}
+
+func level(l *string) string {
+	if l == nil {
+		return "–"
+	}
+	return *l
+}
+
+func pct(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f%%", *v*100)
+}
+
+func msStr(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f ms", *v)
+}
+
+func num(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f", *v)
+}
+
+func tierName(t *Tier) string {
+	if t == nil {
+		return "–"
+	}
+	switch t.Tier {
+	case Tier1:
+		return "Tier 1"
+	case Tier2:
+		return "Tier 2"
+	case Tier3:
+		return "Tier 3"
+	}
+	return t.Tier
+}

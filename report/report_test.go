@@ -1,0 +1,382 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"bench/results"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+func TestPercentileHandComputed(t *testing.T) {
+	tests := []struct {
+		xs            []float64
+		p50, p95, p99 float64
+		mean          float64
+	}{
+		// h = (n-1)p: n=5, p95 -> h=3.8 -> 40 + 0.8*(50-40) = 48; p99 -> h=3.96 -> 49.6.
+		{[]float64{50, 15, 40, 20, 35}, 35, 48, 49.6, 32},
+		// n=4: p50 -> h=1.5 -> 2.5; p95 -> h=2.85 -> 3.85; p99 -> h=2.97 -> 3.97.
+		{[]float64{4, 3, 2, 1}, 2.5, 3.85, 3.97, 2.5},
+		// n=1: every percentile is the value.
+		{[]float64{7}, 7, 7, 7, 7},
+		// n=2: p95 -> h=0.95 -> 100 + 0.95*100 = 195.
+		{[]float64{100, 200}, 150, 195, 199, 150},
+	}
+	for _, tt := range tests {
+		e := &exact{}
+		for _, x := range tt.xs {
+			e.Add(x)
+		}
+		s := e.Stats()
+		for _, c := range []struct {
+			name string
+			got  *float64
+			want float64
+		}{{"p50", s.P50, tt.p50}, {"p95", s.P95, tt.p95}, {"p99", s.P99, tt.p99}, {"mean", s.Mean, tt.mean}} {
+			if c.got == nil || math.Abs(*c.got-c.want) > 1e-9 {
+				t.Errorf("%v %s = %v, want %v", tt.xs, c.name, c.got, c.want)
+			}
+		}
+	}
+	if s := (&exact{}).Stats(); s.P50 != nil || s.Mean != nil {
+		t.Errorf("no values: %+v, want nulls", s)
+	}
+	e := &exact{}
+	e.Add(math.NaN())
+	e.Add(math.Inf(1))
+	if s := e.Stats(); s.P50 != nil {
+		t.Errorf("NaN/Inf must not count: %+v", s)
+	}
+}
+
+func TestTierBoundaries(t *testing.T) {
+	tests := []struct {
+		succeeded, counted int
+		want               string
+	}{
+		{4, 5, Tier1}, {8, 10, Tier1}, {79, 100, Tier2}, {1, 2, Tier2}, {49, 100, Tier3}, {0, 3, Tier3}, {0, 0, Unclassified},
+		// 0.7996 rounds to 0.8 but is not Tier 1.
+		{1999, 2500, Tier2},
+	}
+	for _, tt := range tests {
+		tr := Tier{NSucceeded: tt.succeeded, NCounted: tt.counted}
+		tr.classify()
+		if tr.Tier != tt.want {
+			t.Errorf("%d/%d: %s, want %s", tt.succeeded, tt.counted, tr.Tier, tt.want)
+		}
+	}
+}
+
+func TestNaturalLess(t *testing.T) {
+	ids := []string{"P10", "P2", "P0", "P1b", "P1", "Q", "P02x"}
+	want := "P0 P1 P1b P2 P02x P10 Q"
+	sortStrings(ids)
+	if got := strings.Join(ids, " "); got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && naturalLess(s[j], s[j-1]); j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+func loadFixture(t *testing.T) *Summary {
+	t.Helper()
+	s, err := Load("testdata/run1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.GeneratedAt = time.Date(2026, 2, 14, 0, 5, 0, 0, time.UTC)
+	return s
+}
+
+func group(t *testing.T, s *Summary, model string) *Group {
+	t.Helper()
+	for _, g := range s.Groups {
+		if g.Model == model {
+			return g
+		}
+	}
+	t.Fatalf("no group %s", model)
+	return nil
+}
+
+func TestLoadCountsAndRates(t *testing.T) {
+	s := loadFixture(t)
+	if s.RunID != "20260213_235930" || s.NRecords != 21 || s.NSkippedLines != 2 {
+		t.Fatalf("run %s, %d records, %d skipped", s.RunID, s.NRecords, s.NSkippedLines)
+	}
+	if p := s.SkippedLines; p[0].Line != 6 || p[0].Truncated || p[1].Line != 23 || !p[1].Truncated {
+		t.Errorf("skipped lines %+v", p)
+	}
+
+	l := group(t, s, "llama3.2:3b")
+	if l.NTotal != 8 || l.NOK != 7 || l.NSuccess != 6 || l.NError != 1 {
+		t.Errorf("llama counts %+v", l)
+	}
+	// 6 successes of 7 ok; 4 passes of 5 judged (P0 has no check).
+	if *l.SuccessRateOK != 0.857 || *l.ObjectivePassRate != 0.8 {
+		t.Errorf("llama rates %v %v", *l.SuccessRateOK, *l.ObjectivePassRate)
+	}
+	// Successful e2e: 800 900 1000 1000 1200 1500 (n=6).
+	// p50: h=2.5 -> 1000; p95: h=4.75 -> 1200+0.75*300 = 1425; p99: h=4.95 -> 1485; mean 1066.667.
+	if *l.LatencyMS.P50 != 1000 || *l.LatencyMS.P95 != 1425 || *l.LatencyMS.P99 != 1485 || *l.LatencyMS.Mean != 1066.667 {
+		t.Errorf("llama latency %+v", fmtStats(l.LatencyMS))
+	}
+	// wall clock: first start T to last end T+36700.
+	if *l.WallClockMS != 36700 {
+		t.Errorf("wall clock %d", *l.WallClockMS)
+	}
+	if l.ResourcesBefore == nil || l.ResourcesPeak == nil || *l.ResourcesPeak.ServerRSS != 2751463424 {
+		t.Errorf("resources not read: %+v", l.ResourcesPeak)
+	}
+	if l.Tier.Tier != Tier2 || l.Tier.NCounted != 2 || l.Tier.NErrorCells != 1 {
+		t.Errorf("llama tier %+v", l.Tier)
+	}
+
+	c := group(t, s, "claude-sonnet")
+	if c.Tier.Tier != Tier1 || c.Tier.NExcluded != 1 || c.Tier.Excluded["rate_limited"] != 1 || c.NRateLimited != 1 {
+		t.Errorf("claude tier %+v", c.Tier)
+	}
+	if c.ResourcesBefore != nil {
+		t.Errorf("claude has no resource file, got %+v", c.ResourcesBefore)
+	}
+
+	q := group(t, s, "qwen3:4b")
+	if q.SuccessRateOK != nil || q.ObjectivePassRate != nil || q.LatencyMS.P50 != nil || q.Tier.Tier != Unclassified || q.NSkippedUnavailable != 4 {
+		t.Errorf("qwen: rates must be null and tier unclassified: %+v %+v", q, q.Tier)
+	}
+	o := group(t, s, "gpt-5-mini")
+	if o.NAuthError != 2 || o.Tier.Tier != Unclassified || o.Tier.Excluded["auth_error"] != 1 {
+		t.Errorf("openai %+v %+v", o, o.Tier)
+	}
+}
+
+func fmtStats(s Stats) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func TestSummaryJSONHasTheSpecFields(t *testing.T) {
+	s := loadFixture(t)
+	data, err := marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top struct {
+		Groups []map[string]json.RawMessage `json:"groups"`
+	}
+	if err := json.Unmarshal(data, &top); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"provider", "model", "thinking_level", "n_total", "n_ok", "n_success", "n_skipped_unavailable",
+		"n_rate_limited", "n_error", "success_rate_ok", "objective_pass_rate", "wall_clock_ms", "latency_ms",
+		"resources_before", "resources_after",
+		// additions
+		"n_auth_error", "ttft_ms", "tokens_per_s", "resources_peak"}
+	for _, g := range top.Groups {
+		if len(g) != len(want) {
+			t.Errorf("group has %d fields, want %d: %v", len(g), len(want), keys(g))
+		}
+		for _, k := range want {
+			if _, ok := g[k]; !ok {
+				t.Errorf("group lacks %s", k)
+			}
+		}
+		var lat map[string]any
+		json.Unmarshal(g["latency_ms"], &lat)
+		if len(lat) != 4 || !hasKeys(lat, "p50", "p95", "p99", "mean") {
+			t.Errorf("latency_ms = %v", lat)
+		}
+	}
+}
+
+func keys(m map[string]json.RawMessage) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func hasKeys(m map[string]any, ks ...string) bool {
+	for _, k := range ks {
+		if _, ok := m[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// TestGolden renders the fixture run and compares the three files with
+// testdata/golden; go test ./report -run TestGolden -update rewrites them.
+func TestGolden(t *testing.T) {
+	s := loadFixture(t)
+	dir := t.TempDir()
+	if err := Write(dir, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"summary.json", "summary.md", "tiers.json"} {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden := filepath.Join("testdata", "golden", name)
+		if *update {
+			os.MkdirAll(filepath.Dir(golden), 0o755)
+			if err := os.WriteFile(golden, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%v (run with -update to create it)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from %s (rerun with -update if intended):\n%s", name, golden, diff(string(want), string(got)))
+		}
+	}
+}
+
+// diff shows the first differing lines, enough to see what changed.
+func diff(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	shown := 0
+	for i := 0; i < max(len(wl), len(gl)) && shown < 10; i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			shown++
+			b.WriteString("line " + itoa(i+1) + ":\n  - " + w + "\n  + " + g + "\n")
+		}
+	}
+	return b.String()
+}
+
+func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+func TestMarkdownContent(t *testing.T) {
+	s := loadFixture(t)
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{
+		"## Ranking", "## Pass matrix", "## Tool-use tiers", "### Recommended for subagent routing",
+		"- claude/claude-sonnet (high)",              // the only Tier-1 model
+		"expected exactly \"4\", got \"four \\| 4\"", // violation text, pipe escaped
+		"no complete answer within run.timeout",      // error text of a failed cell
+		"| 4 cells |",                                // collapsed skipped cells
+		"line 23: truncated last line skipped",
+		"| P10 word_limit |", // natural prompt order: P10 after P2
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("summary.md lacks %q", want)
+		}
+	}
+	if strings.Index(md, "| P2 tool_free |") > strings.Index(md, "| P10 word_limit |") {
+		t.Error("P10 listed before P2")
+	}
+	// Ranking: claude (pass rate 100%) ranks above llama (80%).
+	if strings.Index(md, "| 1 | claude |") < 0 || strings.Index(md, "| 2 | ollama_openai | llama3.2:3b |") < 0 {
+		t.Errorf("ranking order wrong:\n%s", md[:min(len(md), 2000)])
+	}
+}
+
+func TestBuildWritesReportsAndWarns(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"results.jsonl", "resources_ollama_openai_llama3.2_3b.json"} {
+		data, err := os.ReadFile(filepath.Join("testdata/run1", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	}
+	var warn bytes.Buffer
+	if err := Build(dir, &warn); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(warn.String(), "line 6: malformed line skipped") || !strings.Contains(warn.String(), "line 23: truncated last line skipped") {
+		t.Errorf("warnings:\n%s", warn.String())
+	}
+	for _, name := range []string{"summary.json", "summary.md", "tiers.json"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	var tiers Tiers
+	data, _ := os.ReadFile(filepath.Join(dir, "tiers.json"))
+	if err := json.Unmarshal(data, &tiers); err != nil {
+		t.Fatal(err)
+	}
+	if len(tiers.Recommended) != 1 || tiers.Recommended[0].Model != "claude-sonnet" || tiers.Ranking[0].Rank != 1 {
+		t.Errorf("tiers %+v", tiers)
+	}
+	if err := Build(t.TempDir(), &warn); err == nil {
+		t.Error("no results.jsonl: want an error")
+	}
+	// A resource file of another suite under this suite's name is a warning, not a failure.
+	os.WriteFile(filepath.Join(dir, "resources_claude_claude-sonnet_high.json"), []byte(`{"provider":"x","model":"y"}`), 0o644)
+	warn.Reset()
+	if err := Build(dir, &warn); err != nil || !strings.Contains(warn.String(), "belongs to x/y") {
+		t.Errorf("err %v, warnings:\n%s", err, warn.String())
+	}
+}
+
+func TestWriteTable(t *testing.T) {
+	s := loadFixture(t)
+	var b bytes.Buffer
+	if err := WriteTable(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "PROVIDER") {
+		t.Fatalf("table:\n%s", b.String())
+	}
+	if f := strings.Fields(lines[1]); f[0] != "claude" || f[3] != "6/7" || f[4] != "100.0%" || f[len(f)-1] != "1" {
+		t.Errorf("first row %q", lines[1])
+	}
+	if !strings.Contains(lines[2], "llama3.2:3b") || !strings.Contains(lines[2], "Tier 2") {
+		t.Errorf("second row %q", lines[2])
+	}
+}
+
+func TestSummarizeInMemory(t *testing.T) {
+	ok, low := true, "low"
+	recs := []results.Record{
+		{Provider: "p", Model: "m", ThinkingLevel: &low, AvailabilityStatus: "ok", Success: true, E2EMS: 10, ObjectivePass: &ok, ExpectedTools: []string{"ls"}, ToolUseSuccess: &ok},
+		{Provider: "p", Model: "m", AvailabilityStatus: "ok", Success: true, E2EMS: 20},
+	}
+	s := Summarize(recs)
+	if len(s.Groups) != 2 || s.Groups[0].ThinkingLevel != nil || *s.Groups[1].ThinkingLevel != "low" {
+		t.Fatalf("groups %+v", s.Groups)
+	}
+	if s.Groups[1].Tier.Tier != Tier1 || s.Groups[0].Tier.Tier != Unclassified {
+		t.Errorf("tiers %s %s", s.Groups[1].Tier.Tier, s.Groups[0].Tier.Tier)
+	}
+	// Records without wall-clock times give a null wall_clock_ms, not 0.
+	if s.Groups[0].WallClockMS != nil {
+		t.Errorf("wall clock %v", *s.Groups[0].WallClockMS)
+	}
+}

@@ -1,0 +1,491 @@
+// Package report rebuilds a run's summary.json, summary.md and tiers.json
+// from results.jsonl alone (plus the resource files recorded during the
+// run). It streams the results file and keeps per-group counters and the
+// latency samples, never the raw outputs, so a large run reports in little
+// memory.
+//
+// summary.json has this shape:
+//
+//	{
+//	  "run_id": "...", "generated_at": "RFC 3339", "source": "results.jsonl",
+//	  "n_records": 123, "n_skipped_lines": 1,
+//	  "skipped_lines": [{"line": 7, "truncated": true, "reason": "..."}],
+//	  "methods": {"percentiles": "...", "latency_ms": "...", ...},
+//	  "groups": [ one object per (provider, model, thinking_level) ]
+//	}
+//
+// Each group has the results schema's fields (provider, model,
+// thinking_level, n_total, n_ok, n_success, n_skipped_unavailable,
+// n_rate_limited, n_error, success_rate_ok, objective_pass_rate,
+// wall_clock_ms, latency_ms, resources_before, resources_after) and these
+// additions: n_auth_error, ttft_ms and tokens_per_s (same statistics as
+// latency_ms), and resources_peak (what the sampler saw during the suite).
+package report
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"bench/resources"
+	"bench/results"
+)
+
+// Methods says how the figures are computed; it is written into summary.json
+// so a reader of the file does not need the source.
+type Methods struct {
+	Percentiles       string `json:"percentiles"`
+	LatencyMS         string `json:"latency_ms"`
+	TTFTMS            string `json:"ttft_ms"`
+	TokensPerS        string `json:"tokens_per_s"`
+	SuccessRateOK     string `json:"success_rate_ok"`
+	ObjectivePassRate string `json:"objective_pass_rate"`
+	WallClockMS       string `json:"wall_clock_ms"`
+}
+
+var methods = Methods{
+	Percentiles:       "linear interpolation between closest ranks (Hyndman-Fan type 7): h=(n-1)p, q=x[floor(h)]+(h-floor(h))*(x[floor(h)+1]-x[floor(h)])",
+	LatencyMS:         "e2e_ms of the successful cells (availability_status ok and success true)",
+	TTFTMS:            "ttft_ms of the successful cells that have one",
+	TokensPerS:        "tokens_per_s of the successful cells that have one (output tokens after the first over the time after the first token)",
+	SuccessRateOK:     "n_success / n_ok; null when n_ok is 0",
+	ObjectivePassRate: "cells with objective_pass true / successful cells with a non-null objective_pass; null when there are none",
+	WallClockMS:       "max(ended_at_ms) - min(started_at_ms) over the group's cells",
+}
+
+// Group is one (provider, model, thinking_level) entry of summary.json.
+type Group struct {
+	Provider      string  `json:"provider"`
+	Model         string  `json:"model"`
+	ThinkingLevel *string `json:"thinking_level"`
+
+	NTotal              int `json:"n_total"`
+	NOK                 int `json:"n_ok"`
+	NSuccess            int `json:"n_success"`
+	NSkippedUnavailable int `json:"n_skipped_unavailable"`
+	NRateLimited        int `json:"n_rate_limited"`
+	NError              int `json:"n_error"`
+	NAuthError          int `json:"n_auth_error"`
+
+	SuccessRateOK     *float64 `json:"success_rate_ok"`
+	ObjectivePassRate *float64 `json:"objective_pass_rate"`
+	WallClockMS       *int64   `json:"wall_clock_ms"`
+
+	LatencyMS  Stats `json:"latency_ms"`
+	TTFTMS     Stats `json:"ttft_ms"`
+	TokensPerS Stats `json:"tokens_per_s"`
+
+	ResourcesBefore *resources.Snapshot `json:"resources_before"`
+	ResourcesAfter  *resources.Snapshot `json:"resources_after"`
+	ResourcesPeak   *resources.Peak     `json:"resources_peak"`
+
+	// Tier is the group's tool-use tier (written to tiers.json, not here).
+	Tier *Tier `json:"-"`
+}
+
+// Label names the group in tables: provider/model, plus (thinking).
+func (g *Group) Label() string {
+	s := g.Provider + "/" + g.Model
+	if g.ThinkingLevel != nil {
+		s += " (" + *g.ThinkingLevel + ")"
+	}
+	return s
+}
+
+// Summary is a run's summary.json, plus what summary.md needs beyond it.
+type Summary struct {
+	RunID         string            `json:"run_id"`
+	GeneratedAt   time.Time         `json:"generated_at"`
+	Source        string            `json:"source"`
+	NRecords      int               `json:"n_records"`
+	NSkippedLines int               `json:"n_skipped_lines"`
+	SkippedLines  []results.Problem `json:"skipped_lines"`
+	Methods       Methods           `json:"methods"`
+	// Warnings are problems outside results.jsonl (an unreadable resource
+	// file) that cost some figures but not the report.
+	Warnings []string `json:"warnings,omitempty"`
+	Groups   []*Group `json:"groups"`
+
+	// Prompts are the prompt ids seen, in natural order, with their names.
+	Prompts []Prompt `json:"-"`
+	// Matrix holds the prompt x group cells, keyed by group index then prompt id.
+	Matrix []map[string]*MatrixCell `json:"-"`
+	// Failures are the failed cells (the first MaxFailures of them, sorted).
+	Failures  []Failure `json:"-"`
+	NFailures int       `json:"-"`
+}
+
+// Prompt is a prompt id and its name.
+type Prompt struct {
+	ID, Name string
+}
+
+// MatrixCell counts one prompt's cells in one group.
+type MatrixCell struct {
+	Total, Success, Judged, Passed int
+	// Why is the most frequent reason a cell did not succeed.
+	Why map[string]int
+}
+
+// Failure is a cell that did not succeed or failed its validator, or (for
+// cells that never reached the model) one line per identical reason.
+type Failure struct {
+	Group      string
+	PromptID   string
+	Repetition int
+	Status     string
+	Type       string
+	Detail     string
+	// Count is how many cells share this line (cells that never ran).
+	Count int
+}
+
+// MaxFailures bounds the failures summary.md lists; the rest are counted.
+const MaxFailures = 200
+
+type groupKey struct {
+	provider, model, thinking string
+	hasThinking               bool
+}
+
+// aggregator owns all the aggregation: one Add per record, in any order.
+type aggregator struct {
+	runID    string
+	nRecords int
+	groups   map[groupKey]*acc
+	prompts  map[string]string
+	failures []Failure
+	nFail    int
+	// notRun collapses identical reasons of cells that never reached a model.
+	notRun map[Failure]int
+}
+
+type acc struct {
+	g                *Group
+	lat, ttft, tps   estimator
+	judged, passed   int
+	minStart, maxEnd int64
+	tool             Tier
+	cells            map[string]*MatrixCell
+	hasTimes         bool
+}
+
+func newAggregator() *aggregator {
+	return &aggregator{groups: map[groupKey]*acc{}, prompts: map[string]string{}, notRun: map[Failure]int{}}
+}
+
+// Add counts one record. It keeps no reference to r.
+func (a *aggregator) Add(r *results.Record) {
+	a.nRecords++
+	if a.runID == "" {
+		a.runID = r.RunID
+	}
+	k := groupKey{provider: r.Provider, model: r.Model}
+	if r.ThinkingLevel != nil {
+		k.thinking, k.hasThinking = *r.ThinkingLevel, true
+	}
+	g := a.groups[k]
+	if g == nil {
+		g = &acc{
+			g:   &Group{Provider: r.Provider, Model: r.Model, ThinkingLevel: cloneStr(r.ThinkingLevel)},
+			lat: &exact{}, ttft: &exact{}, tps: &exact{},
+			cells: map[string]*MatrixCell{},
+			tool:  Tier{Provider: r.Provider, Model: r.Model, ThinkingLevel: cloneStr(r.ThinkingLevel), Excluded: map[string]int{}},
+		}
+		a.groups[k] = g
+	}
+	if _, ok := a.prompts[r.PromptID]; !ok || a.prompts[r.PromptID] == "" {
+		a.prompts[r.PromptID] = r.PromptName
+	}
+
+	gr := g.g
+	gr.NTotal++
+	switch r.AvailabilityStatus {
+	case "ok":
+		gr.NOK++
+	case "skipped_unavailable":
+		gr.NSkippedUnavailable++
+	case "rate_limited":
+		gr.NRateLimited++
+	case "error":
+		gr.NError++
+	case "auth_error":
+		gr.NAuthError++
+	}
+	success := r.AvailabilityStatus == "ok" && r.Success
+	if success {
+		gr.NSuccess++
+		g.lat.Add(float64(r.E2EMS))
+		if r.TTFTMS != nil {
+			g.ttft.Add(float64(*r.TTFTMS))
+		}
+		if r.TokensPerS != nil {
+			g.tps.Add(*r.TokensPerS)
+		}
+		if r.ObjectivePass != nil {
+			g.judged++
+			if *r.ObjectivePass {
+				g.passed++
+			}
+		}
+	}
+	if r.StartedAtMS > 0 && r.EndedAtMS > 0 {
+		if !g.hasTimes || r.StartedAtMS < g.minStart {
+			g.minStart = r.StartedAtMS
+		}
+		if !g.hasTimes || r.EndedAtMS > g.maxEnd {
+			g.maxEnd = r.EndedAtMS
+		}
+		g.hasTimes = true
+	}
+
+	g.tool.add(r)
+
+	c := g.cells[r.PromptID]
+	if c == nil {
+		c = &MatrixCell{Why: map[string]int{}}
+		g.cells[r.PromptID] = c
+	}
+	c.Total++
+	if success {
+		c.Success++
+		if r.ObjectivePass != nil {
+			c.Judged++
+			if *r.ObjectivePass {
+				c.Passed++
+			}
+		}
+	} else {
+		c.Why[whyLabel(r)]++
+	}
+
+	a.addFailure(r, gr, success)
+}
+
+// whyLabel is a short reason a cell did not succeed, for the matrix.
+func whyLabel(r *results.Record) string {
+	if r.FailureType != nil && *r.FailureType != "" {
+		return *r.FailureType
+	}
+	return r.AvailabilityStatus
+}
+
+func (a *aggregator) addFailure(r *results.Record, g *Group, success bool) {
+	failedCheck := success && r.ObjectivePass != nil && !*r.ObjectivePass
+	if success && !failedCheck {
+		return
+	}
+	f := Failure{Group: g.Label(), PromptID: r.PromptID, Repetition: r.Repetition, Status: r.AvailabilityStatus}
+	if r.FailureType != nil {
+		f.Type = *r.FailureType
+	}
+	switch {
+	case failedCheck:
+		f.Type = "violation"
+		if r.Violation != nil {
+			f.Detail = *r.Violation
+		}
+	case r.ErrorMessage != nil:
+		f.Detail = *r.ErrorMessage
+	case r.Violation != nil:
+		f.Detail = *r.Violation
+	}
+	f.Detail = shorten(f.Detail, 300)
+	switch r.AvailabilityStatus {
+	case "skipped_unavailable", "rate_limited", "auth_error":
+		// The model was never asked: one line per reason, not per cell.
+		f.PromptID, f.Repetition = "", 0
+		if _, ok := a.notRun[f]; !ok {
+			a.nFail++
+		}
+		a.notRun[f]++
+		return
+	}
+	a.nFail++
+	if len(a.failures) < MaxFailures {
+		a.failures = append(a.failures, f)
+	}
+}
+
+// shorten cuts s to n bytes at a rune boundary and puts it on one line.
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func cloneStr(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	v := *s
+	return &v
+}
+
+// summary turns the counters into a Summary, groups sorted by provider,
+// model and thinking level (null first).
+func (a *aggregator) summary() *Summary {
+	s := &Summary{RunID: a.runID, Source: "results.jsonl", NRecords: a.nRecords, Methods: methods, SkippedLines: []results.Problem{}, Groups: []*Group{}}
+	keys := make([]groupKey, 0, len(a.groups))
+	for k := range a.groups {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.provider != b.provider {
+			return a.provider < b.provider
+		}
+		if a.model != b.model {
+			return a.model < b.model
+		}
+		if a.hasThinking != b.hasThinking {
+			return !a.hasThinking
+		}
+		return levelRank(a.thinking) < levelRank(b.thinking) || (levelRank(a.thinking) == levelRank(b.thinking) && a.thinking < b.thinking)
+	})
+	for _, k := range keys {
+		g := a.groups[k]
+		gr := g.g
+		gr.SuccessRateOK = rate(gr.NSuccess, gr.NOK)
+		gr.ObjectivePassRate = rate(g.passed, g.judged)
+		if g.hasTimes {
+			w := g.maxEnd - g.minStart
+			gr.WallClockMS = &w
+		}
+		gr.LatencyMS, gr.TTFTMS, gr.TokensPerS = g.lat.Stats(), g.ttft.Stats(), g.tps.Stats()
+		t := g.tool
+		t.classify()
+		gr.Tier = &t
+		s.Groups = append(s.Groups, gr)
+		s.Matrix = append(s.Matrix, g.cells)
+	}
+	for id, name := range a.prompts {
+		s.Prompts = append(s.Prompts, Prompt{ID: id, Name: name})
+	}
+	sort.Slice(s.Prompts, func(i, j int) bool { return naturalLess(s.Prompts[i].ID, s.Prompts[j].ID) })
+
+	s.Failures = append(s.Failures, a.failures...)
+	for f, n := range a.notRun {
+		f.Count = n
+		s.Failures = append(s.Failures, f)
+	}
+	sort.SliceStable(s.Failures, func(i, j int) bool {
+		a, b := s.Failures[i], s.Failures[j]
+		if a.Group != b.Group {
+			return a.Group < b.Group
+		}
+		if a.PromptID != b.PromptID {
+			return naturalLess(a.PromptID, b.PromptID)
+		}
+		if a.Repetition != b.Repetition {
+			return a.Repetition < b.Repetition
+		}
+		return a.Status+a.Type+a.Detail < b.Status+b.Type+b.Detail
+	})
+	s.NFailures = a.nFail
+	return s
+}
+
+// levelRank orders thinking levels by effort rather than alphabetically.
+func levelRank(l string) int {
+	switch l {
+	case "low":
+		return 0
+	case "medium":
+		return 1
+	case "high":
+		return 2
+	case "xhigh":
+		return 3
+	}
+	return 4
+}
+
+// naturalLess orders ids so that P2 comes before P10.
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digitPrefix(a), digitPrefix(b)
+		if da > 0 && db > 0 {
+			// Compare the numbers: fewer digits (zeros trimmed) is smaller.
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+func digitPrefix(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
+}
+
+// Summarize builds the summary of records held in memory (no resources,
+// no skipped lines). Load is the streaming form over a run directory.
+func Summarize(records []results.Record) *Summary {
+	a := newAggregator()
+	for i := range records {
+		a.Add(&records[i])
+	}
+	s := a.summary()
+	s.GeneratedAt = time.Now().UTC()
+	return s
+}
+
+// Load reads runDir/results.jsonl, streaming, and the suites' resource
+// files, and returns the summary. Malformed lines are in SkippedLines; only
+// I/O failure is an error.
+func Load(runDir string) (*Summary, error) {
+	a := newAggregator()
+	problems, nProblems, err := results.ReadFile(filepath.Join(runDir, "results.jsonl"), func(_ int, r *results.Record) error {
+		a.Add(r)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("report %s: %w", runDir, err)
+	}
+	s := a.summary()
+	s.GeneratedAt = time.Now().UTC()
+	if problems != nil {
+		s.SkippedLines = problems
+	}
+	s.NSkippedLines = nProblems
+	if s.RunID == "" {
+		s.RunID = filepath.Base(runDir)
+	}
+	for _, g := range s.Groups {
+		rec, err := resources.ReadSuite(runDir, g.Provider, g.Model, g.ThinkingLevel)
+		if err != nil {
+			// A bad resource file costs its figures, not the report.
+			s.Warnings = append(s.Warnings, err.Error())
+			continue
+		}
+		if rec != nil {
+			g.ResourcesBefore, g.ResourcesAfter, g.ResourcesPeak = rec.Before, rec.After, rec.Peak
+		}
+	}
+	return s, nil
+}

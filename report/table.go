@@ -1,0 +1,24 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// WriteTable prints a short plain-text table of the groups, best first, for
+// the end of `bench run`: provider, model, thinking, ok/total, pass rate,
+// TTFT p50, e2e p50, tokens/s p50 and tool-use tier.
+func WriteTable(w io.Writer, s *Summary) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROVIDER\tMODEL\tTHINKING\tOK/TOTAL\tPASS\tTTFT P50\tE2E P50\tTOK/S\tTIER")
+	for _, g := range ranked(s) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\n",
+			g.Provider, g.Model, level(g.ThinkingLevel), g.NOK, g.NTotal, pct(g.ObjectivePassRate),
+			msStr(g.TTFTMS.P50), msStr(g.LatencyMS.P50), num(g.TokensPerS.P50), tierName(g.Tier))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	return nil
+}

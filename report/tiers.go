@@ -1,0 +1,146 @@
+package report
+
+import (
+	"sort"
+	"time"
+
+	"bench/results"
+)
+
+// Tier labels.
+const (
+	Tier1        = "tier_1"
+	Tier2        = "tier_2"
+	Tier3        = "tier_3"
+	Unclassified = "unclassified"
+)
+
+// Tier thresholds on the tool-use success rate.
+const (
+	Tier1Min = 0.8
+	Tier2Min = 0.5
+)
+
+// tierRule is written into tiers.json so the counting is on record.
+const tierRule = "tool-use success rate over the cells whose prompt expects tools (non-empty expected_tools): " +
+	"cells with availability_status ok or error count, and only tool_use_success true is a success, so error cells " +
+	"(timeouts, cut streams) count as failures; cells that never reached the model (skipped_unavailable, rate_limited, " +
+	"auth_error) and cells cancelled by the user (failure_type cancelled) are excluded and counted under excluded. " +
+	"tier_1 >= 0.8, tier_2 >= 0.5, tier_3 < 0.5, unclassified when no tool cell counted"
+
+// Tier is one group's tool-use classification, an entry of tiers.json.
+type Tier struct {
+	Rank          int     `json:"rank"`
+	Provider      string  `json:"provider"`
+	Model         string  `json:"model"`
+	ThinkingLevel *string `json:"thinking_level"`
+	Tier          string  `json:"tier"`
+	// ToolUseSuccessRate is NSucceeded / NCounted, null when NCounted is 0.
+	ToolUseSuccessRate *float64 `json:"tool_use_success_rate"`
+	NCounted           int      `json:"n_counted"`
+	NSucceeded         int      `json:"n_succeeded"`
+	NFailed            int      `json:"n_failed"`
+	// NErrorCells is how many of the failures were error cells.
+	NErrorCells int `json:"n_error_cells"`
+	NExcluded   int `json:"n_excluded"`
+	// Excluded counts the excluded cells by reason.
+	Excluded map[string]int `json:"excluded"`
+}
+
+// add counts one record if its prompt expects tools.
+func (t *Tier) add(r *results.Record) {
+	if len(r.ExpectedTools) == 0 {
+		return
+	}
+	why := ""
+	switch {
+	case r.AvailabilityStatus == "error" && r.FailureType != nil && *r.FailureType == "cancelled":
+		why = "cancelled"
+	case r.AvailabilityStatus != "ok" && r.AvailabilityStatus != "error":
+		why = r.AvailabilityStatus
+	}
+	if why != "" {
+		t.NExcluded++
+		t.Excluded[why]++
+		return
+	}
+	t.NCounted++
+	if r.ToolUseSuccess != nil && *r.ToolUseSuccess {
+		t.NSucceeded++
+		return
+	}
+	t.NFailed++
+	if r.AvailabilityStatus == "error" {
+		t.NErrorCells++
+	}
+}
+
+// classify sets the rate and the tier; thresholds are compared on the exact
+// ratio, not the rounded rate.
+func (t *Tier) classify() {
+	t.ToolUseSuccessRate = rate(t.NSucceeded, t.NCounted)
+	switch {
+	case t.NCounted == 0:
+		t.Tier = Unclassified
+	case float64(t.NSucceeded) >= Tier1Min*float64(t.NCounted):
+		t.Tier = Tier1
+	case float64(t.NSucceeded) >= Tier2Min*float64(t.NCounted):
+		t.Tier = Tier2
+	default:
+		t.Tier = Tier3
+	}
+}
+
+// Tiers is tiers.json.
+type Tiers struct {
+	RunID       string    `json:"run_id"`
+	GeneratedAt time.Time `json:"generated_at"`
+	Rule        string    `json:"rule"`
+	Thresholds  struct {
+		Tier1 float64 `json:"tier_1"`
+		Tier2 float64 `json:"tier_2"`
+	} `json:"thresholds"`
+	// Ranking is every group: tier 1 first, then 2, 3, unclassified; within
+	// a tier by rate, then by how many cells counted.
+	Ranking []*Tier `json:"ranking"`
+	// Recommended are the Tier-1 groups, the ones to route subagents with
+	// full tool access to.
+	Recommended []Model `json:"recommended_for_subagent_routing"`
+}
+
+// Model names a group.
+type Model struct {
+	Provider      string  `json:"provider"`
+	Model         string  `json:"model"`
+	ThinkingLevel *string `json:"thinking_level"`
+}
+
+// TierRanking builds tiers.json from a summary.
+func TierRanking(s *Summary) *Tiers {
+	t := &Tiers{RunID: s.RunID, GeneratedAt: s.GeneratedAt, Rule: tierRule, Ranking: []*Tier{}, Recommended: []Model{}}
+	t.Thresholds.Tier1, t.Thresholds.Tier2 = Tier1Min, Tier2Min
+	for _, g := range s.Groups {
+		if g.Tier != nil {
+			t.Ranking = append(t.Ranking, g.Tier)
+		}
+	}
+	order := map[string]int{Tier1: 0, Tier2: 1, Tier3: 2, Unclassified: 3}
+	sort.SliceStable(t.Ranking, func(i, j int) bool {
+		a, b := t.Ranking[i], t.Ranking[j]
+		if order[a.Tier] != order[b.Tier] {
+			return order[a.Tier] < order[b.Tier]
+		}
+		// Exact ratio comparison: a.S/a.C > b.S/b.C.
+		if l, r := a.NSucceeded*b.NCounted, b.NSucceeded*a.NCounted; l != r {
+			return l > r
+		}
+		return a.NCounted > b.NCounted
+	})
+	for i, tr := range t.Ranking {
+		tr.Rank = i + 1
+		if tr.Tier == Tier1 {
+			t.Recommended = append(t.Recommended, Model{tr.Provider, tr.Model, tr.ThinkingLevel})
+		}
+	}
+	return t
+}
