@@ -245,7 +245,16 @@ func TestSweepAgainstRealOllama(t *testing.T) {
 	if run["id"] != "e2e" || run["concurrency"].(float64) != 4 || run["repetitions"].(float64) != 1 || run["timeout"] != "1m0s" {
 		t.Errorf("config.json run = %v", run)
 	}
-	if !strings.Contains(stdout, filepath.Join(dir, "runs", "e2e")) {
+	runDir := filepath.Join(dir, "runs", "e2e")
+	for _, f := range []string{"summary.json", "summary.md", "tiers.json", "run.json"} {
+		if _, err := os.Stat(filepath.Join(runDir, f)); err != nil {
+			t.Errorf("run directory lacks %s: %v", f, err)
+		}
+	}
+	if !strings.Contains(stdout, "Tier") || !strings.Contains(stdout, "scripted") {
+		t.Errorf("no end-of-run table:\n%s", stdout)
+	}
+	if !strings.Contains(stdout, runDir) {
 		t.Errorf("stdout does not say where the run directory is:\n%s", stdout)
 	}
 }
@@ -295,3 +304,59 @@ func TestBadConfigExits2(t *testing.T) {
 }
 
 func bgctx() context.Context { return context.Background() }
+
+// bench report rebuilds the reports from results.jsonl alone, skipping a
+// truncated last line (a killed run) with a warning.
+func TestReportRebuilds(t *testing.T) {
+	s := needServer(t)
+	code, stdout, stderr, recs, dir := runBench(t, sweepConfig(s.URL()), "--prompts", "T0,T1")
+	if code != 0 || len(recs) != 8 {
+		t.Fatalf("exit %d, %d records\n%s%s", code, len(recs), stdout, stderr)
+	}
+	runDir := filepath.Join(dir, "runs", "e2e")
+	for _, f := range []string{"summary.json", "summary.md", "tiers.json"} {
+		os.Remove(filepath.Join(runDir, f))
+	}
+	f, err := os.OpenFile(filepath.Join(runDir, "results.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"record_type":"result","run_id":"e2e","provider":"oll`)
+	f.Close()
+	cmd := exec.Command(benchBin, "report", runDir)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("bench report: %v\n%s%s", err, out.String(), errb.String())
+	}
+	if !strings.Contains(errb.String(), "line 9") {
+		t.Errorf("no warning naming the truncated line 9:\n%s", errb.String())
+	}
+	var sum struct {
+		Groups []struct {
+			Provider string `json:"provider"`
+			Model    string `json:"model"`
+			NTotal   int    `json:"n_total"`
+			NSuccess int    `json:"n_success"`
+		} `json:"groups"`
+	}
+	b, err := os.ReadFile(filepath.Join(runDir, "summary.json"))
+	if err != nil || json.Unmarshal(b, &sum) != nil {
+		t.Fatalf("summary.json: %v %s", err, b)
+	}
+	got := map[string][2]int{}
+	for _, g := range sum.Groups {
+		got[g.Provider+"/"+g.Model] = [2]int{g.NTotal, g.NSuccess}
+	}
+	want := map[string][2]int{"ollama_openai/scripted": {2, 2}, "ollama/scripted": {2, 2}, "ollama_openai/missing-model": {2, 0}, "ollama/missing-model": {2, 0}}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: n_total/n_success %v, want %v (all: %v)", k, got[k], v, got)
+		}
+	}
+	for _, f := range []string{"summary.md", "tiers.json"} {
+		if _, err := os.Stat(filepath.Join(runDir, f)); err != nil {
+			t.Errorf("bench report did not write %s", f)
+		}
+	}
+}

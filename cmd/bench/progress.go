@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 
 	"bench/providers"
@@ -13,7 +12,7 @@ import (
 
 // progress shows a live count of finished and failed cells: one rewritten
 // line on a terminal, one line per cell otherwise (CI logs), and keeps the
-// tallies the end-of-run messages need.
+// status tallies the end-of-run message needs.
 type progress struct {
 	mu           sync.Mutex
 	w            io.Writer
@@ -22,8 +21,6 @@ type progress struct {
 	failed       int
 	byStatus     map[string]int
 	failureTypes map[string]int
-	groups       map[string]*groupTally
-	order        []string
 	// shownSkips keeps per-cell lines for an absent provider to one per
 	// provider and reason, so a dead server is one line, not a wall.
 	shownSkips map[string]bool
@@ -42,7 +39,7 @@ func newProgress(w io.Writer, quiet bool) *progress {
 			tty = true
 		}
 	}
-	return &progress{w: w, tty: tty, quiet: quiet, byStatus: map[string]int{}, failureTypes: map[string]int{}, groups: map[string]*groupTally{}, shownSkips: map[string]bool{}}
+	return &progress{w: w, tty: tty, quiet: quiet, byStatus: map[string]int{}, failureTypes: map[string]int{}, shownSkips: map[string]bool{}}
 }
 
 func (p *progress) record(r *results.Record, done, total int) {
@@ -59,30 +56,6 @@ func (p *progress) record(r *results.Record, done, total int) {
 	th := "-"
 	if r.ThinkingLevel != nil {
 		th = *r.ThinkingLevel
-	}
-	key := r.Provider + "\x00" + r.Model + "\x00" + th
-	g := p.groups[key]
-	if g == nil {
-		g = &groupTally{provider: r.Provider, model: r.Model, thinking: th}
-		p.groups[key] = g
-		p.order = append(p.order, key)
-	}
-	g.n++
-	if r.AvailabilityStatus == providers.StatusOK {
-		g.ok++
-		g.e2e = append(g.e2e, r.E2EMS)
-		if r.TTFTMS != nil {
-			g.ttft = append(g.ttft, *r.TTFTMS)
-		}
-	}
-	if r.Success {
-		g.success++
-	}
-	if r.ObjectivePass != nil {
-		g.judged++
-		if *r.ObjectivePass {
-			g.pass++
-		}
 	}
 	if p.quiet {
 		return
@@ -121,36 +94,4 @@ func (p *progress) finish() {
 	if p.tty && !p.quiet && p.done > 0 {
 		fmt.Fprintln(p.w)
 	}
-}
-
-// printTable prints the short end-of-run table.
-func printTable(w io.Writer, p *progress) {
-	if len(p.order) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\n%-16s %-28s %-8s %9s %9s %9s %9s\n", "provider", "model", "thinking", "ok/total", "pass", "ttft p50", "e2e p50")
-	fmt.Fprintln(w, strings.Repeat("-", 94))
-	for _, key := range p.order {
-		g := p.groups[key]
-		pass := "-"
-		if g.judged > 0 {
-			pass = fmt.Sprintf("%d/%d", g.pass, g.judged)
-		}
-		fmt.Fprintf(w, "%-16s %-28s %-8s %9s %9s %9s %9s\n", g.provider, g.model, g.thinking,
-			fmt.Sprintf("%d/%d", g.ok, g.n), pass, median(g.ttft), median(g.e2e))
-	}
-	fmt.Fprintln(w)
-}
-
-func median(v []int64) string {
-	if len(v) == 0 {
-		return "-"
-	}
-	s := append([]int64(nil), v...)
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-	return fmt.Sprintf("%dms", s[len(s)/2])
 }

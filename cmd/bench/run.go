@@ -19,6 +19,7 @@ import (
 	"bench/config"
 	"bench/prompts"
 	"bench/providers"
+	"bench/report"
 	"bench/results"
 	"bench/runner"
 )
@@ -279,14 +280,16 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench run: %v\nbench: the results written so far are in %s\n", runErr, dir)
 		return exitIO
 	}
-	if err := finishReports(dir, stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "bench run: reports: %v\n", err)
+	summary, err := buildReports(dir, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench run: reports: %v\nbench: the results are in %s\n", err, dir)
 		return exitIO
 	}
 	if line := unreachable(cfg, prog); line != "" {
 		fmt.Fprintln(stdout, line)
-	} else {
-		printTable(stdout, prog)
+	} else if err := report.WriteTable(stdout, summary); err != nil {
+		fmt.Fprintf(stderr, "bench run: %v\n", err)
+		return exitIO
 	}
 	fmt.Fprintf(stdout, "bench: %s: %d/%d cells recorded in %s\n", out.EndReason, out.Recorded, out.Planned, dir)
 	if out.EndReason == runner.EndInterrupted || out.EndReason == runner.EndAborted {
