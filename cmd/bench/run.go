@@ -20,6 +20,7 @@ import (
 	"bench/prompts"
 	"bench/providers"
 	"bench/report"
+	"bench/resources"
 	"bench/results"
 	"bench/runner"
 )
@@ -265,11 +266,16 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}()
 
 	prog := newProgress(stderr, f.quiet)
+	recorder := resources.NewRecorder(dir)
 	out, runErr := runner.Run(ctx, runner.Options{
-		Config: cfg, Plan: plan, Providers: provs, Sink: sink,
+		Config: cfg, Plan: plan, Providers: provs, Sink: sink, Hooks: recorder,
 		Drain: drain, OnRecord: prog.record, Log: stderr,
 	})
 	prog.finish()
+	if err := recorder.Close(); err != nil {
+		// Snapshots are context, not results: a failed one is a warning.
+		fmt.Fprintf(stderr, "bench: warning: resource snapshots: %v\n", err)
+	}
 	if err := sink.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
