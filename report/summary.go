@@ -460,7 +460,7 @@ func Summarize(records []results.Record) *Summary {
 // I/O failure is an error.
 func Load(runDir string) (*Summary, error) {
 	a := newAggregator()
-	problems, nProblems, err := results.ReadFile(filepath.Join(runDir, "results.jsonl"), func(_ int, r *results.Record) error {
+	problems, nProblems, err := results.ReadFile(filepath.Join(runDir, "results.jsonl"), true, func(_ int, r *results.Record) error {
 		a.Add(r)
 		return nil
 	})

@@ -49,6 +49,27 @@ type Reader struct {
 	nProblem int
 	// OnProblem, when set, is called for every problem as it is found.
 	OnProblem func(Problem)
+	// SkipBulk leaves raw_output, reasoning, parsed_output, tool_call_details
+	// and provider_metrics empty: aggregates do not need them, and not
+	// unquoting and allocating them makes reading a large file faster.
+	SkipBulk bool
+}
+
+// skipped is a JSON value that is read past and dropped.
+type skipped struct{}
+
+// UnmarshalJSON drops the value.
+func (*skipped) UnmarshalJSON([]byte) error { return nil }
+
+// bulkless decodes a Record without its bulky fields: the outer fields
+// shadow the embedded ones of the same JSON name.
+type bulkless struct {
+	*Record
+	RawOutput       skipped `json:"raw_output"`
+	Reasoning       skipped `json:"reasoning"`
+	ParsedOutput    skipped `json:"parsed_output"`
+	ToolCallDetails skipped `json:"tool_call_details"`
+	ProviderMetrics skipped `json:"provider_metrics"`
 }
 
 // NewReader reads records from r.
@@ -77,7 +98,11 @@ func (r *Reader) Next(rec *Record) (int, error) {
 			continue
 		}
 		*rec = Record{}
-		if perr := decode(data, rec); perr != nil {
+		var target any = rec
+		if r.SkipBulk {
+			target = &bulkless{Record: rec}
+		}
+		if perr := decode(data, target, rec); perr != nil {
 			// Only a last line without its newline can be a half-written one.
 			r.problem(Problem{Line: r.line, Truncated: !complete, Reason: perr.Error()})
 			continue
@@ -87,8 +112,8 @@ func (r *Reader) Next(rec *Record) (int, error) {
 }
 
 // decode parses one line and checks it can be grouped.
-func decode(data []byte, rec *Record) error {
-	if err := json.Unmarshal(data, rec); err != nil {
+func decode(data []byte, target any, rec *Record) error {
+	if err := json.Unmarshal(data, target); err != nil {
 		return fmt.Errorf("not a result record: %w", err)
 	}
 	switch {
@@ -166,13 +191,15 @@ func (r *Reader) Lines() int { return r.line }
 // ReadFile calls fn with every usable record of the results file at path,
 // reusing one Record, and returns the skipped lines. Only I/O failure, or an
 // error from fn, aborts.
-func ReadFile(path string, fn func(line int, rec *Record) error) (problems []Problem, nProblems int, err error) {
+// With skipBulk the bulky fields are left empty (see Reader.SkipBulk).
+func ReadFile(path string, skipBulk bool, fn func(line int, rec *Record) error) (problems []Problem, nProblems int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, fmt.Errorf("open results: %w", err)
 	}
 	defer f.Close()
 	rd := NewReader(f)
+	rd.SkipBulk = skipBulk
 	var rec Record
 	for {
 		line, err := rd.Next(&rec)

@@ -143,7 +143,7 @@ func TestReadFileRoundTripsWriter(t *testing.T) {
 	f.Close()
 
 	var models []string
-	probs, n, err := ReadFile(path, func(line int, rec *Record) error {
+	probs, n, err := ReadFile(path, false, func(line int, rec *Record) error {
 		models = append(models, rec.Model)
 		if rec.ThinkingLevel == nil || *rec.ThinkingLevel != "low" || rec.RawOutput != "x\ny" || rec.Repetition != line-1 {
 			t.Errorf("line %d decoded as %+v", line, rec)
@@ -159,7 +159,7 @@ func TestReadFileRoundTripsWriter(t *testing.T) {
 	if !strings.Contains(probs[0].String(), "line 4: truncated") {
 		t.Errorf("String() = %q", probs[0].String())
 	}
-	if _, _, err := ReadFile(filepath.Join(t.TempDir(), "missing.jsonl"), nil); err == nil {
+	if _, _, err := ReadFile(filepath.Join(t.TempDir(), "missing.jsonl"), false, nil); err == nil {
 		t.Error("missing file: no error")
 	}
 }
@@ -186,6 +186,7 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte(`{"record_type":"result","provider":"p","model":"m","availability_status":"ok","tool_calls":null,"ttft_ms":1e400}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rd := NewReader(bytes.NewReader(data))
+		rd.SkipBulk = len(data)%2 == 1 // both decoders
 		last, n := 0, 0
 		for {
 			var rec Record
@@ -221,4 +222,23 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestReaderSkipBulk(t *testing.T) {
+	line := `{"record_type":"result","provider":"p","model":"m","availability_status":"ok","raw_output":"big","reasoning":"r","parsed_output":{"a":1},"tool_call_details":[{"name":"free"}],"provider_metrics":{"x":1},"tool_calls":["free"],"ttft_ms":5}`
+	for _, skip := range []bool{false, true} {
+		rd := NewReader(strings.NewReader(line + "\n"))
+		rd.SkipBulk = skip
+		var rec Record
+		if _, err := rd.Next(&rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.TTFTMS == nil || *rec.TTFTMS != 5 || len(rec.ToolCalls) != 1 || rec.Provider != "p" {
+			t.Errorf("skip=%v: kept fields lost: %+v", skip, rec)
+		}
+		bulk := rec.RawOutput != "" || rec.Reasoning != "" || rec.ParsedOutput != nil || rec.ToolCallDetails != nil || rec.ProviderMetrics != nil
+		if bulk == skip {
+			t.Errorf("skip=%v: bulk fields present=%v", skip, bulk)
+		}
+	}
 }

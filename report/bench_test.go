@@ -1,0 +1,141 @@
+package report
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"testing"
+	"time"
+
+	"bench/results"
+)
+
+// writeLargeRun writes a results.jsonl of n realistic lines (about 1.5 KB
+// each, with raw output, tool details and provider metrics) over 12 groups
+// and 20 prompts.
+func writeLargeRun(tb testing.TB, dir string, n int) int64 {
+	tb.Helper()
+	path := filepath.Join(dir, "results.jsonl")
+	w, err := results.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	raw := strings.Repeat("The free command shows memory; run `free -h` to see it. ", 16)
+	levels := []*string{nil, ptr("low"), ptr("high")}
+	for i := range n {
+		g := i % 12
+		pass := i%5 != 0
+		ttft := int64(100 + i%700)
+		tps := 20 + float64(i%90)/3
+		out := 200 + i%300
+		status, success := "ok", true
+		var ft, msg *string
+		switch i % 50 {
+		case 7:
+			status, success, ft, msg = "error", false, ptr("timeout"), ptr("no complete answer within run.timeout")
+		case 13:
+			status, success, ft, msg = "rate_limited", false, ptr("http_429"), ptr("HTTP 429: slow down")
+		}
+		var expected []string
+		var tus *bool
+		if i%20 == 3 {
+			expected, tus = []string{"free"}, ptr(pass && success)
+		}
+		r := &results.Record{
+			RecordType: results.RecordType, RunID: "bench", Provider: fmt.Sprintf("prov%d", g%3), ProviderType: "ollama_openai",
+			Model: fmt.Sprintf("model-%d:7b", g/3), ThinkingLevel: levels[g%3], PromptID: fmt.Sprintf("P%d", i%20),
+			PromptName: fmt.Sprintf("prompt_%d", i%20), Repetition: i / 240, AvailabilityStatus: status,
+			StartedAtMS: 1771000000000 + int64(i)*10, EndedAtMS: 1771000000000 + int64(i)*10 + 900, E2EMS: int64(500 + i%2000),
+			TTFTMS: &ttft, Success: success, FailureType: ft, ErrorMessage: msg, ObjectivePass: ptr(pass), InputTokens: ptr(40), OutputTokens: &out,
+			RawOutput: raw, RawOutputBytes: len(raw), ToolCalls: []string{"free"}, ToolCallCount: 1, ToolUseSuccess: tus, ExpectedTools: expected,
+			TokensPerS: &tps, Chunks: out, ProviderMetrics: map[string]any{"eval_count": out, "eval_duration_ns": 123456789},
+		}
+		if !pass {
+			r.Violation = ptr("expected exactly 4 bullets, got 3")
+		}
+		if err := w.Write(r); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return fi.Size()
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// BenchmarkBuild100k builds the three reports from a generated results.jsonl
+// of 100,000 lines. Besides ns/op and B/op it reports peak-heap-MiB: the
+// largest live heap seen by a sampler during the builds (runtime/metrics),
+// and file-MiB. Run:
+//
+//	go test ./report -run '^$' -bench Build100k -benchmem -benchtime 3x
+func BenchmarkBuild100k(b *testing.B) {
+	dir := b.TempDir()
+	size := writeLargeRun(b, dir, 100_000)
+	runtime.GC()
+	stop := heapPeak()
+	for b.Loop() {
+		if err := Build(dir, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(stop(), "peak-heap-MiB")
+	b.ReportMetric(float64(size)/(1<<20), "file-MiB")
+}
+
+// heapPeak samples the live heap every millisecond and returns the largest
+// seen, in MiB, when stopped.
+func heapPeak() (stop func() float64) {
+	done := make(chan struct{})
+	res := make(chan uint64)
+	go func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		var maxB uint64
+		for {
+			metrics.Read(s)
+			maxB = max(maxB, s[0].Value.Uint64())
+			select {
+			case <-done:
+				res <- maxB
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() float64 {
+		close(done)
+		return float64(<-res) / (1 << 20)
+	}
+}
+
+// TestLargeRunCounts checks the generated run adds up (a smaller one, so the
+// plain test run stays fast).
+func TestLargeRunCounts(t *testing.T) {
+	dir := t.TempDir()
+	writeLargeRun(t, dir, 6000)
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, g := range s.Groups {
+		total += g.NTotal
+	}
+	if len(s.Groups) != 12 || total != 6000 || s.NRecords != 6000 || len(s.Prompts) != 20 {
+		t.Fatalf("groups %d, total %d, records %d, prompts %d", len(s.Groups), total, s.NRecords, len(s.Prompts))
+	}
+	if s.NFailures <= len(s.Failures) || len(s.Failures) > MaxFailures+len(s.Groups) {
+		t.Errorf("failures kept %d of %d", len(s.Failures), s.NFailures)
+	}
+}
