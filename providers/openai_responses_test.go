@@ -43,13 +43,17 @@ type seenRequest struct {
 type replayServer struct {
 	*httptest.Server
 	t     *testing.T
+	dir   string // under testdata
 	steps []step
+	// isDelta tells the events that count for cutAfterDeltas.
+	isDelta func(event []byte) bool
 	mu    sync.Mutex
 	seen  []seenRequest
 }
 
 func newReplayServer(t *testing.T, steps ...step) *replayServer {
-	rs := &replayServer{t: t, steps: steps}
+	rs := &replayServer{t: t, dir: "responses", steps: steps,
+		isDelta: func(ev []byte) bool { return bytes.Contains(ev, []byte(".delta\n")) }}
 	rs.Server = httptest.NewServer(http.HandlerFunc(rs.serve))
 	t.Cleanup(rs.Close)
 	return rs
@@ -71,7 +75,7 @@ func (rs *replayServer) serve(w http.ResponseWriter, r *http.Request) {
 	st := rs.steps[min(len(rs.seen), len(rs.steps))-1]
 	rs.mu.Unlock()
 
-	status, header, payload := loadRecording(rs.t, st.file)
+	status, header, payload := loadRecording(rs.t, filepath.Join(rs.dir, st.file))
 	// Servers quote the key they rejected; play that back.
 	payload = bytes.ReplaceAll(payload, []byte("{{KEY}}"), []byte(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")))
 	for k, vs := range header {
@@ -98,7 +102,7 @@ func (rs *replayServer) serve(w http.ResponseWriter, r *http.Request) {
 			<-r.Context().Done()
 			return
 		}
-		if bytes.Contains(ev, []byte(".delta\n")) {
+		if rs.isDelta(ev) {
 			deltas++
 			if deltas == st.cutAfterDeltas {
 				panic(http.ErrAbortHandler) // closes the connection mid-body
@@ -110,7 +114,7 @@ func (rs *replayServer) serve(w http.ResponseWriter, r *http.Request) {
 // loadRecording parses a recorded HTTP response: status line, headers, body.
 func loadRecording(t testing.TB, name string) (int, http.Header, []byte) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "responses", name))
+	raw, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +398,7 @@ func TestResponsesStreamEndsWithoutTerminalEvent(t *testing.T) {
 	// response.completed.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
-		_, _, body := loadRecording(t, "v1_responses_stream_text.http")
+		_, _, body := loadRecording(t, "responses/v1_responses_stream_text.http")
 		w.Write(body[:bytes.Index(body, []byte("event: response.completed"))])
 	}))
 	defer srv.Close()
@@ -532,7 +536,7 @@ func TestJitterBounds(t *testing.T) {
 // BenchmarkResponsesStream measures the client side of one cell against a
 // local server replaying the recorded text stream.
 func BenchmarkResponsesStream(b *testing.B) {
-	status, header, body := loadRecording(b, "v1_responses_stream_text.http")
+	status, header, body := loadRecording(b, "responses/v1_responses_stream_text.http")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", header.Get("Content-Type"))
 		w.WriteHeader(status)

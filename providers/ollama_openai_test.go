@@ -1,0 +1,200 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"bench/config"
+	"bench/prompts"
+)
+
+// The ollama_openai provider against replays of the recorded Ollama 0.9.6
+// /v1/chat/completions streams (testdata/chat/v1_*) and scripted variants of
+// them for what a local Ollama will not produce on demand (401, 429, a cut
+// stream, a mid-stream error). The real server is exercised end to end in
+// cmd/bench.
+
+const chatKeyEnv = "BENCH_CHAT_TEST_KEY"
+const chatKey = "sk-chat-test-0123456789SECRET"
+
+func newChatReplay(t *testing.T, steps ...step) *replayServer {
+	rs := newReplayServer(t, steps...)
+	rs.dir = "chat"
+	rs.isDelta = func(ev []byte) bool { return bytes.HasPrefix(ev, []byte("data: {")) }
+	return rs
+}
+
+func newChatProvider(t *testing.T, url string) Provider {
+	t.Helper()
+	t.Setenv(chatKeyEnv, chatKey)
+	p, err := NewOllamaOpenAI(config.Provider{Name: "ollama_openai", Type: config.TypeOllamaOpenAI,
+		BaseURL: url + "/v1", APIKeyEnv: chatKeyEnv, Models: []string{"scripted"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var chatMemoryTool = prompts.Tool{Name: "get_memory", Description: "Report memory usage",
+	Parameters: map[string]any{"type": "object", "properties": map[string]any{"unit": map[string]any{"type": "string"}}}}
+
+func TestChatRecordedText(t *testing.T) {
+	srv := newChatReplay(t, step{file: "v1_chat_stream_text_usage.http"})
+	rec := &recorder{}
+	req := Request{Model: "scripted", System: "Be brief.", Prompt: "How much memory is free?"}
+	resp, err := newChatProvider(t, srv.URL).Stream(context.Background(), req, rec.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text != "I will run `free -h` to check memory." || resp.FinishReason != "stop" || len(resp.ToolCalls) != 0 {
+		t.Errorf("text %q finish %q calls %v", resp.Text, resp.FinishReason, resp.ToolCalls)
+	}
+	checkUsage(t, resp.Usage, intp(12), intp(4), nil)
+	// The recording's last content delta is empty: it is not an event.
+	if want := []EventKind{EventRequestStart, EventText, EventText, EventText}; !reflect.DeepEqual(rec.kinds(), want) {
+		t.Errorf("events %v, want %v", rec.kinds(), want)
+	}
+	seen := srv.requests()[0]
+	if seen.path != "/v1/chat/completions" || seen.auth != "Bearer "+chatKey {
+		t.Errorf("request to %s with auth %q", seen.path, seen.auth)
+	}
+	so, _ := seen.body["stream_options"].(map[string]any)
+	msgs, _ := seen.body["messages"].([]any)
+	if seen.body["stream"] != true || so["include_usage"] != true || len(msgs) != 2 || seen.body["tools"] != nil {
+		t.Errorf("request body %v", seen.body)
+	}
+	if _, ok := seen.body["reasoning_effort"]; ok {
+		t.Errorf("a null thinking level sent reasoning_effort: %v", seen.body)
+	}
+}
+
+func TestChatRecordedToolCall(t *testing.T) {
+	srv := newChatReplay(t, step{file: "v1_chat_stream_toolcall.http"})
+	rec := &recorder{}
+	req := Request{Model: "scripted", Prompt: "memory?", Tools: []prompts.Tool{chatMemoryTool}, ThinkingLevel: "high"}
+	resp, err := newChatProvider(t, srv.URL).Stream(context.Background(), req, rec.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ToolCall{{ID: "call_kmui6azo", Name: "get_memory", Arguments: json.RawMessage(`{"unit":"MB"}`)}}
+	if !reflect.DeepEqual(resp.ToolCalls, want) || resp.Text != "" || resp.FinishReason != "tool_calls" {
+		t.Errorf("calls %+v text %q finish %q", resp.ToolCalls, resp.Text, resp.FinishReason)
+	}
+	checkUsage(t, resp.Usage, intp(222), intp(2), nil)
+	if want := []EventKind{EventRequestStart, EventToolCall}; !reflect.DeepEqual(rec.kinds(), want) {
+		t.Errorf("events %v, want %v", rec.kinds(), want)
+	}
+	body := srv.requests()[0].body
+	tools, _ := body["tools"].([]any)
+	if len(tools) != 1 || body["reasoning_effort"] != "high" {
+		t.Fatalf("tools %v reasoning_effort %v", body["tools"], body["reasoning_effort"])
+	}
+	fn := tools[0].(map[string]any)["function"].(map[string]any)
+	if fn["name"] != "get_memory" || fn["parameters"].(map[string]any)["type"] != "object" {
+		t.Errorf("tool sent as %v", fn)
+	}
+}
+
+// Tool calls arrive in pieces keyed by index: names first, arguments split
+// across chunks; the role-only first chunk is not an event.
+func TestChatToolCallsAccumulate(t *testing.T) {
+	srv := newChatReplay(t, step{file: "scripted_toolcall_split.http"})
+	rec := &recorder{}
+	resp, err := newChatProvider(t, srv.URL).Stream(context.Background(), Request{Model: "scripted", Prompt: "x"}, rec.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ToolCall{
+		{ID: "call_a", Name: "read_file", Arguments: json.RawMessage(`{"path": "/etc/hostname"}`)},
+		{ID: "call_b", Name: "list_directory", Arguments: json.RawMessage(`{"path": "/etc"}`)},
+	}
+	if !reflect.DeepEqual(resp.ToolCalls, want) {
+		t.Errorf("calls %+v\nwant %+v", resp.ToolCalls, want)
+	}
+	if k := rec.kinds(); len(k) != 5 || k[0] != EventRequestStart || k[1] != EventToolCall {
+		t.Errorf("events %v: want request start then 4 tool-call deltas", k)
+	}
+}
+
+func TestChatReasoning(t *testing.T) {
+	srv := newChatReplay(t, step{file: "scripted_reasoning.http"})
+	rec := &recorder{}
+	resp, err := newChatProvider(t, srv.URL).Stream(context.Background(), Request{Model: "scripted", Prompt: "x"}, rec.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text != "391" || resp.Reasoning != "17 times 23 is 391." {
+		t.Errorf("text %q reasoning %q", resp.Text, resp.Reasoning)
+	}
+	checkUsage(t, resp.Usage, intp(20), intp(8), intp(6))
+	if want := []EventKind{EventRequestStart, EventReasoning, EventReasoning, EventText}; !reflect.DeepEqual(rec.kinds(), want) {
+		t.Errorf("events %v, want %v", rec.kinds(), want)
+	}
+}
+
+func TestChatFailures(t *testing.T) {
+	cases := []struct {
+		file         string
+		cut          int
+		status, typ  string
+		httpStatus   int
+		msg, partial string
+	}{
+		{file: "v1_chat_model_not_found.http", status: StatusSkippedUnavailable, typ: "model_not_found", httpStatus: 404, msg: `model "missing-model" not found`},
+		{file: "scripted_401.http", status: StatusAuthError, typ: "http_401", httpStatus: 401, msg: "Incorrect API key provided: [redacted]"},
+		{file: "scripted_403.http", status: StatusAuthError, typ: "http_403", httpStatus: 403, msg: "does not have access"},
+		{file: "scripted_429.http", status: StatusRateLimited, typ: "http_429", httpStatus: 429, msg: "Rate limit reached"},
+		{file: "scripted_500.http", status: StatusError, typ: "http_5xx", httpStatus: 500, msg: "runner process has terminated"},
+		{file: "scripted_error_midstream.http", status: StatusError, typ: "stream_error", msg: "signal: killed", partial: "I will run "},
+		{file: "scripted_no_finish.http", status: StatusError, typ: "stream_truncated", partial: "I will run "},
+		{file: "v1_chat_stream_text_usage.http", cut: 2, status: StatusError, typ: "stream_truncated", partial: "I will run `free -h`"},
+	}
+	for _, tc := range cases {
+		t.Run(strings.TrimSuffix(tc.file, ".http"), func(t *testing.T) {
+			srv := newChatReplay(t, step{file: tc.file, cutAfterDeltas: tc.cut})
+			resp, err := newChatProvider(t, srv.URL).Stream(context.Background(), Request{Model: "scripted", Prompt: "x"}, (&recorder{}).emit)
+			f := asFailure(t, err)
+			if f.Status != tc.status || f.Type != tc.typ || f.HTTPStatus != tc.httpStatus {
+				t.Errorf("got %s/%s/%d, want %s/%s/%d", f.Status, f.Type, f.HTTPStatus, tc.status, tc.typ, tc.httpStatus)
+			}
+			if !strings.Contains(f.Message, tc.msg) || strings.Contains(f.Error(), chatKey) {
+				t.Errorf("message %q: want it to contain %q and never the key", f.Message, tc.msg)
+			}
+			if resp == nil || resp.Text != tc.partial {
+				t.Errorf("partial text %q, want %q", resp.Text, tc.partial)
+			}
+		})
+	}
+}
+
+// A server that never sends a token: the call ends with the context's
+// deadline (the runner records it as a timeout).
+func TestChatNoFirstToken(t *testing.T) {
+	srv := newChatReplay(t, step{file: "v1_chat_stream_text_usage.http", hang: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := newChatProvider(t, srv.URL).Stream(ctx, Request{Model: "scripted", Prompt: "x"}, (&recorder{}).emit)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the context deadline", err)
+	}
+}
+
+func TestChatConnectionRefused(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	_, err = newChatProvider(t, "http://"+addr).Stream(context.Background(), Request{Model: "scripted", Prompt: "x"}, (&recorder{}).emit)
+	if f := asFailure(t, err); f.Status != StatusSkippedUnavailable || f.Type != "connection_refused" {
+		t.Errorf("got %s/%s", f.Status, f.Type)
+	}
+}
