@@ -360,3 +360,16 @@ func TestReportRebuilds(t *testing.T) {
 		}
 	}
 }
+
+// Models the server does not have: one line saying what to pull.
+func TestNoModelOnServer(t *testing.T) {
+	s := needServer(t)
+	cfg := strings.ReplaceAll(sweepConfig(s.URL()), "[scripted, missing-model]", "[missing-model, llama3.2:3b]")
+	code, stdout, stderr, recs, _ := runBench(t, cfg)
+	if code != 0 || len(recs) != 20 {
+		t.Fatalf("exit %d, %d records\n%s%s", code, len(recs), stdout, stderr)
+	}
+	if !strings.Contains(stdout, "no model answered") || !strings.Contains(stdout, "`ollama pull llama3.2:3b`, `ollama pull missing-model`") {
+		t.Errorf("want one line naming the models to pull:\n%s", stdout)
+	}
+}

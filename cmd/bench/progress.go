@@ -24,6 +24,8 @@ type progress struct {
 	// shownSkips keeps per-cell lines for an absent provider to one per
 	// provider and reason, so a dead server is one line, not a wall.
 	shownSkips map[string]bool
+	// skipped maps provider name and failure type to the models skipped so.
+	skipped map[string]map[string][]string
 }
 
 type groupTally struct {
@@ -39,7 +41,7 @@ func newProgress(w io.Writer, quiet bool) *progress {
 			tty = true
 		}
 	}
-	return &progress{w: w, tty: tty, quiet: quiet, byStatus: map[string]int{}, failureTypes: map[string]int{}, shownSkips: map[string]bool{}}
+	return &progress{w: w, tty: tty, quiet: quiet, byStatus: map[string]int{}, failureTypes: map[string]int{}, shownSkips: map[string]bool{}, skipped: map[string]map[string][]string{}}
 }
 
 func (p *progress) record(r *results.Record, done, total int) {
@@ -49,6 +51,16 @@ func (p *progress) record(r *results.Record, done, total int) {
 	p.byStatus[r.AvailabilityStatus]++
 	if r.FailureType != nil {
 		p.failureTypes[*r.FailureType]++
+		if r.AvailabilityStatus == providers.StatusSkippedUnavailable {
+			byType := p.skipped[r.Provider]
+			if byType == nil {
+				byType = map[string][]string{}
+				p.skipped[r.Provider] = byType
+			}
+			if ms := byType[*r.FailureType]; len(ms) == 0 || ms[len(ms)-1] != r.Model {
+				byType[*r.FailureType] = append(ms, r.Model)
+			}
+		}
 	}
 	if !r.Success {
 		p.failed++

@@ -337,32 +337,54 @@ func writeJSON(path string, v any) error {
 	return nil
 }
 
-// unreachable returns one line telling the user what to start when every
-// cell found its provider absent, or "" when anything answered.
+// unreachable returns one line telling the user what to start, export,
+// install or pull when no cell reached a model, or "" when any did.
 func unreachable(cfg *config.Config, p *progress) string {
 	if p.total == 0 || p.byStatus[providers.StatusSkippedUnavailable] != p.total {
 		return ""
 	}
-	absent := map[string]bool{"connection_refused": true, "host_unreachable": true, "cli_not_found": true, "missing_api_key": true, "provider_not_implemented": true}
-	for typ := range p.failureTypes {
-		if !absent[typ] {
-			return ""
-		}
-	}
+	absent := true
 	var hints []string
 	for _, pr := range cfg.Providers {
-		switch pr.Type {
-		case config.TypeOllama, config.TypeOllamaOpenAI:
-			hints = append(hints, fmt.Sprintf("start Ollama (`ollama serve`) so %s answers", pr.BaseURL))
-		case config.TypeOpenAIResponses:
-			hints = append(hints, fmt.Sprintf("export %s for %s", pr.APIKeyEnv, pr.Name))
-		case config.TypeClaudeCodeCLI:
-			hints = append(hints, fmt.Sprintf("install the Claude Code CLI (`npm install -g @anthropic-ai/claude-code`) or set command for %s", pr.Name))
+		ollama := pr.Type == config.TypeOllama || pr.Type == config.TypeOllamaOpenAI
+		for typ, models := range p.skipped[pr.Name] {
+			models = dedupe(sortedCopy(models))
+			var h string
+			switch {
+			case (typ == "connection_refused" || typ == "host_unreachable") && ollama:
+				h = fmt.Sprintf("start Ollama (`ollama serve`) so %s answers", pr.BaseURL)
+			case typ == "connection_refused" || typ == "host_unreachable":
+				h = fmt.Sprintf("nothing answers at %s for %s", pr.BaseURL, pr.Name)
+			case typ == "missing_api_key":
+				h = fmt.Sprintf("export %s for %s", pr.APIKeyEnv, pr.Name)
+			case typ == "cli_not_found":
+				h = fmt.Sprintf("install the Claude Code CLI (`npm install -g @anthropic-ai/claude-code`) or set command for %s", pr.Name)
+			case typ == "model_not_found" && ollama:
+				absent = false
+				h = "pull the models (`ollama pull " + strings.Join(models, "`, `ollama pull ") + "`)"
+			case typ == "model_not_found":
+				absent = false
+				h = fmt.Sprintf("check the model names of %s (%s)", pr.Name, strings.Join(models, ", "))
+			default:
+				absent = false
+				h = fmt.Sprintf("%s: %s", pr.Name, typ)
+			}
+			hints = append(hints, h)
 		}
 	}
 	sort.Strings(hints)
 	hints = dedupe(hints)
-	return "bench: no provider was reachable, nothing was measured: " + strings.Join(hints, "; ") + " (or try scripts/demo.sh)"
+	what := "no model answered"
+	if absent {
+		what = "no provider was reachable"
+	}
+	return "bench: " + what + ", nothing was measured: " + strings.Join(hints, "; ") + " (or try scripts/demo.sh)"
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
 }
 
 func dedupe(s []string) []string {
