@@ -47,8 +47,8 @@ type replayServer struct {
 	steps []step
 	// isDelta tells the events that count for cutAfterDeltas.
 	isDelta func(event []byte) bool
-	mu    sync.Mutex
-	seen  []seenRequest
+	mu      sync.Mutex
+	seen    []seenRequest
 }
 
 func newReplayServer(t *testing.T, steps ...step) *replayServer {

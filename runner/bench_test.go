@@ -87,7 +87,7 @@ func BenchmarkRunner(b *testing.B) {
 				}
 			}
 			cells := float64(b.N * len(plan.Cells))
-			b.ReportMetric(float64((cpuTime() - cpu0).Microseconds())/cells, "cpu-µs/cell")
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/cells, "cpu-µs/cell")
 			b.ReportMetric(float64(chunks), "chunks/cell")
 		})
 	}

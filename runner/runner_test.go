@@ -158,7 +158,7 @@ type hookLog struct {
 	events []string
 }
 
-func (h *hookLog) add(e string) { h.mu.Lock(); h.events = append(h.events, e); h.mu.Unlock() }
+func (h *hookLog) add(e string)       { h.mu.Lock(); h.events = append(h.events, e); h.mu.Unlock() }
 func (h *hookLog) SuiteStart(s Suite) { h.add("start " + s.Model) }
 func (h *hookLog) SuiteEnd(s Suite)   { h.add("end " + s.Model) }
 func (h *hookLog) index(e string) int {
