@@ -246,7 +246,9 @@ func TestSweepAgainstRealOllama(t *testing.T) {
 		t.Errorf("config.json run = %v", run)
 	}
 	runDir := filepath.Join(dir, "runs", "e2e")
-	for _, f := range []string{"summary.json", "summary.md", "tiers.json", "run.json"} {
+	for _, f := range []string{"summary.json", "summary.md", "tiers.json", "run.json", "inventory.json",
+		"resources_ollama_openai_scripted_before.txt", "resources_ollama_openai_scripted_after.txt",
+		"resources_ollama_scripted_before.txt", "resources_ollama_scripted_after.txt"} {
 		if _, err := os.Stat(filepath.Join(runDir, f)); err != nil {
 			t.Errorf("run directory lacks %s: %v", f, err)
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"bench/config"
+	"bench/inventory"
 	"bench/prompts"
 	"bench/providers"
 	"bench/report"
@@ -210,20 +211,6 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
-	dir := cfg.RunDir()
-	if _, err := os.Stat(filepath.Join(dir, "results.jsonl")); err == nil {
-		fmt.Fprintf(stderr, "bench run: %s already holds a run; choose another --run-id\n", dir)
-		return exitUsage
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fmt.Fprintf(stderr, "bench run: %v\n", err)
-		return exitIO
-	}
-	if err := writeJSON(filepath.Join(dir, "config.json"), cfg); err != nil {
-		fmt.Fprintf(stderr, "bench run: %v\n", err)
-		return exitIO
-	}
-
 	provs := map[string]providers.Provider{}
 	for _, p := range cfg.Providers {
 		pv, err := providers.New(p)
@@ -233,16 +220,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		provs[p.Name] = pv
 	}
-	sink, err := results.Create(filepath.Join(dir, "results.jsonl"))
-	if err != nil {
-		fmt.Fprintf(stderr, "bench run: %v\n", err)
-		return exitIO
-	}
-
-	plan := runner.NewPlan(cfg)
-	fmt.Fprintf(stdout, "bench: run %s: %d cells (%d providers, %d suites, %d prompts × %d repetitions) → %s\n",
-		cfg.Run.ID, len(plan.Cells), len(cfg.Providers), len(plan.Suites), len(cfg.PromptSet), cfg.Run.Repetitions, dir)
-
+	// Signals are ours from here on: a Ctrl-C while the run is set up means
+	// no cell starts, and what exists is still written.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	drain := make(chan struct{})
@@ -264,6 +243,40 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 			time.AfterFunc(2*time.Second, func() { os.Exit(exitInterrupted) })
 		}
 	}()
+
+	dir := cfg.RunDir()
+	if _, err := os.Stat(filepath.Join(dir, "results.jsonl")); err == nil {
+		fmt.Fprintf(stderr, "bench run: %s already holds a run; choose another --run-id\n", dir)
+		return exitUsage
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(stderr, "bench run: %v\n", err)
+		return exitIO
+	}
+	if err := writeJSON(filepath.Join(dir, "config.json"), cfg); err != nil {
+		fmt.Fprintf(stderr, "bench run: %v\n", err)
+		return exitIO
+	}
+
+	// What can be known without prompting, taken before the sweep so probing
+	// servers and CLIs does not overlap the measurements.
+	ictx, icancel := context.WithTimeout(ctx, 15*time.Second)
+	err = inventory.Write(ictx, dir, cfg)
+	icancel()
+	if err != nil {
+		fmt.Fprintf(stderr, "bench run: %v\n", err)
+		return exitIO
+	}
+
+	sink, err := results.Create(filepath.Join(dir, "results.jsonl"))
+	if err != nil {
+		fmt.Fprintf(stderr, "bench run: %v\n", err)
+		return exitIO
+	}
+
+	plan := runner.NewPlan(cfg)
+	fmt.Fprintf(stdout, "bench: run %s: %d cells (%d providers, %d suites, %d prompts × %d repetitions) → %s\n",
+		cfg.Run.ID, len(plan.Cells), len(cfg.Providers), len(plan.Suites), len(cfg.PromptSet), cfg.Run.Repetitions, dir)
 
 	prog := newProgress(stderr, f.quiet)
 	recorder := resources.NewRecorder(dir)

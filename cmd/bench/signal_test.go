@@ -44,6 +44,11 @@ func newHoldServer(t *testing.T, free int64) *holdServer {
 	}
 	h := &holdServer{gate: make(chan struct{})}
 	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			// The inventory's probes of /api/version and /api/tags.
+			http.NotFound(w, r)
+			return
+		}
 		n := h.started.Add(1)
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, events[0])
