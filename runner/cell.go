@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -110,7 +111,7 @@ func runCell(parent context.Context, cfg *config.Config, prov providers.Provider
 	if rec.OutputTokens != nil && *rec.OutputTokens > 1 && rec.TTFTMS != nil {
 		if gen := end.Sub(k.token).Seconds(); gen > 0 {
 			// Decode rate: the tokens after the first, over the time after it.
-			rec.TokensPerS = ptr(float64(*rec.OutputTokens-1) / gen)
+			rec.TokensPerS = ptr(math.Round(float64(*rec.OutputTokens-1)/gen*100) / 100)
 		}
 	}
 

@@ -54,6 +54,18 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.StringVar(&f.runID, "run-id", "", "run id, the run directory's name (default: UTC timestamp)")
 	fs.StringVar(&f.out, "out", "", "parent directory of run directories (overrides run.out_dir)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no per-cell progress")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: bench run [--config bench.yaml] [flags]
+
+Sweeps models × prompts × providers as the config says and writes a run
+directory: config.json, inventory.json, results.jsonl, summary.json,
+summary.md, tiers.json and resource snapshots. Ctrl-C once stops new cells
+and keeps what ran; twice aborts the cells in flight.
+
+Flags (each overrides the config):
+`)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
