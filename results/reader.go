@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 )
 
 // MaxLineBytes bounds one results.jsonl line. The writer never comes near it
@@ -200,17 +201,126 @@ func ReadFile(path string, skipBulk bool, fn func(line int, rec *Record) error) 
 	defer f.Close()
 	rd := NewReader(f)
 	rd.SkipBulk = skipBulk
-	var rec Record
-	for {
-		line, err := rd.Next(&rec)
-		if errors.Is(err, io.EOF) {
-			return rd.Problems(), rd.ProblemCount(), nil
-		}
-		if err != nil {
-			return rd.Problems(), rd.ProblemCount(), fmt.Errorf("%s: %w", path, err)
-		}
-		if err := fn(line, &rec); err != nil {
-			return rd.Problems(), rd.ProblemCount(), err
+	if err := rd.each(runtime.GOMAXPROCS(0), fn); err != nil {
+		return rd.Problems(), rd.ProblemCount(), fmt.Errorf("%s: %w", path, err)
+	}
+	return rd.Problems(), rd.ProblemCount(), nil
+}
+
+// A batch is a run of consecutive lines, decoded by one worker and handed
+// to fn in file order.
+type batch struct {
+	lines []rawLine
+	recs  []Record
+	errs  []error // per line: the decode problem, or nil for a record
+	done  chan struct{}
+}
+
+type rawLine struct {
+	n                 int
+	data              []byte
+	complete, tooLong bool
+}
+
+const batchBytes = 256 << 10
+
+// each calls fn with every usable record in file order. With more than one
+// worker, lines are read on one goroutine and decoded on the others: JSON
+// decoding is most of the cost of a report over a large file.
+func (r *Reader) each(workers int, fn func(line int, rec *Record) error) error {
+	if workers < 2 {
+		var rec Record
+		for {
+			line, err := r.Next(&rec)
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if err := fn(line, &rec); err != nil {
+				return err
+			}
 		}
 	}
+	todo := make(chan *batch, 2*workers)
+	ordered := make(chan *batch, 4*workers)
+	var readErr error
+	go func() { // reader: one goroutine owns the bufio.Reader
+		defer close(ordered)
+		defer close(todo)
+		for eof := false; !eof; {
+			b := &batch{done: make(chan struct{})}
+			for size := 0; size < batchBytes && !eof; {
+				data, complete, tooLong, err := r.readLine()
+				if err != nil && !errors.Is(err, io.EOF) {
+					readErr = fmt.Errorf("read results line %d: %w", r.line+1, err)
+					eof = true
+					break
+				}
+				if data == nil && !tooLong && errors.Is(err, io.EOF) {
+					eof = true
+					break
+				}
+				r.line++
+				b.lines = append(b.lines, rawLine{n: r.line, data: bytes.Clone(data), complete: complete, tooLong: tooLong})
+				size += len(data) + 64
+				eof = errors.Is(err, io.EOF)
+			}
+			if len(b.lines) > 0 {
+				ordered <- b
+				todo <- b
+			}
+		}
+	}()
+	for i := 0; i < workers; i++ {
+		go func() {
+			for b := range todo {
+				b.recs = make([]Record, len(b.lines))
+				b.errs = make([]error, len(b.lines))
+				for j, l := range b.lines {
+					b.errs[j] = r.decodeLine(l, &b.recs[j])
+				}
+				close(b.done)
+			}
+		}()
+	}
+	var fnErr error
+	for b := range ordered {
+		<-b.done
+		for j, l := range b.lines {
+			if fnErr != nil {
+				break // keep draining so the reader and workers end
+			}
+			switch err := b.errs[j]; {
+			case err == errBlank:
+			case err != nil:
+				r.problem(Problem{Line: l.n, Truncated: !l.complete && !l.tooLong, Reason: err.Error()})
+			default:
+				fnErr = fn(l.n, &b.recs[j])
+			}
+		}
+	}
+	if fnErr != nil {
+		return fnErr
+	}
+	return readErr
+}
+
+var errBlank = errors.New("blank line")
+
+// decodeLine decodes one line as Next does; it touches no Reader state but
+// SkipBulk, so workers may call it concurrently.
+func (r *Reader) decodeLine(l rawLine, rec *Record) error {
+	if l.tooLong {
+		return fmt.Errorf("line longer than %d bytes", MaxLineBytes)
+	}
+	if len(bytes.TrimSpace(l.data)) == 0 {
+		return errBlank
+	}
+	var target any = rec
+	if r.SkipBulk {
+		target = &bulkless{Record: rec}
+	}
+	return decode(l.data, target, rec)
 }

@@ -3,9 +3,11 @@ package results
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -241,4 +243,64 @@ func TestReaderSkipBulk(t *testing.T) {
 			t.Errorf("skip=%v: bulk fields present=%v", skip, bulk)
 		}
 	}
+}
+
+// sameAsSequential checks that the parallel reading of ReadFile hands fn the
+// same records, in the same order, and finds the same problems as Next.
+func sameAsSequential(t *testing.T, data []byte, workers int) {
+	t.Helper()
+	type got struct {
+		lines    []string
+		problems []Problem
+		n        int
+	}
+	read := func(w int) got {
+		rd := NewReader(bytes.NewReader(data))
+		var g got
+		err := rd.each(w, func(line int, rec *Record) error {
+			g.lines = append(g.lines, fmt.Sprintf("%d:%s/%s/%s", line, rec.Provider, rec.Model, rec.PromptID))
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("workers=%d: %v", w, err)
+		}
+		g.problems, g.n = rd.Problems(), rd.ProblemCount()
+		return g
+	}
+	seq, par := read(1), read(workers)
+	if !reflect.DeepEqual(seq, par) {
+		t.Fatalf("parallel read differs:\nsequential %+v\nparallel   %+v", seq, par)
+	}
+}
+
+func TestParallelReadMatchesSequential(t *testing.T) {
+	var b bytes.Buffer
+	for i := 0; i < 20000; i++ { // ~4 MiB: several batches
+		switch {
+		case i%997 == 0:
+			b.WriteString("{not json\n")
+		case i%1499 == 0:
+			b.WriteString("\n")
+		case i%2003 == 0:
+			b.WriteString(`{"record_type":"summary","provider":"p","model":"m","availability_status":"ok"}` + "\n")
+		default:
+			fmt.Fprintf(&b, `{"record_type":"result","provider":"p%d","model":"m","prompt_id":"P%d","availability_status":"ok","raw_output":%q}`+"\n", i%3, i, strings.Repeat("x", i%300))
+		}
+	}
+	b.WriteString(goodA[:40]) // killed mid-line
+	sameAsSequential(t, b.Bytes(), 4)
+
+	// fn's error stops the calls and is returned.
+	rd := NewReader(bytes.NewReader(b.Bytes()))
+	calls := 0
+	stop := errors.New("stop")
+	if err := rd.each(3, func(int, *Record) error { calls++; return stop }); err != stop || calls != 1 {
+		t.Errorf("err %v after %d calls, want stop after 1", err, calls)
+	}
+}
+
+func FuzzParallelRead(f *testing.F) {
+	f.Add([]byte(goodA + "\n" + goodB + "\n"))
+	f.Add([]byte(goodA + "\n\n{\n" + goodB[:30]))
+	f.Fuzz(func(t *testing.T, data []byte) { sameAsSequential(t, data, 3) })
 }
