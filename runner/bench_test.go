@@ -33,8 +33,10 @@ func sseServer(tb testing.TB, chunks int) *httptest.Server {
 			data = append(data, line)
 		}
 	}
-	// data: content, content, content, finish, usage, [DONE]
-	content, tail := data[1], data[3:]
+	// data: content, content, content, finish, usage, [DONE]. The repeated
+	// chunk is the plain-text one (" to check memory."), so the figures are
+	// the harness's per-chunk cost, not tool detection over 512 commands.
+	content, tail := data[2], data[3:]
 	var body bytes.Buffer
 	body.WriteString(data[0] + "\n\n")
 	for i := 1; i < chunks; i++ {
