@@ -113,6 +113,10 @@ func TestBadConfigs(t *testing.T) {
 		{"bad run id", "run:\n  id: ../escape\nproviders:\n  - type: ollama\n    models: [a]\n",
 			[]string{"bench.yaml:2: run.id: must be letters"}},
 		{"not yaml", "providers: [\n", []string{"bench.yaml"}},
+		{"string for a list", "providers:\n  - type: ollama\n    models: llama3\n",
+			[]string{"bench.yaml:3: providers[0].models: wrong type: got string llama3, want a list"}},
+		{"list for a string", "providers:\n  - type: [ollama]\n    models: [m]\n",
+			[]string{"bench.yaml:2: providers[0].type: wrong type: got a list, want a string"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

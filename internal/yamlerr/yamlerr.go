@@ -49,6 +49,7 @@ func At(n *yaml.Node, field, msg string) *Error {
 func fieldAt(root *yaml.Node, line int, key ...string) string {
 	var best string
 	var exact string
+	keyOnLine := false
 	var walk func(cur *yaml.Node, path string)
 	walk = func(cur *yaml.Node, path string) {
 		switch cur.Kind {
@@ -64,7 +65,7 @@ func fieldAt(root *yaml.Node, line int, key ...string) string {
 					p = path + "." + k.Value
 				}
 				if k.Line == line {
-					best = p
+					best, keyOnLine = p, true
 					if len(key) > 0 && k.Value == key[0] && exact == "" {
 						exact = p
 					}
@@ -74,7 +75,9 @@ func fieldAt(root *yaml.Node, line int, key ...string) string {
 		case yaml.SequenceNode:
 			for i, c := range cur.Content {
 				p := fmt.Sprintf("%s[%d]", path, i)
-				if c.Line == line && c.Kind == yaml.ScalarNode {
+				// An item of a flow list ([a, b]) names the field only when
+				// no key is on its line: a type error is about the key's value.
+				if c.Line == line && c.Kind == yaml.ScalarNode && !keyOnLine {
 					best = p
 				}
 				walk(c, p)
@@ -114,7 +117,7 @@ func Wrap(file string, root *yaml.Node, err error) error {
 }
 
 var unknownField = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
-var cannotUnmarshal = regexp.MustCompile("^cannot unmarshal !!(\\w+) `?(.*?)`? into (\\S+)$")
+var cannotUnmarshal = regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
 
 func lineError(file string, root *yaml.Node, m string) error {
 	sm := lineMsg.FindStringSubmatch(m)
@@ -128,7 +131,11 @@ func lineError(file string, root *yaml.Node, m string) error {
 		field = fieldAt(root, line, u[1])
 		msg = fmt.Sprintf("unknown field %q", u[1])
 	} else if u := cannotUnmarshal.FindStringSubmatch(msg); u != nil {
-		msg = fmt.Sprintf("wrong type: got %s %s, want %s", yamlKind(u[1]), u[2], goKind(u[3]))
+		got := yamlKind(u[1])
+		if u[2] != "" {
+			got += " " + u[2]
+		}
+		msg = fmt.Sprintf("wrong type: got %s, want %s", got, goKind(u[3]))
 	}
 	return &Error{File: file, Line: line, Field: field, Msg: msg}
 }
