@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"syscall"
 )
@@ -58,4 +59,24 @@ func Scrub(msg, secret string) string {
 		return msg
 	}
 	return strings.ReplaceAll(msg, secret, "[redacted]")
+}
+
+// httpClient is the client every HTTP provider uses. It has no timeout of its
+// own: the cell's context bounds the whole stream.
+func httpClient() *http.Client { return &http.Client{Transport: replayable{http.DefaultTransport}} }
+
+// replayable marks every request as safe to resend, so the transport retries
+// it once on a fresh connection when a kept-alive one turns out to be dead
+// before any response byte (a restarted or killed server). Without it a POST
+// on a stale connection fails with EOF, and a dead server would be recorded
+// as an exception instead of skipped_unavailable. A nil-valued header entry
+// marks the request without sending anything (see net/http.Transport).
+type replayable struct{ base http.RoundTripper }
+
+func (t replayable) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body == nil || req.GetBody != nil { // the body can be sent again
+		req = req.Clone(req.Context())
+		req.Header["X-Idempotency-Key"] = nil
+	}
+	return t.base.RoundTrip(req)
 }

@@ -51,7 +51,7 @@ func NewOllama(p config.Provider) (Provider, error) {
 	o := &Ollama{
 		cfg:     p,
 		base:    strings.TrimRight(p.BaseURL, "/"),
-		http:    &http.Client{Transport: http.DefaultTransport}, // the cell's ctx bounds the stream
+		http:    httpClient(),
 		options: map[string]any{},
 		missing: map[string]string{},
 	}

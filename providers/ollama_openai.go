@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -34,7 +33,7 @@ func NewOllamaOpenAI(p config.Provider) (Provider, error) {
 	cc := openai.DefaultConfig(key)
 	cc.BaseURL = strings.TrimRight(p.BaseURL, "/")
 	// No client timeout: the cell's context bounds the whole stream.
-	cc.HTTPClient = &http.Client{Transport: http.DefaultTransport}
+	cc.HTTPClient = httpClient()
 	return &OllamaOpenAI{cfg: p, client: openai.NewClientWithConfig(cc), secret: key}, nil
 }
 

@@ -1,11 +1,15 @@
 package providers
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -196,5 +200,53 @@ func TestChatConnectionRefused(t *testing.T) {
 	_, err = newChatProvider(t, "http://"+addr).Stream(context.Background(), Request{Model: "scripted", Prompt: "x"}, (&recorder{}).emit)
 	if f := asFailure(t, err); f.Status != StatusSkippedUnavailable || f.Type != "connection_refused" {
 		t.Errorf("got %s/%s", f.Status, f.Type)
+	}
+}
+
+// A server that dies between two requests leaves the client a kept-alive
+// connection that is dead: the request on it must be resent on a fresh
+// connection (and then succeed, or find the server gone), not fail with EOF.
+func TestChatStaleConnectionIsRetried(t *testing.T) {
+	_, _, body := loadRecording(t, "chat/v1_chat_stream_text_usage.http")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	conns := make(chan int, 4)
+	go func() {
+		for n := 1; ; n++ {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns <- n
+			go func(n int, c net.Conn) {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for i := 0; ; i++ {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					if n == 1 && i == 1 {
+						return // the second request on the first connection: the server "died"
+					}
+					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n", len(body))
+					c.Write(body)
+				}
+			}(n, c)
+		}
+	}()
+	p := newChatProvider(t, "http://"+l.Addr().String())
+	for i := 0; i < 2; i++ {
+		resp, err := p.Stream(context.Background(), Request{Model: "scripted", Prompt: "x"}, (&recorder{}).emit)
+		if err != nil || resp.Text != "I will run `free -h` to check memory." {
+			t.Fatalf("request %d: %v (text %q)", i+1, err, resp.Text)
+		}
+	}
+	if len(conns) != 2 {
+		t.Errorf("%d connections, want 2 (the second request resent on a new one)", len(conns))
 	}
 }

@@ -53,7 +53,7 @@ func NewOpenAIResponses(p config.Provider) (Provider, error) {
 		backoff:    time.Second,
 		// No client timeout: the cell's context bounds the whole exchange,
 		// connection, headers and stream alike.
-		client: &http.Client{Transport: http.DefaultTransport},
+		client: httpClient(),
 	}
 	if p.MaxRetries != nil {
 		o.maxRetries = *p.MaxRetries
