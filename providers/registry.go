@@ -1,7 +1,7 @@
 package providers
 
 import (
-	"context"
+	"fmt"
 
 	"bench/config"
 )
@@ -18,14 +18,7 @@ func New(p config.Provider) (Provider, error) {
 	case config.TypeClaudeCodeCLI:
 		return NewClaudeCode(p)
 	}
-	return notImplemented{typ: p.Type}, nil
-}
-
-// notImplemented records every cell of a type whose protocol is not built yet
-// as skipped, so a config that names it still runs the rest of the sweep.
-type notImplemented struct{ typ string }
-
-func (n notImplemented) Stream(ctx context.Context, req Request, emit EmitFunc) (*Response, error) {
-	return nil, &Failure{Status: StatusSkippedUnavailable, Type: "provider_not_implemented",
-		Message: "provider type " + n.typ + " is not implemented in this build"}
+	// config.Load rejects unknown types, so this is a type listed there and
+	// not wired here.
+	return nil, fmt.Errorf("provider type %q has no implementation", p.Type)
 }
