@@ -375,3 +375,16 @@ func TestNoModelOnServer(t *testing.T) {
 		t.Errorf("want one line naming the models to pull:\n%s", stdout)
 	}
 }
+
+func TestDryRunSendsNothing(t *testing.T) {
+	code, stdout, stderr, recs, dir := runBench(t, sweepConfig("http://127.0.0.1:1"), "--dry-run", "--prompts", "T0,T2")
+	if code != 0 || recs != nil {
+		t.Fatalf("exit %d, %d records\n%s%s", code, len(recs), stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "runs")); !os.IsNotExist(err) {
+		t.Error("a dry run created the run directory")
+	}
+	if !strings.Contains(stdout, "8 cells") || !strings.Contains(stdout, "prompts: T0,T2") || strings.Count(stdout, "missing-model") != 2 {
+		t.Errorf("plan:\n%s", stdout)
+	}
+}

@@ -38,6 +38,7 @@ type runFlags struct {
 	runID       string
 	out         string
 	quiet       bool
+	dryRun      bool
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
@@ -54,6 +55,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.StringVar(&f.runID, "run-id", "", "run id, the run directory's name (default: UTC timestamp)")
 	fs.StringVar(&f.out, "out", "", "parent directory of run directories (overrides run.out_dir)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no per-cell progress")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "check the config and print the plan; send nothing, write nothing")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: bench run [--config bench.yaml] [flags]
 
@@ -232,6 +234,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		provs[p.Name] = pv
 	}
+	if f.dryRun {
+		printPlan(stdout, cfg, runner.NewPlan(cfg))
+		return exitOK
+	}
+
 	// Signals are ours from here on: a Ctrl-C while the run is set up means
 	// no cell starts, and what exists is still written.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -420,4 +427,21 @@ func dedupe(s []string) []string {
 		}
 	}
 	return out
+}
+
+// printPlan shows what a run would do: one line per suite.
+func printPlan(w io.Writer, cfg *config.Config, plan *runner.Plan) {
+	fmt.Fprintf(w, "bench: dry run of %s: %d cells → %s (nothing sent, nothing written)\n", cfg.Path, len(plan.Cells), cfg.RunDir())
+	for _, s := range plan.Suites {
+		th := "-"
+		if s.ThinkingLevel != nil {
+			th = *s.ThinkingLevel
+		}
+		fmt.Fprintf(w, "  %-16s %-28s %-8s %4d cells  %s\n", s.Provider, s.Model, th, s.Cells, s.BaseURL)
+	}
+	var ids []string
+	for _, p := range cfg.PromptSet {
+		ids = append(ids, p.ID)
+	}
+	fmt.Fprintf(w, "  prompts: %s × %d repetitions; concurrency %d, timeout %s\n", strings.Join(ids, ","), cfg.Run.Repetitions, cfg.Run.Concurrency, time.Duration(cfg.Run.Timeout))
 }
