@@ -64,3 +64,39 @@ func (w *Writer) Close() error {
 	}
 	return w.f.Close()
 }
+
+// TrimPartialLine cuts a results file back to its last complete line, so a
+// resumed run appends whole lines after a killed one. It returns how many
+// bytes were dropped; a missing file is not an error.
+func TrimPartialLine(path string) (int64, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if os.IsNotExist(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("open results: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("stat %s: %w", path, err)
+	}
+	size := st.Size()
+	buf := make([]byte, 64<<10)
+	for end := size; end > 0; {
+		start := max(end-int64(len(buf)), 0)
+		n, err := f.ReadAt(buf[:end-start], start)
+		if err != nil && n < int(end-start) {
+			return 0, fmt.Errorf("read %s: %w", path, err)
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			keep := start + int64(i) + 1
+			if keep == size {
+				return 0, nil
+			}
+			return size - keep, f.Truncate(keep)
+		}
+		end = start
+	}
+	return size, f.Truncate(0)
+}

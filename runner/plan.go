@@ -6,6 +6,7 @@ package runner
 import (
 	"bench/config"
 	"bench/prompts"
+	"bench/results"
 )
 
 // Cell is one unit of work: provider × model × thinking level × prompt ×
@@ -49,4 +50,47 @@ func NewPlan(cfg *config.Config) *Plan {
 		}
 	}
 	return pl
+}
+
+// CellKey identifies a cell across runs of the same config: what a resumed
+// run matches against the records already written.
+type CellKey struct {
+	Provider, Model, ThinkingLevel, PromptID string
+	Repetition                               int
+}
+
+// Key returns the cell's key.
+func (c Cell) Key() CellKey {
+	k := CellKey{Provider: c.Provider.Name, Model: c.Model, PromptID: c.Prompt.ID, Repetition: c.Repetition}
+	if c.ThinkingLevel != nil {
+		k.ThinkingLevel = *c.ThinkingLevel
+	}
+	return k
+}
+
+// RecordKey returns the key of the cell a record came from.
+func RecordKey(r *results.Record) CellKey {
+	k := CellKey{Provider: r.Provider, Model: r.Model, PromptID: r.PromptID, Repetition: r.Repetition}
+	if r.ThinkingLevel != nil {
+		k.ThinkingLevel = *r.ThinkingLevel
+	}
+	return k
+}
+
+// Without returns the plan less the cells whose keys are in done, keeping
+// the order and the suites (with their remaining cell counts).
+func (p *Plan) Without(done map[CellKey]bool) *Plan {
+	out := &Plan{Suites: make([]Suite, len(p.Suites))}
+	copy(out.Suites, p.Suites)
+	for i := range out.Suites {
+		out.Suites[i].Cells = 0
+	}
+	for _, c := range p.Cells {
+		if done[c.Key()] {
+			continue
+		}
+		out.Cells = append(out.Cells, c)
+		out.Suites[c.Suite].Cells++
+	}
+	return out
 }

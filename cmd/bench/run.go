@@ -39,6 +39,7 @@ type runFlags struct {
 	out         string
 	quiet       bool
 	dryRun      bool
+	resume      bool
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
@@ -55,6 +56,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.StringVar(&f.runID, "run-id", "", "run id, the run directory's name (default: UTC timestamp)")
 	fs.StringVar(&f.out, "out", "", "parent directory of run directories (overrides run.out_dir)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no per-cell progress")
+	fs.BoolVar(&f.resume, "resume", false, "continue the run in the run directory: run only the cells it has no record of")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "check the config and print the plan; send nothing, write nothing")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: bench run [--config bench.yaml] [flags]
@@ -264,9 +266,30 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}()
 
 	dir := cfg.RunDir()
-	if _, err := os.Stat(filepath.Join(dir, "results.jsonl")); err == nil {
-		fmt.Fprintf(stderr, "bench run: %s already holds a run; choose another --run-id\n", dir)
-		return exitUsage
+	resultsPath := filepath.Join(dir, "results.jsonl")
+	done := map[runner.CellKey]bool{}
+	if _, err := os.Stat(resultsPath); err == nil {
+		if !f.resume {
+			fmt.Fprintf(stderr, "bench run: %s already holds a run; choose another --run-id, or add --resume to run the cells it has no record of\n", dir)
+			return exitUsage
+		}
+		if n, err := results.TrimPartialLine(resultsPath); err != nil {
+			fmt.Fprintf(stderr, "bench run: %v\n", err)
+			return exitIO
+		} else if n > 0 {
+			fmt.Fprintf(stderr, "bench: dropped a half-written last line (%d bytes) from %s\n", n, resultsPath)
+		}
+		_, nBad, err := results.ReadFile(resultsPath, true, func(_ int, r *results.Record) error {
+			done[runner.RecordKey(r)] = true
+			return nil
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "bench run: %v\n", err)
+			return exitIO
+		}
+		if nBad > 0 {
+			fmt.Fprintf(stderr, "bench: warning: %d unusable lines in %s; their cells run again\n", nBad, resultsPath)
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fmt.Fprintf(stderr, "bench run: %v\n", err)
@@ -294,6 +317,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 
 	plan := runner.NewPlan(cfg)
+	if len(done) > 0 {
+		full := len(plan.Cells)
+		plan = plan.Without(done)
+		fmt.Fprintf(stdout, "bench: resuming %s: %d of %d cells already recorded\n", cfg.Run.ID, full-len(plan.Cells), full)
+	}
 	fmt.Fprintf(stdout, "bench: run %s: %d cells (%d providers, %d suites, %d prompts × %d repetitions) → %s\n",
 		cfg.Run.ID, len(plan.Cells), len(cfg.Providers), len(plan.Suites), len(cfg.PromptSet), cfg.Run.Repetitions, dir)
 
@@ -311,7 +339,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if err := sink.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
-	if err := writeRunInfo(dir, cfg, out); err != nil && runErr == nil {
+	if err := writeRunInfo(dir, cfg, out, len(done)); err != nil && runErr == nil {
 		runErr = err
 	}
 	if runErr != nil {
@@ -338,23 +366,25 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 
 // runInfo is run.json: when and why the run ended.
 type runInfo struct {
-	RunID         string         `json:"run_id"`
-	BenchVersion  string         `json:"bench_version"`
-	StartedAt     time.Time      `json:"started_at"`
-	EndedAt       time.Time      `json:"ended_at"`
-	EndReason     string         `json:"end_reason"`
-	CellsPlanned  int            `json:"cells_planned"`
-	CellsRecorded int            `json:"cells_recorded"`
-	ByStatus      map[string]int `json:"by_status"`
+	RunID         string    `json:"run_id"`
+	BenchVersion  string    `json:"bench_version"`
+	StartedAt     time.Time `json:"started_at"`
+	EndedAt       time.Time `json:"ended_at"`
+	EndReason     string    `json:"end_reason"`
+	CellsPlanned  int       `json:"cells_planned"`
+	CellsRecorded int       `json:"cells_recorded"`
+	// Resumed is how many cells earlier runs into this directory recorded.
+	Resumed  int            `json:"resumed_cells,omitempty"`
+	ByStatus map[string]int `json:"by_status"`
 }
 
-func writeRunInfo(dir string, cfg *config.Config, o *runner.Outcome) error {
+func writeRunInfo(dir string, cfg *config.Config, o *runner.Outcome, resumed int) error {
 	if o == nil {
 		return nil
 	}
 	return writeJSON(filepath.Join(dir, "run.json"), runInfo{
 		RunID: cfg.Run.ID, BenchVersion: version(), StartedAt: o.StartedAt.UTC(), EndedAt: o.EndedAt.UTC(),
-		EndReason: o.EndReason, CellsPlanned: o.Planned, CellsRecorded: o.Recorded, ByStatus: o.ByStatus,
+		EndReason: o.EndReason, CellsPlanned: o.Planned, CellsRecorded: o.Recorded, ByStatus: o.ByStatus, Resumed: resumed,
 	})
 }
 

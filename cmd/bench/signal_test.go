@@ -203,3 +203,56 @@ func TestKilledRunLeavesValidJSONL(t *testing.T) {
 		t.Fatalf("%d records after kill, want the 6 finished cells", len(recs))
 	}
 }
+
+// A killed run is finished with --resume: only the cells without a record
+// run, the half-written last line is dropped, nothing recorded is lost.
+func TestResumeAfterKill(t *testing.T) {
+	h := newHoldServer(t, 6)
+	cmd, dir, _, _ := startBench(t, h.URL, "")
+	h.waitStarted(t, 8)
+	deadline := time.Now().Add(30 * time.Second)
+	for len(readRecords(t, filepath.Join(dir, "results.jsonl"))) < 6 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	path := filepath.Join(dir, "results.jsonl")
+	before, _ := os.ReadFile(path)
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"record_type":"result","run_id":"sig","prov`) // as if killed mid-write
+	f.Close()
+
+	// Without --resume the directory is refused.
+	cfgPath := filepath.Join(filepath.Dir(filepath.Dir(dir)), "bench.yaml")
+	out, err := exec.Command(benchBin, "run", "--config", cfgPath, "--run-id", "sig").CombinedOutput()
+	if exitCode(err) != 2 || !strings.Contains(string(out), "--resume") {
+		t.Fatalf("exit %d without --resume:\n%s", exitCode(err), out)
+	}
+
+	h.release()
+	out, err = exec.Command(benchBin, "run", "--config", cfgPath, "--run-id", "sig", "--resume").CombinedOutput()
+	if exitCode(err) != 0 || !strings.Contains(string(out), "6 of 10 cells already recorded") {
+		t.Fatalf("exit %d with --resume:\n%s", exitCode(err), out)
+	}
+	after, _ := os.ReadFile(path)
+	if !bytes.HasPrefix(after, before) {
+		t.Error("resume changed lines recorded before the kill")
+	}
+	recs := readRecords(t, path)
+	seen := map[string]bool{}
+	for _, r := range recs {
+		k := fmt.Sprintf("%s/%d", r.PromptID, r.Repetition)
+		if seen[k] {
+			t.Errorf("cell %s recorded twice", k)
+		}
+		seen[k] = true
+	}
+	if len(recs) != 10 {
+		t.Errorf("%d records after resume, want all 10 cells once", len(recs))
+	}
+	var info runInfo
+	b, _ := os.ReadFile(filepath.Join(dir, "run.json"))
+	if json.Unmarshal(b, &info) != nil || info.Resumed != 6 || info.CellsRecorded != 4 || info.EndReason != "finished" {
+		t.Errorf("run.json %+v", info)
+	}
+}
