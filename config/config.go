@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -235,7 +237,7 @@ func (c *Config) applyDefaults(v *validator) {
 		for k := range p.Env {
 			p.EnvKeys = append(p.EnvKeys, k)
 		}
-		sortStrings(p.EnvKeys)
+		sort.Strings(p.EnvKeys)
 	}
 }
 
@@ -272,7 +274,7 @@ func (c *Config) validate(v *validator) {
 			v.addPath([]any{"providers", i}, field("type"), "missing; one of "+strings.Join(Types, ", "))
 			continue
 		}
-		if !contains(Types, p.Type) {
+		if !slices.Contains(Types, p.Type) {
 			v.addPath([]any{"providers", i, "type"}, field("type"), fmt.Sprintf("unknown provider type %q; one of %s", p.Type, strings.Join(Types, ", ")))
 			continue
 		}
@@ -295,7 +297,7 @@ func (c *Config) validate(v *validator) {
 			v.addPath([]any{"providers", i, "concurrency"}, field("concurrency"), "must be at least 1")
 		}
 		for j, t := range p.ThinkingLevels {
-			if t != nil && !contains(ThinkingLevels, *t) {
+			if t != nil && !slices.Contains(ThinkingLevels, *t) {
 				v.addPath([]any{"providers", i, "thinking_levels", j}, fmt.Sprintf("%s[%d]", field("thinking_levels"), j),
 					fmt.Sprintf("%q is not a thinking level; use null or one of %s", *t, strings.Join(ThinkingLevels, ", ")))
 			}
@@ -331,7 +333,7 @@ func (c *Config) validate(v *validator) {
 func (p *Provider) inapplicable() []string {
 	var out []string
 	set := func(key string, isSet bool, types ...string) {
-		if isSet && !contains(types, p.Type) {
+		if isSet && !slices.Contains(types, p.Type) {
 			out = append(out, key)
 		}
 	}
@@ -467,20 +469,3 @@ func (c *Config) Resolve(p string) string {
 // directory when given on the command line, to the config file otherwise; the
 // caller resolves it before calling.
 func (c *Config) RunDir() string { return filepath.Join(c.Run.OutDir, c.Run.ID) }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-}

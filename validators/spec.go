@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -127,7 +128,7 @@ func (s *Spec) UnmarshalYAML(n *yaml.Node) error {
 	}
 	s.Type = typ
 	for i, k := range order {
-		if k != "type" && !contains(allowed, k) {
+		if k != "type" && !slices.Contains(allowed, k) {
 			msg := fmt.Sprintf("unknown key for type %s", typ)
 			if len(allowed) > 0 {
 				msg += " (allowed: " + strings.Join(allowed, ", ") + ")"
@@ -263,7 +264,7 @@ func keyRules(n *yaml.Node) (map[string]KeyRule, error) {
 		default:
 			return nil, yamlerr.At(v, field, "want a type name, a list of allowed values, or {type, enum, non_empty}")
 		}
-		if r.Type != "" && !contains(ruleTypes, r.Type) {
+		if r.Type != "" && !slices.Contains(ruleTypes, r.Type) {
 			return nil, yamlerr.At(v, field+".type", fmt.Sprintf("unknown type %q; one of: %s", r.Type, strings.Join(ruleTypes, ", ")))
 		}
 		if r.NonEmpty && r.Type != "" && r.Type != "string" && r.Type != "array" && r.Type != "object" {
@@ -375,15 +376,6 @@ func strList(n *yaml.Node, field string) ([]string, error) {
 		out = append(out, v)
 	}
 	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // normalizeYAML turns YAML-decoded numbers into float64, the form JSON

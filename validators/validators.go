@@ -3,6 +3,7 @@ package validators
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -161,7 +162,7 @@ func (s *Spec) Check(in Input) Outcome {
 		}
 		matched := []string{}
 		for _, n := range names {
-			if contains(s.ExpectedTools, n) && !contains(matched, n) {
+			if slices.Contains(s.ExpectedTools, n) && !slices.Contains(matched, n) {
 				matched = append(matched, n)
 			}
 		}

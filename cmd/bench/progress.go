@@ -17,7 +17,7 @@ type progress struct {
 	mu           sync.Mutex
 	w            io.Writer
 	tty, quiet   bool
-	done, total  int
+	recorded     int
 	failed       int
 	byStatus     map[string]int
 	failureTypes map[string]int
@@ -47,7 +47,7 @@ func newProgress(w io.Writer, quiet bool) *progress {
 func (p *progress) record(r *results.Record, done, total int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.done, p.total = done, done
+	p.recorded = done
 	p.byStatus[r.AvailabilityStatus]++
 	if r.FailureType != nil {
 		p.failureTypes[*r.FailureType]++
@@ -103,7 +103,7 @@ func (p *progress) record(r *results.Record, done, total int) {
 }
 
 func (p *progress) finish() {
-	if p.tty && !p.quiet && p.done > 0 {
+	if p.tty && !p.quiet && p.recorded > 0 {
 		fmt.Fprintln(p.w)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -122,12 +122,12 @@ func (f *runFlags) apply(cfg *config.Config) error {
 	if names := splitList(f.providers); len(names) > 0 {
 		var kept []config.Provider
 		for _, p := range cfg.Providers {
-			if contains(names, p.Name) {
+			if slices.Contains(names, p.Name) {
 				kept = append(kept, p)
 			}
 		}
 		for _, n := range names {
-			if !hasProvider(cfg.Providers, n) {
+			if !slices.ContainsFunc(cfg.Providers, func(p config.Provider) bool { return p.Name == n }) {
 				bad("providers", fmt.Sprintf("no provider named %q in %s", n, cfg.Path))
 			}
 		}
@@ -139,7 +139,7 @@ func (f *runFlags) apply(cfg *config.Config) error {
 		for _, p := range cfg.Providers {
 			var ms []string
 			for _, m := range p.Models {
-				if contains(models, m) {
+				if slices.Contains(models, m) {
 					ms = append(ms, m)
 					found[m] = true
 				}
@@ -175,24 +175,6 @@ func fullPromptSet(cfg *config.Config) ([]prompts.Prompt, error) {
 	c := *cfg
 	c.Prompts.Only = nil
 	return config.LoadPromptSet(&c)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func hasProvider(ps []config.Provider, name string) bool {
-	for _, p := range ps {
-		if p.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 func version() string {
@@ -402,7 +384,7 @@ func writeJSON(path string, v any) error {
 // unreachable returns one line telling the user what to start, export,
 // install or pull when no cell reached a model, or "" when any did.
 func unreachable(cfg *config.Config, p *progress) string {
-	if p.total == 0 || p.byStatus[providers.StatusSkippedUnavailable] != p.total {
+	if p.recorded == 0 || p.byStatus[providers.StatusSkippedUnavailable] != p.recorded {
 		return ""
 	}
 	absent := true
@@ -410,7 +392,7 @@ func unreachable(cfg *config.Config, p *progress) string {
 	for _, pr := range cfg.Providers {
 		ollama := pr.Type == config.TypeOllama || pr.Type == config.TypeOllamaOpenAI
 		for typ, models := range p.skipped[pr.Name] {
-			models = dedupe(sortedCopy(models))
+			models = slices.Compact(slices.Sorted(slices.Values(models)))
 			var h string
 			switch {
 			case (typ == "connection_refused" || typ == "host_unreachable") && ollama:
@@ -434,29 +416,13 @@ func unreachable(cfg *config.Config, p *progress) string {
 			hints = append(hints, h)
 		}
 	}
-	sort.Strings(hints)
-	hints = dedupe(hints)
+	slices.Sort(hints)
+	hints = slices.Compact(hints)
 	what := "no model answered"
 	if absent {
 		what = "no provider was reachable"
 	}
 	return "bench: " + what + ", nothing was measured: " + strings.Join(hints, "; ") + " (or try scripts/demo.sh)"
-}
-
-func sortedCopy(s []string) []string {
-	out := append([]string(nil), s...)
-	sort.Strings(out)
-	return out
-}
-
-func dedupe(s []string) []string {
-	var out []string
-	for i, x := range s {
-		if i == 0 || x != s[i-1] {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // printPlan shows what a run would do: one line per suite.
