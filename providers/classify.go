@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"bench/results"
 	"context"
 	"errors"
 	"fmt"
@@ -18,15 +19,15 @@ func HTTPFailure(status int, msg, secret string, err error) *Failure {
 	f := &Failure{HTTPStatus: status, Message: Scrub(msg, secret), Err: err}
 	switch {
 	case status == 401 || status == 403:
-		f.Status, f.Type = StatusAuthError, fmt.Sprintf("http_%d", status)
+		f.Status, f.Type = results.StatusAuthError, fmt.Sprintf("http_%d", status)
 	case status == 404:
-		f.Status, f.Type = StatusSkippedUnavailable, "model_not_found"
+		f.Status, f.Type = results.StatusSkippedUnavailable, "model_not_found"
 	case status == 429:
-		f.Status, f.Type = StatusRateLimited, "http_429"
+		f.Status, f.Type = results.StatusRateLimited, "http_429"
 	case status >= 500:
-		f.Status, f.Type = StatusError, "http_5xx"
+		f.Status, f.Type = results.StatusError, "http_5xx"
 	default:
-		f.Status, f.Type = StatusError, "http_4xx"
+		f.Status, f.Type = results.StatusError, "http_4xx"
 	}
 	return f
 }
@@ -43,13 +44,13 @@ func NetFailure(err error, secret string) *Failure {
 	var dnsErr *net.DNSError
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return &Failure{Status: StatusSkippedUnavailable, Type: "connection_refused", Message: msg, Err: err}
+		return &Failure{Status: results.StatusSkippedUnavailable, Type: "connection_refused", Message: msg, Err: err}
 	case errors.As(err, &dnsErr), errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
-		return &Failure{Status: StatusSkippedUnavailable, Type: "host_unreachable", Message: msg, Err: err}
+		return &Failure{Status: results.StatusSkippedUnavailable, Type: "host_unreachable", Message: msg, Err: err}
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
-		return &Failure{Status: StatusError, Type: "connection_reset", Message: msg, Err: err}
+		return &Failure{Status: results.StatusError, Type: "connection_reset", Message: msg, Err: err}
 	}
-	return &Failure{Status: StatusError, Type: "exception", Message: msg, Err: err}
+	return &Failure{Status: results.StatusError, Type: "exception", Message: msg, Err: err}
 }
 
 // Scrub removes a secret from a message that may echo it (servers sometimes

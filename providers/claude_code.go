@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"bench/config"
+	"bench/results"
 )
 
 // ClaudeCode runs the Claude Code CLI (`claude -p`) as a subprocess per cell
@@ -127,7 +128,7 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 	}
 	bin, err := c.lookPath(env)
 	if err != nil {
-		return &Response{}, &Failure{Status: StatusSkippedUnavailable, Type: "cli_not_found",
+		return &Response{}, &Failure{Status: results.StatusSkippedUnavailable, Type: "cli_not_found",
 			Message: scrub(err.Error()), Err: err}
 	}
 	dir, err := os.MkdirTemp("", "bench-claude-")
@@ -161,7 +162,7 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
-			return &Response{}, &Failure{Status: StatusSkippedUnavailable, Type: "cli_not_found", Message: scrub(err.Error()), Err: err}
+			return &Response{}, &Failure{Status: results.StatusSkippedUnavailable, Type: "cli_not_found", Message: scrub(err.Error()), Err: err}
 		}
 		return &Response{}, fmt.Errorf("claude_code_cli: start %s: %w", bin, err)
 	}
@@ -208,10 +209,10 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 		}
 		tail := scrub(stderr.String())
 		if werr != nil {
-			return resp, &Failure{Status: StatusError, Type: "cli_exit",
+			return resp, &Failure{Status: results.StatusError, Type: "cli_exit",
 				Message: fmt.Sprintf("claude exited (%v) without a result line; stderr: %s", werr, tail), Err: werr}
 		}
-		return resp, &Failure{Status: StatusError, Type: "no_result",
+		return resp, &Failure{Status: results.StatusError, Type: "no_result",
 			Message: "claude exited without a result line; stderr: " + tail}
 	}
 	if f := s.Failure(); f != nil {

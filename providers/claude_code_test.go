@@ -19,6 +19,7 @@ import (
 
 	"bench/config"
 	"bench/internal/anthropictest"
+	"bench/results"
 )
 
 // claudeBin finds the Claude Code CLI for the real-CLI tests: BENCH_CLAUDE_BIN,
@@ -308,11 +309,11 @@ func TestClaudeCodeCLI(t *testing.T) {
 		http               int
 		msg                string
 	}{
-		{anthropictest.ModelErr401, StatusAuthError, "http_401", 401, "injected 401"},
-		{"err401-echo", StatusAuthError, "http_401", 401, "[redacted]"},
-		{anthropictest.ModelErr429, StatusRateLimited, "http_429", 429, "injected 429"},
-		{anthropictest.ModelErr500, StatusError, "http_5xx", 500, "injected 500"},
-		{"no-such-model", StatusSkippedUnavailable, "model_not_found", 404, "no-such-model"},
+		{anthropictest.ModelErr401, results.StatusAuthError, "http_401", 401, "injected 401"},
+		{"err401-echo", results.StatusAuthError, "http_401", 401, "[redacted]"},
+		{anthropictest.ModelErr429, results.StatusRateLimited, "http_429", 429, "injected 429"},
+		{anthropictest.ModelErr500, results.StatusError, "http_5xx", 500, "injected 500"},
+		{"no-such-model", results.StatusSkippedUnavailable, "model_not_found", 404, "no-such-model"},
 	}
 	for _, tc := range errCases {
 		t.Run(tc.model, func(t *testing.T) {
@@ -331,7 +332,7 @@ func TestClaudeCodeCLI(t *testing.T) {
 	t.Run("retry_429", func(t *testing.T) {
 		t.Parallel()
 		r := runClaude(t, bg, bin, srv.URL, Request{Model: "err429-retry", Prompt: "hi"}, map[string]string{"CLAUDE_CODE_MAX_RETRIES": "1"})
-		wantFailure(t, r.err, StatusRateLimited, "http_429", 429, "slow down")
+		wantFailure(t, r.err, results.StatusRateLimited, "http_429", 429, "slow down")
 		_, reqs := requestFor(t, srv, "err429-retry")
 		if len(reqs) != 2 || r.resp.Retries != 1 {
 			t.Errorf("requests = %d, retries = %d; want 2 and 1 with CLAUDE_CODE_MAX_RETRIES=1", len(reqs), r.resp.Retries)
@@ -347,7 +348,7 @@ func TestClaudeCodeCLI(t *testing.T) {
 		url := "http://" + l.Addr().String()
 		l.Close()
 		r := runClaude(t, bg, bin, url, Request{Model: anthropictest.ModelText, Prompt: "hi"}, nil)
-		wantFailure(t, r.err, StatusSkippedUnavailable, "connection_refused", 0, "ECONNREFUSED")
+		wantFailure(t, r.err, results.StatusSkippedUnavailable, "connection_refused", 0, "ECONNREFUSED")
 	})
 
 	t.Run("stall_cancel", func(t *testing.T) {
@@ -393,7 +394,7 @@ func TestClaudeCodeCLINotFound(t *testing.T) {
 		}
 		var evs []Event
 		resp, err := p.Stream(context.Background(), Request{Model: "m", Prompt: "hi"}, func(e Event) { evs = append(evs, e) })
-		wantFailure(t, err, StatusSkippedUnavailable, "cli_not_found", 0, cmd)
+		wantFailure(t, err, results.StatusSkippedUnavailable, "cli_not_found", 0, cmd)
 		if resp == nil || len(evs) != 0 {
 			t.Errorf("resp = %v, events = %v; want an empty response and no events", resp, evs)
 		}
@@ -414,7 +415,7 @@ func TestClaudeCodeCLICrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp, err := p.Stream(context.Background(), Request{Model: "m", Prompt: "hi"}, func(Event) {})
-	wantFailure(t, err, StatusError, "cli_exit", 0, "line one\nfatal: token [redacted] rejected")
+	wantFailure(t, err, results.StatusError, "cli_exit", 0, "line one\nfatal: token [redacted] rejected")
 	if resp.Metrics["exit_code"] != 3 || resp.Metrics["malformed_lines"] != 1 || resp.Metrics["session_id"] != "s" {
 		t.Errorf("metrics = %v", resp.Metrics)
 	}

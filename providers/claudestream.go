@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"bench/results"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -105,7 +106,7 @@ type claudeAPIError struct {
 // the provider stamps times around it.
 type claudeStream struct {
 	text, reasoning strings.Builder
-	calls           []ToolCall
+	calls           []results.ToolCall
 
 	// streamed holds the ids of messages whose content arrived as
 	// stream_event deltas, so their assistant line is not counted twice.
@@ -216,7 +217,7 @@ func (s *claudeStream) event(l *claudeLine, emit EmitFunc) {
 		if old := s.blocks[ev.Index]; old != nil {
 			s.closeBlock(old)
 		}
-		s.calls = append(s.calls, ToolCall{ID: b.ID, Name: b.Name})
+		s.calls = append(s.calls, results.ToolCall{ID: b.ID, Name: b.Name})
 		s.blocks[ev.Index] = &claudeToolBlock{call: len(s.calls) - 1, initial: b.Input}
 		emit(Event{Kind: EventToolCall, Text: b.Name})
 	case "content_block_delta":
@@ -292,7 +293,7 @@ func (s *claudeStream) assistantFallback(m *claudeMessage, emit EmitFunc) {
 				emit(Event{Kind: EventReasoning, Text: b.Thinking})
 			}
 		case "tool_use", "server_tool_use":
-			s.calls = append(s.calls, ToolCall{ID: b.ID, Name: b.Name, Arguments: claudeArguments(string(b.Input))})
+			s.calls = append(s.calls, results.ToolCall{ID: b.ID, Name: b.Name, Arguments: claudeArguments(string(b.Input))})
 			emit(Event{Kind: EventToolCall, Text: b.Name})
 		}
 	}
@@ -339,7 +340,7 @@ func (s *claudeStream) Response() *Response {
 	r := &Response{
 		Text:         s.text.String(),
 		Reasoning:    s.reasoning.String(),
-		ToolCalls:    append([]ToolCall(nil), s.calls...),
+		ToolCalls:    append([]results.ToolCall(nil), s.calls...),
 		FinishReason: s.stopReason,
 		Retries:      s.retries,
 		RetryWaitMS:  int64(s.retryWait),
@@ -443,17 +444,17 @@ func (s *claudeStream) Failure() *Failure {
 	if msg == "" {
 		msg = "claude reported is_error with subtype " + res.Subtype
 	}
-	f := &Failure{Status: StatusError, HTTPStatus: status, Message: msg}
+	f := &Failure{Status: results.StatusError, HTTPStatus: status, Message: msg}
 	switch {
 	case status == 401 || status == 403 || code == "authentication_failed" || typ == "authentication_error":
-		f.Status, f.Type = StatusAuthError, "authentication_failed"
+		f.Status, f.Type = results.StatusAuthError, "authentication_failed"
 		if status != 0 {
 			f.Type = fmt.Sprintf("http_%d", status)
 		}
 	case status == 429 || code == "rate_limit" || typ == "rate_limit_error":
-		f.Status, f.Type = StatusRateLimited, "http_429"
+		f.Status, f.Type = results.StatusRateLimited, "http_429"
 	case status == 404 || code == "model_not_found":
-		f.Status, f.Type = StatusSkippedUnavailable, "model_not_found"
+		f.Status, f.Type = results.StatusSkippedUnavailable, "model_not_found"
 	case status >= 500:
 		f.Type = "http_5xx"
 	case status != 0:
@@ -461,7 +462,7 @@ func (s *claudeStream) Failure() *Failure {
 	case strings.Contains(msg, "ECONNREFUSED"):
 		// Nothing listening at the base URL: the endpoint is not there,
 		// as the HTTP providers classify a refused connection.
-		f.Status, f.Type = StatusSkippedUnavailable, "connection_refused"
+		f.Status, f.Type = results.StatusSkippedUnavailable, "connection_refused"
 	case res.APIError != "":
 		f.Type = res.APIError // e.g. connection_failed
 	case code != "":

@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"bench/results"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -52,7 +53,7 @@ func TestClaudeStreamFixtures(t *testing.T) {
 	type want struct {
 		text, reasoning string
 		events          []Event
-		calls           []ToolCall
+		calls           []results.ToolCall
 		in, out         *int
 		finish          string
 		status, typ     string // "" status means success
@@ -60,7 +61,7 @@ func TestClaudeStreamFixtures(t *testing.T) {
 		msgHas          string
 		metrics         map[string]any
 	}
-	toolCall := []ToolCall{{ID: "toolu_test_1", Name: "Bash", Arguments: json.RawMessage(`{"command": "free -h", "description": "Show memory"}`)}}
+	toolCall := []results.ToolCall{{ID: "toolu_test_1", Name: "Bash", Arguments: json.RawMessage(`{"command": "free -h", "description": "Show memory"}`)}}
 	tests := []struct {
 		file string
 		want want
@@ -96,7 +97,7 @@ func TestClaudeStreamFixtures(t *testing.T) {
 		{"success_tool_use_no_partial.jsonl", want{
 			text:   "Checking memory.",
 			events: []Event{{EventText, "Checking memory."}, {EventToolCall, "Bash"}},
-			calls:  []ToolCall{{ID: "toolu_test_1", Name: "Bash", Arguments: json.RawMessage(`{"command":"free -h","description":"Show memory"}`)}},
+			calls:  []results.ToolCall{{ID: "toolu_test_1", Name: "Bash", Arguments: json.RawMessage(`{"command":"free -h","description":"Show memory"}`)}},
 			in:     ip(800), out: ip(21), finish: "tool_use",
 		}},
 		{"success_thinking_partial.jsonl", want{
@@ -107,15 +108,15 @@ func TestClaudeStreamFixtures(t *testing.T) {
 			},
 			in: ip(120), out: ip(30), finish: "end_turn",
 		}},
-		{"error_err401.jsonl", want{status: StatusAuthError, typ: "http_401", httpStatus: 401, msgHas: "401 injected 401",
+		{"error_err401.jsonl", want{status: results.StatusAuthError, typ: "http_401", httpStatus: 401, msgHas: "401 injected 401",
 			in: ip(0), out: ip(0), finish: "stop_sequence"}},
-		{"error_err429.jsonl", want{status: StatusRateLimited, typ: "http_429", httpStatus: 429, msgHas: "injected 429",
+		{"error_err429.jsonl", want{status: results.StatusRateLimited, typ: "http_429", httpStatus: 429, msgHas: "injected 429",
 			in: ip(0), out: ip(0), finish: "stop_sequence"}},
-		{"error_err500.jsonl", want{status: StatusError, typ: "http_5xx", httpStatus: 500, msgHas: "API Error: 500 injected 500",
+		{"error_err500.jsonl", want{status: results.StatusError, typ: "http_5xx", httpStatus: 500, msgHas: "API Error: 500 injected 500",
 			in: ip(0), out: ip(0), finish: "stop_sequence"}},
-		{"error_nomodel.jsonl", want{status: StatusSkippedUnavailable, typ: "model_not_found", httpStatus: 404, msgHas: "(nomodel)",
+		{"error_nomodel.jsonl", want{status: results.StatusSkippedUnavailable, typ: "model_not_found", httpStatus: 404, msgHas: "(nomodel)",
 			in: ip(0), out: ip(0), finish: "stop_sequence"}},
-		{"error_connection_refused.jsonl", want{status: StatusSkippedUnavailable, typ: "connection_refused", msgHas: "ECONNREFUSED",
+		{"error_connection_refused.jsonl", want{status: results.StatusSkippedUnavailable, typ: "connection_refused", msgHas: "ECONNREFUSED",
 			in: ip(0), out: ip(0), finish: "stop_sequence"}},
 	}
 	for _, tc := range tests {
@@ -268,7 +269,7 @@ func TestClaudeStreamLines(t *testing.T) {
 		t.Errorf("tool calls = %s", jsonOf(r.ToolCalls))
 	}
 	f := s.Failure()
-	if f == nil || f.Status != StatusError || f.Type != "cli_error_during_execution" || f.Message != "boom" {
+	if f == nil || f.Status != results.StatusError || f.Type != "cli_error_during_execution" || f.Message != "boom" {
 		t.Errorf("failure = %+v, want error/cli_error_during_execution: boom", f)
 	}
 	if r.Metrics["session_id"] != "s1" || r.Metrics["cli_version"] != "9.9.9" {

@@ -20,6 +20,7 @@ import (
 
 	"bench/config"
 	"bench/prompts"
+	"bench/results"
 )
 
 // Ollama speaks Ollama's native API (/api/chat, /api/tags, /api/pull), which
@@ -147,11 +148,11 @@ func ollamaTool(t prompts.Tool) (api.Tool, error) {
 func (o *Ollama) Stream(ctx context.Context, req Request, emit EmitFunc) (*Response, error) {
 	resp := &Response{}
 	if reason, ok := o.missingReason(req.Model); ok {
-		return resp, &Failure{Status: StatusSkippedUnavailable, Type: "model_not_found", Message: reason}
+		return resp, &Failure{Status: results.StatusSkippedUnavailable, Type: "model_not_found", Message: reason}
 	}
 	cr, err := o.chatRequest(req)
 	if err != nil {
-		return resp, &Failure{Status: StatusError, Type: "bad_request", Message: err.Error(), Err: err}
+		return resp, &Failure{Status: results.StatusError, Type: "bad_request", Message: err.Error(), Err: err}
 	}
 	emit(Event{Kind: EventRequestStart})
 	body, err := o.post(ctx, "/api/chat", cr)
@@ -178,7 +179,7 @@ func (o *Ollama) post(ctx context.Context, path string, body any) (io.ReadCloser
 	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, o.base+path, bytes.NewReader(b))
 	if err != nil {
-		return nil, &Failure{Status: StatusError, Type: "bad_request", Message: fmt.Sprintf("build request: %v", err), Err: err}
+		return nil, &Failure{Status: results.StatusError, Type: "bad_request", Message: fmt.Sprintf("build request: %v", err), Err: err}
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "application/x-ndjson")
@@ -256,10 +257,10 @@ func readChat(r io.Reader, emit EmitFunc, resp *Response) error {
 		if len(bytes.TrimSpace(line)) > 0 {
 			var c chatChunk
 			if jerr := json.Unmarshal(line, &c); jerr != nil {
-				return &Failure{Status: StatusError, Type: "bad_stream", Message: fmt.Sprintf("stream line is not JSON: %.200q", line), Err: jerr}
+				return &Failure{Status: results.StatusError, Type: "bad_stream", Message: fmt.Sprintf("stream line is not JSON: %.200q", line), Err: jerr}
 			}
 			if c.Error != "" {
-				return &Failure{Status: StatusError, Type: "stream_error", Message: c.Error}
+				return &Failure{Status: results.StatusError, Type: "stream_error", Message: c.Error}
 			}
 			if c.Message.Thinking != "" {
 				reasoning.WriteString(c.Message.Thinking)
@@ -274,7 +275,7 @@ func readChat(r io.Reader, emit EmitFunc, resp *Response) error {
 				if tc.Function.Arguments == nil {
 					args = nil
 				}
-				resp.ToolCalls = append(resp.ToolCalls, ToolCall{Name: tc.Function.Name, Arguments: args})
+				resp.ToolCalls = append(resp.ToolCalls, results.ToolCall{Name: tc.Function.Name, Arguments: args})
 				emit(Event{Kind: EventToolCall, Text: string(args)})
 			}
 			if c.Done {
@@ -284,11 +285,11 @@ func readChat(r io.Reader, emit EmitFunc, resp *Response) error {
 			}
 		}
 		if err == io.EOF {
-			return &Failure{Status: StatusError, Type: "stream_truncated", Message: "stream ended before the done line"}
+			return &Failure{Status: results.StatusError, Type: "stream_truncated", Message: "stream ended before the done line"}
 		}
 		if err != nil {
 			// A reset or a chunked body cut short: the server went away.
-			return &Failure{Status: StatusError, Type: "stream_truncated", Message: "connection lost mid-stream: " + err.Error(), Err: err}
+			return &Failure{Status: results.StatusError, Type: "stream_truncated", Message: "connection lost mid-stream: " + err.Error(), Err: err}
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"bench/config"
+	"bench/results"
 )
 
 // OllamaOpenAI speaks the OpenAI chat-completions streaming protocol, as
@@ -80,7 +81,7 @@ func (o *OllamaOpenAI) Stream(ctx context.Context, req Request, emit EmitFunc) (
 	defer stream.Close()
 
 	var text, reasoning strings.Builder
-	calls := map[int]*ToolCall{}
+	calls := map[int]*results.ToolCall{}
 	args := map[int]*strings.Builder{}
 	finished := false
 	for {
@@ -118,7 +119,7 @@ func (o *OllamaOpenAI) Stream(ctx context.Context, req Request, emit EmitFunc) (
 				}
 				c := calls[idx]
 				if c == nil {
-					c = &ToolCall{}
+					c = &results.ToolCall{}
 					calls[idx] = c
 					args[idx] = &strings.Builder{}
 				}
@@ -140,20 +141,20 @@ func (o *OllamaOpenAI) Stream(ctx context.Context, req Request, emit EmitFunc) (
 	if !finished {
 		// The body ended cleanly but no choice ever finished: the server
 		// closed the stream early.
-		return resp, &Failure{Status: StatusError, Type: "stream_truncated", Message: "stream ended without a finish_reason"}
+		return resp, &Failure{Status: results.StatusError, Type: "stream_truncated", Message: "stream ended without a finish_reason"}
 	}
 	return resp, nil
 }
 
 // collectCalls orders accumulated tool calls by index; arguments that are not
 // valid JSON are kept as a JSON string so nothing the model sent is lost.
-func collectCalls(calls map[int]*ToolCall, args map[int]*strings.Builder) []ToolCall {
+func collectCalls(calls map[int]*results.ToolCall, args map[int]*strings.Builder) []results.ToolCall {
 	idx := make([]int, 0, len(calls))
 	for i := range calls {
 		idx = append(idx, i)
 	}
 	sort.Ints(idx)
-	out := make([]ToolCall, 0, len(idx))
+	out := make([]results.ToolCall, 0, len(idx))
 	for _, i := range idx {
 		c := *calls[i]
 		c.Arguments = RawArguments(args[i].String())
@@ -206,10 +207,10 @@ func (o *OllamaOpenAI) midStream(err error) error {
 	}
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {
-		return &Failure{Status: StatusError, Type: "stream_error", Message: Scrub(apiErr.Message, o.secret), Err: err}
+		return &Failure{Status: results.StatusError, Type: "stream_error", Message: Scrub(apiErr.Message, o.secret), Err: err}
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return &Failure{Status: StatusError, Type: "stream_truncated", Message: "connection closed mid-stream", Err: err}
+		return &Failure{Status: results.StatusError, Type: "stream_truncated", Message: "connection closed mid-stream", Err: err}
 	}
-	return &Failure{Status: StatusError, Type: "stream_error", Message: Scrub(fmt.Sprint(err), o.secret), Err: err}
+	return &Failure{Status: results.StatusError, Type: "stream_error", Message: Scrub(fmt.Sprint(err), o.secret), Err: err}
 }

@@ -17,6 +17,7 @@ import (
 
 	"bench/config"
 	"bench/prompts"
+	"bench/results"
 )
 
 // The ollama_openai provider against replays of the recorded Ollama 0.9.6
@@ -87,7 +88,7 @@ func TestChatRecordedToolCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ToolCall{{ID: "call_kmui6azo", Name: "get_memory", Arguments: json.RawMessage(`{"unit":"MB"}`)}}
+	want := []results.ToolCall{{ID: "call_kmui6azo", Name: "get_memory", Arguments: json.RawMessage(`{"unit":"MB"}`)}}
 	if !reflect.DeepEqual(resp.ToolCalls, want) || resp.Text != "" || resp.FinishReason != "tool_calls" {
 		t.Errorf("calls %+v text %q finish %q", resp.ToolCalls, resp.Text, resp.FinishReason)
 	}
@@ -115,7 +116,7 @@ func TestChatToolCallsAccumulate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ToolCall{
+	want := []results.ToolCall{
 		{ID: "call_a", Name: "read_file", Arguments: json.RawMessage(`{"path": "/etc/hostname"}`)},
 		{ID: "call_b", Name: "list_directory", Arguments: json.RawMessage(`{"path": "/etc"}`)},
 	}
@@ -151,14 +152,14 @@ func TestChatFailures(t *testing.T) {
 		httpStatus   int
 		msg, partial string
 	}{
-		{file: "v1_chat_model_not_found.http", status: StatusSkippedUnavailable, typ: "model_not_found", httpStatus: 404, msg: `model "missing-model" not found`},
-		{file: "scripted_401.http", status: StatusAuthError, typ: "http_401", httpStatus: 401, msg: "Incorrect API key provided: [redacted]"},
-		{file: "scripted_403.http", status: StatusAuthError, typ: "http_403", httpStatus: 403, msg: "does not have access"},
-		{file: "scripted_429.http", status: StatusRateLimited, typ: "http_429", httpStatus: 429, msg: "Rate limit reached"},
-		{file: "scripted_500.http", status: StatusError, typ: "http_5xx", httpStatus: 500, msg: "runner process has terminated"},
-		{file: "scripted_error_midstream.http", status: StatusError, typ: "stream_error", msg: "signal: killed", partial: "I will run "},
-		{file: "scripted_no_finish.http", status: StatusError, typ: "stream_truncated", partial: "I will run "},
-		{file: "v1_chat_stream_text_usage.http", cut: 2, status: StatusError, typ: "stream_truncated", partial: "I will run `free -h`"},
+		{file: "v1_chat_model_not_found.http", status: results.StatusSkippedUnavailable, typ: "model_not_found", httpStatus: 404, msg: `model "missing-model" not found`},
+		{file: "scripted_401.http", status: results.StatusAuthError, typ: "http_401", httpStatus: 401, msg: "Incorrect API key provided: [redacted]"},
+		{file: "scripted_403.http", status: results.StatusAuthError, typ: "http_403", httpStatus: 403, msg: "does not have access"},
+		{file: "scripted_429.http", status: results.StatusRateLimited, typ: "http_429", httpStatus: 429, msg: "Rate limit reached"},
+		{file: "scripted_500.http", status: results.StatusError, typ: "http_5xx", httpStatus: 500, msg: "runner process has terminated"},
+		{file: "scripted_error_midstream.http", status: results.StatusError, typ: "stream_error", msg: "signal: killed", partial: "I will run "},
+		{file: "scripted_no_finish.http", status: results.StatusError, typ: "stream_truncated", partial: "I will run "},
+		{file: "v1_chat_stream_text_usage.http", cut: 2, status: results.StatusError, typ: "stream_truncated", partial: "I will run `free -h`"},
 	}
 	for _, tc := range cases {
 		t.Run(strings.TrimSuffix(tc.file, ".http"), func(t *testing.T) {
@@ -198,7 +199,7 @@ func TestChatConnectionRefused(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	_, err = newChatProvider(t, "http://"+addr).Stream(context.Background(), Request{Model: "scripted", Prompt: "x"}, (&recorder{}).emit)
-	if f := asFailure(t, err); f.Status != StatusSkippedUnavailable || f.Type != "connection_refused" {
+	if f := asFailure(t, err); f.Status != results.StatusSkippedUnavailable || f.Type != "connection_refused" {
 		t.Errorf("got %s/%s", f.Status, f.Type)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"bench/internal/ollamatest"
 	"bench/internal/testmodel"
 	"bench/prompts"
+	"bench/results"
 )
 
 // ollamaRecording parses a recorded response from testdata/ollama: status
@@ -235,7 +236,7 @@ func TestOllamaHTTPFailures(t *testing.T) {
 	p := newOllamaProvider(t, srv.URL, nil)
 	var ev ollamaEvents
 	_, err := p.Stream(context.Background(), Request{Model: "missing-model", Prompt: "x"}, ev.emit)
-	ollamaFailure(t, err, StatusSkippedUnavailable, "model_not_found", 404, `model "missing-model" not found`)
+	ollamaFailure(t, err, results.StatusSkippedUnavailable, "model_not_found", 404, `model "missing-model" not found`)
 
 	cases := []struct {
 		status       int
@@ -245,11 +246,11 @@ func TestOllamaHTTPFailures(t *testing.T) {
 		wantMsg      string
 		withAPIKeyOf string
 	}{
-		{401, `{"error":"unauthorized key sk-secret-123"}`, StatusAuthError, "http_401", "[redacted]", "sk-secret-123"},
-		{403, `<html>Forbidden</html>`, StatusAuthError, "http_403", "Forbidden", ""},
-		{429, `{"error":"too many requests"}`, StatusRateLimited, "http_429", "too many requests", ""},
-		{500, `{"error":"llama runner process has terminated"}`, StatusError, "http_5xx", "runner process", ""},
-		{400, `{"error":"registry.ollama.ai/library/x:latest does not support thinking"}`, StatusError, "thinking_unsupported", "does not support thinking", ""},
+		{401, `{"error":"unauthorized key sk-secret-123"}`, results.StatusAuthError, "http_401", "[redacted]", "sk-secret-123"},
+		{403, `<html>Forbidden</html>`, results.StatusAuthError, "http_403", "Forbidden", ""},
+		{429, `{"error":"too many requests"}`, results.StatusRateLimited, "http_429", "too many requests", ""},
+		{500, `{"error":"llama runner process has terminated"}`, results.StatusError, "http_5xx", "runner process", ""},
+		{400, `{"error":"registry.ollama.ai/library/x:latest does not support thinking"}`, results.StatusError, "thinking_unsupported", "does not support thinking", ""},
 	}
 	for _, c := range cases {
 		rp.handle("/api/chat", func(w http.ResponseWriter, r *http.Request) {
@@ -294,7 +295,7 @@ func TestOllamaStreamFailures(t *testing.T) {
 			p := newOllamaProvider(t, srv.URL, nil)
 			var ev ollamaEvents
 			resp, err := p.Stream(context.Background(), Request{Model: "m", Prompt: "x"}, ev.emit)
-			ollamaFailure(t, err, StatusError, c.wantType, 0, c.wantMsg)
+			ollamaFailure(t, err, results.StatusError, c.wantType, 0, c.wantMsg)
 			if c.name != "html" && resp.Text != "partial" {
 				t.Errorf("partial text %q, want kept", resp.Text)
 			}
@@ -312,7 +313,7 @@ func TestOllamaRefused(t *testing.T) {
 	p := newOllamaProvider(t, url, nil)
 	var ev ollamaEvents
 	_, err = p.Stream(context.Background(), Request{Model: "m", Prompt: "x"}, ev.emit)
-	ollamaFailure(t, err, StatusSkippedUnavailable, "connection_refused", 0, "refused")
+	ollamaFailure(t, err, results.StatusSkippedUnavailable, "connection_refused", 0, "refused")
 	if err := p.Prepare(context.Background(), []string{"m"}, io.Discard); err == nil {
 		t.Error("Prepare against a closed port succeeded")
 	}
@@ -358,7 +359,7 @@ func TestOllamaPrepareRecorded(t *testing.T) {
 	}
 	var ev ollamaEvents
 	_, err := p.Stream(context.Background(), Request{Model: "missing-model", Prompt: "x"}, ev.emit)
-	ollamaFailure(t, err, StatusSkippedUnavailable, "model_not_found", 0, "not on the server")
+	ollamaFailure(t, err, results.StatusSkippedUnavailable, "model_not_found", 0, "not on the server")
 	if len(rp.requests("/api/chat")) != 0 || len(ev.events) != 0 {
 		t.Errorf("a missing model sent %d requests, emitted %v", len(rp.requests("/api/chat")), ev.events)
 	}
@@ -384,7 +385,7 @@ func TestOllamaPrepareRecorded(t *testing.T) {
 		t.Error("pulled model marked missing")
 	}
 	_, err = p.Stream(context.Background(), Request{Model: "unpullable", Prompt: "x"}, ev.emit)
-	ollamaFailure(t, err, StatusSkippedUnavailable, "model_not_found", 0, "pulling it failed")
+	ollamaFailure(t, err, results.StatusSkippedUnavailable, "model_not_found", 0, "pulling it failed")
 }
 
 func TestOllamaBadKeepAlive(t *testing.T) {
@@ -485,14 +486,14 @@ func TestOllamaRealServer(t *testing.T) {
 		}
 		// A model without the capability: a clear error, not a crash.
 		_, err = p.Stream(ctx, Request{Model: "scripted", Prompt: "please think", ThinkingLevel: "low"}, ev.emit)
-		ollamaFailure(t, err, StatusError, "thinking_unsupported", 400, "does not support thinking")
+		ollamaFailure(t, err, results.StatusError, "thinking_unsupported", 400, "does not support thinking")
 	})
 
 	t.Run("unknown model without prepare", func(t *testing.T) {
 		p := newOllamaProvider(t, srv.URL(), nil)
 		var ev ollamaEvents
 		_, err := p.Stream(ctx, Request{Model: "nope", Prompt: "OK"}, ev.emit)
-		ollamaFailure(t, err, StatusSkippedUnavailable, "model_not_found", 404, `"nope" not found`)
+		ollamaFailure(t, err, results.StatusSkippedUnavailable, "model_not_found", 404, `"nope" not found`)
 	})
 
 	t.Run("prepare and warmup", func(t *testing.T) {
@@ -522,7 +523,7 @@ func TestOllamaRealServer(t *testing.T) {
 		}
 		var ev ollamaEvents
 		_, err = p.Stream(ctx, Request{Model: "nope", Prompt: "OK"}, ev.emit)
-		ollamaFailure(t, err, StatusSkippedUnavailable, "model_not_found", 0, "checked /api/tags")
+		ollamaFailure(t, err, results.StatusSkippedUnavailable, "model_not_found", 0, "checked /api/tags")
 		if len(ev.events) != 0 {
 			t.Errorf("events for a missing model: %v", ev.events)
 		}
@@ -540,7 +541,7 @@ func TestOllamaRealServer(t *testing.T) {
 		}
 		srv.Stop()
 		_, err := p.Stream(ctx, Request{Model: "scripted", Prompt: "Reply with exactly: OK"}, ev.emit)
-		ollamaFailure(t, err, StatusSkippedUnavailable, "connection_refused", 0, "refused")
+		ollamaFailure(t, err, results.StatusSkippedUnavailable, "connection_refused", 0, "refused")
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"bench/config"
+	"bench/results"
 )
 
 // OpenAIResponses speaks the OpenAI Responses API (POST {base_url}/responses
@@ -136,7 +137,7 @@ func (o *OpenAIResponses) Stream(ctx context.Context, req Request, emit EmitFunc
 	if o.cfg.APIKeyEnv != "" {
 		key = os.Getenv(o.cfg.APIKeyEnv)
 		if key == "" {
-			return resp, &Failure{Status: StatusSkippedUnavailable, Type: "missing_api_key",
+			return resp, &Failure{Status: results.StatusSkippedUnavailable, Type: "missing_api_key",
 				Message: fmt.Sprintf("environment variable %s is empty or unset; export the API key in it", o.cfg.APIKeyEnv)}
 		}
 	}
@@ -217,7 +218,7 @@ func (o *OpenAIResponses) attempt(ctx context.Context, body []byte, key string, 
 			// The body was cut by the deadline; the runner classifies that.
 			return -1, ctx.Err()
 		}
-		if (f.Status == StatusRateLimited && f.Type != "insufficient_quota") || f.Type == "http_5xx" {
+		if (f.Status == results.StatusRateLimited && f.Type != "insufficient_quota") || f.Type == "http_5xx" {
 			return retryAfter(hresp.Header, time.Now()), f
 		}
 		return -1, f
@@ -258,7 +259,7 @@ func responsesHTTPFailure(hresp *http.Response, key string) *Failure {
 		// A 404 that names no model is a wrong base_url (Ollama answers
 		// "404 page not found" when /v1 is missing): a config error to fix,
 		// not a model to skip.
-		f.Status, f.Type = StatusError, "endpoint_not_found"
+		f.Status, f.Type = results.StatusError, "endpoint_not_found"
 		f.Message += " (is base_url right? it should end in /v1)"
 	case hresp.StatusCode == http.StatusTooManyRequests && code == "insufficient_quota":
 		// Out of credit: no wait will help, so it is not retried.
@@ -367,7 +368,7 @@ func (l looseString) String() string { return string(l) }
 
 // responsesCall is a function call being assembled from its events.
 type responsesCall struct {
-	call    ToolCall
+	call    results.ToolCall
 	args    strings.Builder
 	final   *string // the complete arguments, once an event carries them
 	emitted bool    // an EventToolCall was emitted for it
@@ -494,7 +495,7 @@ func readResponsesStream(ctx context.Context, body io.Reader, key string, resp *
 			if err != io.EOF {
 				msg = fmt.Sprintf("stream broke before response.completed: %v", err)
 			}
-			return &Failure{Status: StatusError, Type: "stream_truncated", Message: Scrub(msg, key), Err: err}
+			return &Failure{Status: results.StatusError, Type: "stream_truncated", Message: Scrub(msg, key), Err: err}
 		}
 		var ev responsesEvent
 		if err := json.Unmarshal(sev.Data, &ev); err != nil {
@@ -502,7 +503,7 @@ func readResponsesStream(ctx context.Context, body io.Reader, key string, resp *
 			if len(excerpt) > 200 {
 				excerpt = excerpt[:200] + "..."
 			}
-			return &Failure{Status: StatusError, Type: "invalid_stream",
+			return &Failure{Status: results.StatusError, Type: "invalid_stream",
 				Message: Scrub(fmt.Sprintf("event %q is not JSON: %s", sev.Event, excerpt), key), Err: err}
 		}
 		if ev.Type == "" {
@@ -584,7 +585,7 @@ func readResponsesStream(ctx context.Context, body io.Reader, key string, resp *
 // announced this way is still a rate limit, but it is not retried: output may
 // already have been emitted.
 func streamFailure(typ string, e *responsesError, key string, resp *Response) *Failure {
-	f := &Failure{Status: StatusError, Type: typ, Message: "no error details"}
+	f := &Failure{Status: results.StatusError, Type: typ, Message: "no error details"}
 	if e != nil {
 		code := e.Code.String()
 		if code == "" {
@@ -602,7 +603,7 @@ func streamFailure(typ string, e *responsesError, key string, resp *Response) *F
 			f.Message = code
 		}
 		if strings.Contains(code, "rate_limit") {
-			f.Status = StatusRateLimited
+			f.Status = results.StatusRateLimited
 		}
 	}
 	f.Message = Scrub(f.Message, key)

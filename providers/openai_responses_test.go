@@ -18,6 +18,7 @@ import (
 
 	"bench/config"
 	"bench/prompts"
+	"bench/results"
 )
 
 const testKeyEnv = "BENCH_RESPONSES_TEST_KEY"
@@ -266,13 +267,13 @@ func TestResponsesRequestBody(t *testing.T) {
 func TestResponsesToolCalls(t *testing.T) {
 	tests := []struct {
 		file      string
-		wantCall  ToolCall
+		wantCall  results.ToolCall
 		wantEvent []string
 		in, out   int
 	}{
-		{"v1_responses_stream_function_call.http", ToolCall{ID: "call_aem8zluu", Name: "get_memory", Arguments: json.RawMessage(`{"unit":"MB"}`)}, []string{`{"unit":"MB"}`}, 189, 2},
+		{"v1_responses_stream_function_call.http", results.ToolCall{ID: "call_aem8zluu", Name: "get_memory", Arguments: json.RawMessage(`{"unit":"MB"}`)}, []string{`{"unit":"MB"}`}, 189, 2},
 		// The item arrives whole, with no argument deltas: still one event.
-		{"scripted_function_call_whole.http", ToolCall{ID: "call_9", Name: "run_shell", Arguments: json.RawMessage(`{"cmd":"df -h"}`)}, []string{`{"cmd":"df -h"}`}, 30, 6},
+		{"scripted_function_call_whole.http", results.ToolCall{ID: "call_9", Name: "run_shell", Arguments: json.RawMessage(`{"cmd":"df -h"}`)}, []string{`{"cmd":"df -h"}`}, 30, 6},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -343,21 +344,21 @@ func TestResponsesFailures(t *testing.T) {
 		requests    int
 		kinds       []EventKind
 	}{
-		{"error event", []step{{file: "scripted_error_event.http"}}, StatusError, "stream_error", 0,
+		{"error event", []step{{file: "scripted_error_event.http"}}, results.StatusError, "stream_error", 0,
 			[]string{"server_error", "The server had an error"}, "Hel", 1, []EventKind{EventRequestStart, EventText}},
-		{"response.failed", []step{{file: "scripted_failed.http"}}, StatusError, "response_failed", 0,
+		{"response.failed", []step{{file: "scripted_failed.http"}}, results.StatusError, "response_failed", 0,
 			[]string{"server_error: model crashed"}, "Partial", 1, []EventKind{EventRequestStart, EventText}},
-		{"401", []step{{file: "scripted_401.http"}}, StatusAuthError, "http_401", 401,
+		{"401", []step{{file: "scripted_401.http"}}, results.StatusAuthError, "http_401", 401,
 			[]string{"invalid_api_key", "Incorrect API key provided: [redacted]"}, "", 1, []EventKind{EventRequestStart}},
-		{"404 unknown model", []step{{file: "v1_responses_model_not_found.http"}}, StatusSkippedUnavailable, "model_not_found", 404,
+		{"404 unknown model", []step{{file: "v1_responses_model_not_found.http"}}, results.StatusSkippedUnavailable, "model_not_found", 404,
 			[]string{"model 'missing-model' not found"}, "", 1, []EventKind{EventRequestStart}},
-		{"404 wrong path", []step{{file: "scripted_404_path.http"}}, StatusError, "endpoint_not_found", 404,
+		{"404 wrong path", []step{{file: "scripted_404_path.http"}}, results.StatusError, "endpoint_not_found", 404,
 			[]string{"404 page not found", "base_url"}, "", 1, []EventKind{EventRequestStart}},
-		{"429 out of quota is not retried", []step{{file: "scripted_429_quota.http"}}, StatusRateLimited, "insufficient_quota", 429,
+		{"429 out of quota is not retried", []step{{file: "scripted_429_quota.http"}}, results.StatusRateLimited, "insufficient_quota", 429,
 			[]string{"insufficient_quota"}, "", 1, []EventKind{EventRequestStart}},
-		{"500 retried then given up", []step{{file: "scripted_500.http"}}, StatusError, "http_5xx", 500,
+		{"500 retried then given up", []step{{file: "scripted_500.http"}}, results.StatusError, "http_5xx", 500,
 			[]string{"500 Internal Server Error", "after 2 retries"}, "", 3, []EventKind{EventRequestStart, EventRequestStart, EventRequestStart}},
-		{"cut after two deltas", []step{{file: "v1_responses_stream_text.http", cutAfterDeltas: 2}}, StatusError, "stream_truncated", 0,
+		{"cut after two deltas", []step{{file: "v1_responses_stream_text.http", cutAfterDeltas: 2}}, results.StatusError, "stream_truncated", 0,
 			[]string{"stream broke"}, "I will run `free -h`", 1, []EventKind{EventRequestStart, EventText, EventText}},
 	}
 	for _, tt := range tests {
@@ -404,7 +405,7 @@ func TestResponsesStreamEndsWithoutTerminalEvent(t *testing.T) {
 	defer srv.Close()
 	resp, err := newTestProvider(t, srv.URL, nil).Stream(context.Background(), simpleReq, func(Event) {})
 	f := asFailure(t, err)
-	if f.Status != StatusError || f.Type != "stream_truncated" || !strings.Contains(f.Message, "without response.completed") {
+	if f.Status != results.StatusError || f.Type != "stream_truncated" || !strings.Contains(f.Message, "without response.completed") {
 		t.Errorf("failure = %+v", f)
 	}
 	if resp.Text != "I will run `free -h` to check memory." {
@@ -443,7 +444,7 @@ func TestResponsesRetryAfterPastDeadline(t *testing.T) {
 	defer cancel()
 	resp, err := newTestProvider(t, srv.URL, nil).Stream(ctx, simpleReq, func(Event) {})
 	f := asFailure(t, err)
-	if f.Status != StatusRateLimited || f.Type != "http_429" || !strings.Contains(f.Message, "past the cell's deadline") {
+	if f.Status != results.StatusRateLimited || f.Type != "http_429" || !strings.Contains(f.Message, "past the cell's deadline") {
 		t.Errorf("failure = %+v", f)
 	}
 	if resp.Retries != 0 || resp.RetryWaitMS != 0 || len(srv.requests()) != 1 {
@@ -476,7 +477,7 @@ func TestResponsesMissingKey(t *testing.T) {
 	rec := &recorder{}
 	resp, err := o.Stream(context.Background(), simpleReq, rec.emit)
 	f := asFailure(t, err)
-	if f.Status != StatusSkippedUnavailable || f.Type != "missing_api_key" || !strings.Contains(f.Message, testKeyEnv) {
+	if f.Status != results.StatusSkippedUnavailable || f.Type != "missing_api_key" || !strings.Contains(f.Message, testKeyEnv) {
 		t.Errorf("failure = %+v", f)
 	}
 	if resp == nil || len(rec.events) != 0 || len(srv.requests()) != 0 {
@@ -490,7 +491,7 @@ func TestResponsesConnectionRefused(t *testing.T) {
 	srv.Close()
 	_, err := newTestProvider(t, url, nil).Stream(context.Background(), simpleReq, func(Event) {})
 	f := asFailure(t, err)
-	if f.Status != StatusSkippedUnavailable || f.Type != "connection_refused" || strings.Contains(f.Message, testKey) {
+	if f.Status != results.StatusSkippedUnavailable || f.Type != "connection_refused" || strings.Contains(f.Message, testKey) {
 		t.Errorf("failure = %+v", f)
 	}
 }

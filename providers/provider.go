@@ -6,19 +6,10 @@ package providers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"bench/prompts"
-)
-
-// Availability statuses, exactly as results.jsonl spells them.
-const (
-	StatusOK                 = "ok"
-	StatusSkippedUnavailable = "skipped_unavailable"
-	StatusAuthError          = "auth_error"
-	StatusRateLimited        = "rate_limited"
-	StatusError              = "error"
+	"bench/results"
 )
 
 // Request is one cell's call: a model, a prompt and the knobs the runner sets.
@@ -59,15 +50,6 @@ type Event struct {
 // the provider's goroutine.
 type EmitFunc func(Event)
 
-// ToolCall is a native tool call returned by the protocol.
-type ToolCall struct {
-	ID   string `json:"id,omitempty"`
-	Name string `json:"name"`
-	// Arguments is the JSON the model produced; if it did not parse as JSON it
-	// is kept as a JSON string holding the raw text.
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-}
-
 // Usage is token accounting as the provider reported it; nil means unknown.
 type Usage struct {
 	InputTokens     *int
@@ -80,7 +62,7 @@ type Usage struct {
 type Response struct {
 	Text      string
 	Reasoning string
-	ToolCalls []ToolCall
+	ToolCalls []results.ToolCall
 	Usage     Usage
 	// FinishReason is the protocol's own stop reason, if any.
 	FinishReason string

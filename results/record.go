@@ -2,11 +2,7 @@
 // run, and the append-only writer that puts one line per finished cell.
 package results
 
-import (
-	"encoding/json"
-
-	"bench/toolparse"
-)
+import "encoding/json"
 
 // RecordType is the record_type of every result line.
 const RecordType = "result"
@@ -66,7 +62,7 @@ type Record struct {
 	RetryWaitMS        int64    `json:"retry_wait_ms"`
 	ExpectedTools      []string `json:"expected_tools,omitempty"`
 	// ToolCallDetails keeps name, arguments, source and matched text of each call.
-	ToolCallDetails []toolparse.Call `json:"tool_call_details"`
+	ToolCallDetails []ToolCall `json:"tool_call_details"`
 	// ProviderMetrics are provider-specific figures (server timings, cost...).
 	ProviderMetrics map[string]any `json:"provider_metrics,omitempty"`
 }

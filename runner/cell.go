@@ -142,23 +142,23 @@ func classify(rec *results.Record, ctx, parent context.Context, err error, resp 
 	var f *providers.Failure
 	switch {
 	case err == nil:
-		rec.AvailabilityStatus = providers.StatusOK
+		rec.AvailabilityStatus = results.StatusOK
 		if strings.TrimSpace(resp.Text) == "" && len(resp.ToolCalls) == 0 {
-			fail(providers.StatusOK, "empty_response", "no text and no tool call")
+			fail(results.StatusOK, "empty_response", "no text and no tool call")
 			return
 		}
 		rec.Success = true
 	case parent.Err() != nil:
-		fail(providers.StatusError, "cancelled", "run aborted before the cell finished")
+		fail(results.StatusError, "cancelled", "run aborted before the cell finished")
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		fail(providers.StatusError, "timeout", "no complete answer within run.timeout")
+		fail(results.StatusError, "timeout", "no complete answer within run.timeout")
 	case errors.As(err, &f):
 		fail(f.Status, f.Type, f.Message)
 		if f.HTTPStatus != 0 {
 			rec.HTTPStatus = ptr(f.HTTPStatus)
 		}
 	default:
-		fail(providers.StatusError, "exception", err.Error())
+		fail(results.StatusError, "exception", err.Error())
 	}
 }
 
@@ -174,7 +174,7 @@ func score(rec *results.Record, c Cell, resp *providers.Response) {
 	expected := rec.ExpectedTools
 	if !rec.Success {
 		rec.ToolCallDetails = []toolparse.Call{}
-		if len(expected) > 0 && (rec.AvailabilityStatus == providers.StatusError || rec.AvailabilityStatus == providers.StatusOK) {
+		if len(expected) > 0 && (rec.AvailabilityStatus == results.StatusError || rec.AvailabilityStatus == results.StatusOK) {
 			rec.ToolUseSuccess = ptr(false)
 		}
 		return

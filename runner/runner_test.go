@@ -300,7 +300,7 @@ func TestRecordAssembly(t *testing.T) {
 		{"tool call only is not empty", func(ctx context.Context, req providers.Request, emit providers.EmitFunc) (*providers.Response, error) {
 			emit(providers.Event{Kind: providers.EventRequestStart})
 			emit(providers.Event{Kind: providers.EventToolCall})
-			return &providers.Response{ToolCalls: []providers.ToolCall{{Name: "get_memory", Arguments: []byte(`{"unit":"MB"}`)}}}, nil
+			return &providers.Response{ToolCalls: []results.ToolCall{{Name: "get_memory", Arguments: []byte(`{"unit":"MB"}`)}}}, nil
 		}, func(t *testing.T, r *results.Record) {
 			if !r.Success || r.TTFTMS == nil || r.ToolCallCount != 1 || r.ToolCalls[0] != "get_memory" || r.ToolCallDetails[0].Source != "native" {
 				t.Errorf("got success=%v ttft=%v calls=%v", r.Success, r.TTFTMS, r.ToolCalls)

@@ -61,23 +61,17 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"bench/results"
 )
 
-// Call is one detected tool invocation.
-type Call struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	// Source is "native" or "text".
-	Source string `json:"source"`
-	// Match is the text that was matched (text detections only).
-	Match string `json:"match,omitempty"`
-	ID    string `json:"id,omitempty"`
-}
+// Call is one detected tool invocation; results owns the type.
+type Call = results.ToolCall
 
 // Sources of a Call.
 const (
-	SourceNative = "native"
-	SourceText   = "text"
+	SourceNative = results.SourceNative
+	SourceText   = results.SourceText
 )
 
 // Detect returns the tool calls to record for a response: the native calls

@@ -6,7 +6,6 @@ import (
 	"os"
 	"sync"
 
-	"bench/providers"
 	"bench/results"
 )
 
@@ -51,7 +50,7 @@ func (p *progress) record(r *results.Record, done, total int) {
 	p.byStatus[r.AvailabilityStatus]++
 	if r.FailureType != nil {
 		p.failureTypes[*r.FailureType]++
-		if r.AvailabilityStatus == providers.StatusSkippedUnavailable {
+		if r.AvailabilityStatus == results.StatusSkippedUnavailable {
 			byType := p.skipped[r.Provider]
 			if byType == nil {
 				byType = map[string][]string{}
@@ -76,7 +75,7 @@ func (p *progress) record(r *results.Record, done, total int) {
 		fmt.Fprintf(p.w, "\r\033[K  %d/%d cells · %d ok · %d failed", done, total, done-p.failed, p.failed)
 		return
 	}
-	if r.AvailabilityStatus == providers.StatusSkippedUnavailable && r.FailureType != nil {
+	if r.AvailabilityStatus == results.StatusSkippedUnavailable && r.FailureType != nil {
 		key := r.Provider + "\x00" + *r.FailureType
 		if p.shownSkips[key] {
 			return

@@ -384,7 +384,7 @@ func writeJSON(path string, v any) error {
 // unreachable returns one line telling the user what to start, export,
 // install or pull when no cell reached a model, or "" when any did.
 func unreachable(cfg *config.Config, p *progress) string {
-	if p.recorded == 0 || p.byStatus[providers.StatusSkippedUnavailable] != p.recorded {
+	if p.recorded == 0 || p.byStatus[results.StatusSkippedUnavailable] != p.recorded {
 		return ""
 	}
 	absent := true

@@ -1,0 +1,90 @@
+package results
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Availability statuses, exactly as results.jsonl spells them.
+const (
+	StatusOK                 = "ok"
+	StatusSkippedUnavailable = "skipped_unavailable"
+	StatusAuthError          = "auth_error"
+	StatusRateLimited        = "rate_limited"
+	StatusError              = "error"
+)
+
+// Failure types (failure_type). A provider may record others (an HTTP status
+// such as http_401, a server's own error code), but these are the ones the
+// harness and the reports branch on.
+const (
+	// The server or CLI is not there, or lacks the model: not the model's fault.
+	FailConnectionRefused = "connection_refused"
+	FailHostUnreachable   = "host_unreachable"
+	FailModelNotFound     = "model_not_found"
+	FailCLINotFound       = "cli_not_found"
+	FailMissingAPIKey     = "missing_api_key"
+
+	FailHTTP429 = "http_429"
+	FailHTTP4xx = "http_4xx"
+	FailHTTP5xx = "http_5xx"
+	// FailEndpointNotFound is a 404 for a wrong path, not an unknown model.
+	FailEndpointNotFound = "endpoint_not_found"
+
+	FailConnectionReset = "connection_reset"
+	FailStreamTruncated = "stream_truncated"
+	FailStreamError     = "stream_error"
+	FailTimeout         = "timeout"
+	FailCancelled       = "cancelled"
+	FailException       = "exception"
+	FailEmptyResponse   = "empty_response"
+)
+
+// Unavailable reports whether a failure type says the model was never
+// reached because its server, CLI, key or model was missing.
+func Unavailable(failureType string) bool {
+	switch failureType {
+	case FailConnectionRefused, FailHostUnreachable, FailModelNotFound, FailCLINotFound, FailMissingAPIKey:
+		return true
+	}
+	return false
+}
+
+// ToolCall is one tool invocation: a native call returned by the protocol,
+// or a command detected in the answer's text.
+type ToolCall struct {
+	Name string `json:"name"`
+	// Arguments is always a JSON value: the object the model sent ({} for a
+	// call without arguments), or a JSON string holding text that did not
+	// parse as JSON, so nothing the model sent is lost.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Source is SourceNative or SourceText.
+	Source string `json:"source"`
+	// Match is the text that was matched (text detections only).
+	Match string `json:"match,omitempty"`
+	ID    string `json:"id,omitempty"`
+}
+
+// Sources of a ToolCall.
+const (
+	SourceNative = "native"
+	SourceText   = "text"
+)
+
+// EmptyArguments is what a call without arguments records.
+var EmptyArguments = json.RawMessage(`{}`)
+
+// Arguments normalises a tool call's argument text the one way every
+// provider records it: no arguments (empty or null) is {}, valid JSON is
+// kept as sent, and anything else is kept as a JSON string.
+func Arguments(s string) json.RawMessage {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "null" {
+		return EmptyArguments
+	}
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	b, _ := json.Marshal(s)
+	return b
+}
