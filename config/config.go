@@ -4,7 +4,6 @@
 package config
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,27 +11,17 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
+	"bench/internal/suggest"
 	"bench/internal/yamlerr"
 	"bench/prompts"
 )
-
-// Provider types bench knows.
-const (
-	TypeOllamaOpenAI    = "ollama_openai"
-	TypeOllama          = "ollama"
-	TypeOpenAIResponses = "openai_responses"
-	TypeClaudeCodeCLI   = "claude_code_cli"
-)
-
-// Types lists the provider types in the order the docs give them.
-var Types = []string{TypeOllamaOpenAI, TypeOllama, TypeOpenAIResponses, TypeClaudeCodeCLI}
 
 // ThinkingLevels are the accepted non-null thinking levels.
 var ThinkingLevels = []string{"low", "medium", "high", "xhigh"}
@@ -40,7 +29,7 @@ var ThinkingLevels = []string{"low", "medium", "high", "xhigh"}
 // Config is bench.yaml after defaults are filled in.
 type Config struct {
 	Run       Run        `yaml:"run" json:"run"`
-	Providers []Provider `yaml:"providers" json:"providers"`
+	Providers []Provider `yaml:"-" json:"providers"`
 	Prompts   Prompts    `yaml:"prompts" json:"prompts"`
 
 	// Path is the config file; PromptSet the prompts the run will use, in order.
@@ -50,7 +39,10 @@ type Config struct {
 
 // Run holds the sweep-wide settings.
 type Run struct {
-	ID             string   `yaml:"id" json:"id"`
+	ID string `yaml:"id" json:"id"`
+	// IDChosen says the id came from the file or a flag rather than the
+	// clock: a chosen id that exists is refused, a clock one gets a suffix.
+	IDChosen       bool     `yaml:"-" json:"-"`
 	OutDir         string   `yaml:"out_dir" json:"out_dir"`
 	Concurrency    int      `yaml:"concurrency" json:"concurrency"`
 	Repetitions    int      `yaml:"repetitions" json:"repetitions"`
@@ -58,41 +50,50 @@ type Run struct {
 	MaxOutputBytes int      `yaml:"max_output_bytes" json:"max_output_bytes"`
 }
 
-// Provider is one provider entry. Fields past Models apply to some types only;
-// Validate rejects the ones that do not apply to the entry's type.
+// Provider is one provider entry: the keys every kind shares, and the
+// kind's own options, decoded and checked by the kind (see Kind).
 type Provider struct {
 	Name           string    `yaml:"name" json:"name"`
 	Type           string    `yaml:"type" json:"type"`
-	BaseURL        string    `yaml:"base_url" json:"base_url,omitempty"`
-	APIKeyEnv      string    `yaml:"api_key_env" json:"api_key_env,omitempty"`
 	Concurrency    int       `yaml:"concurrency" json:"concurrency"`
 	Models         []string  `yaml:"models" json:"models"`
 	ThinkingLevels []*string `yaml:"thinking_levels" json:"thinking_levels"`
 
-	// Sampling, for the protocols that take them.
-	Temperature *float64 `yaml:"temperature" json:"temperature,omitempty"`
-	Seed        *int     `yaml:"seed" json:"seed,omitempty"`
-	MaxTokens   int      `yaml:"max_tokens" json:"max_tokens,omitempty"`
-
-	// MaxRetries bounds retries on 429 and 5xx (openai_responses); nil = default.
-	MaxRetries *int `yaml:"max_retries" json:"max_retries,omitempty"`
-
-	// claude_code_cli.
-	Command        string            `yaml:"command" json:"command,omitempty"`
-	Env            map[string]string `yaml:"env" json:"-"`
-	EnvKeys        []string          `yaml:"-" json:"env_keys,omitempty"`
-	MaxTurns       int               `yaml:"max_turns" json:"max_turns,omitempty"`
-	PermissionMode string            `yaml:"permission_mode" json:"permission_mode,omitempty"`
-	AllowedTools   []string          `yaml:"allowed_tools" json:"allowed_tools,omitempty"`
-
-	// ollama (native).
-	Options   map[string]any `yaml:"options" json:"options,omitempty"`
-	KeepAlive string         `yaml:"keep_alive" json:"keep_alive,omitempty"`
-	Pull      bool           `yaml:"pull" json:"pull,omitempty"`
-	Warmup    bool           `yaml:"warmup" json:"warmup,omitempty"`
+	// Options is the kind's options struct (a pointer, as Kind.Options made
+	// it), written into config.json beside the shared keys.
+	Options any `yaml:"-" json:"-"`
+	// Server is where the kind's model server is, filled by Kind.Resolve.
+	Server Server `yaml:"-" json:"-"`
 
 	// Line is where the entry starts in the config file, for later errors.
 	Line int `yaml:"-" json:"-"`
+}
+
+// Server says where a provider's model server is, as its kind knows it.
+type Server struct {
+	// Endpoint is the base URL requests go to; "" for a local CLI.
+	Endpoint string
+	// ProcessNames are names the server's process may run under on this
+	// machine, for finding it when the endpoint's port does not tell.
+	ProcessNames []string
+}
+
+// MarshalJSON writes the entry flat, as it is written in bench.yaml: the
+// shared keys and the kind's options side by side.
+func (p Provider) MarshalJSON() ([]byte, error) {
+	type shared Provider
+	out, err := json.Marshal(shared(p))
+	if err != nil || p.Options == nil {
+		return out, err
+	}
+	opts, err := json.Marshal(p.Options)
+	if err != nil {
+		return nil, err
+	}
+	if len(opts) <= 2 { // {}
+		return out, nil
+	}
+	return append(append(out[:len(out)-1], ','), opts[1:]...), nil
 }
 
 // Prompts says which prompt files to load and which ids to keep.
@@ -129,19 +130,49 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 // Error is a config problem at a place in a file.
 type Error = yamlerr.Error
 
+// Kind is what the config needs of a provider kind: its name, its options
+// and how to check them. The kinds live in package providers, which hands
+// them to Load; config itself knows none of them.
+type Kind interface {
+	// Name is the type's name in bench.yaml.
+	Name() string
+	// Options returns a pointer to a new options struct holding the kind's
+	// defaults. Its yaml tags are the keys the kind takes beside the shared
+	// ones (name, type, concurrency, models, thinking_levels); its json tags
+	// are what config.json records (never a secret value).
+	Options() any
+	// Resolve checks the decoded options and fills what depends on them
+	// (derived defaults, p.Server). Each problem names its key.
+	Resolve(p *Provider, problem func(key, msg string))
+}
+
+// Kinds is the registry of provider kinds, in the order the docs give them.
+type Kinds interface {
+	Kind(name string) (Kind, bool)
+	Names() []string
+}
+
+// MaxCells bounds a plan: a config whose sweep has more cells is refused
+// before anything is built (repetitions: 1000000000 would otherwise exhaust
+// memory planning it).
+const MaxCells = 1_000_000
+
 // Load reads, defaults and validates a config file. The error, if any, joins
 // every problem found, each as file:line: field: what is wrong.
-func Load(path string) (*Config, error) {
+func Load(path string, kinds Kinds) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return Parse(path, data)
+	return Parse(path, data, kinds)
 }
 
 // Parse is Load on bytes already read; path names the file in errors and
 // anchors relative paths.
-func Parse(path string, data []byte) (*Config, error) {
+func Parse(path string, data []byte, kinds Kinds) (*Config, error) {
+	if line, ok := invalidUTF8(data); ok {
+		return nil, &Error{File: path, Line: line, Msg: "not UTF-8 text; save the file as UTF-8"}
+	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, yamlerr.Wrap(path, &root, err)
@@ -149,18 +180,29 @@ func Parse(path string, data []byte) (*Config, error) {
 	if len(root.Content) == 0 {
 		return nil, &Error{File: path, Msg: "the file is empty; see bench.yaml in the README for the shape"}
 	}
-	var c Config
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
-		return nil, yamlerr.Wrap(path, &root, err)
+	c := Config{Path: path, Run: Run{OutDir: "runs", Concurrency: 4, Repetitions: 1,
+		Timeout: Duration(120 * time.Second), MaxOutputBytes: 64 << 10}}
+	d := &decoder{file: path}
+	var provs struct {
+		Node rawNode `yaml:"providers"`
 	}
-	c.Path = path
-	v := validator{file: path, root: node{root.Content[0]}}
-	c.applyDefaults(&v)
-	c.validate(&v)
+	d.mapping(root.Content[0], "", nil, &c, &provs)
+	v := &validator{file: path, root: node{root.Content[0]}}
+	c.decodeProviders(d, provs.Node.n, kinds)
+	if len(d.errs) > 0 {
+		return nil, errors.Join(d.errs...)
+	}
+	if c.Run.ID == "" {
+		c.Run.ID = DefaultRunID(time.Now())
+	} else {
+		c.Run.IDChosen = true
+	}
+	c.validate(v, kinds)
 	if len(v.errs) == 0 {
-		c.loadPrompts(&v)
+		c.loadPrompts(v)
+	}
+	if len(v.errs) == 0 {
+		c.checkSize(v)
 	}
 	if len(v.errs) > 0 {
 		return nil, errors.Join(v.errs...)
@@ -168,85 +210,99 @@ func Parse(path string, data []byte) (*Config, error) {
 	return &c, nil
 }
 
+// rawNode keeps a YAML node for decoding by hand.
+type rawNode struct{ n *yaml.Node }
+
+func (r *rawNode) UnmarshalYAML(n *yaml.Node) error { r.n = n; return nil }
+
+// invalidUTF8 returns the line of the first byte that is not UTF-8.
+func invalidUTF8(data []byte) (int, bool) {
+	if utf8.Valid(data) {
+		return 0, false
+	}
+	line := 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return line, true
+		}
+		if r == '\n' {
+			line++
+		}
+		i += size
+	}
+	return line, true
+}
+
+// decodeProviders decodes each entry's shared keys and its kind's options
+// in one pass, so every problem of every entry is reported, each at its own
+// line. A key of another kind is named as such.
+func (c *Config) decodeProviders(d *decoder, n *yaml.Node, kinds Kinds) {
+	n = resolve(n)
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.fail(n, "providers", "wrong type: got "+describe(n)+", want a list")
+		return
+	}
+	for i, item := range n.Content {
+		at := fmt.Sprintf("providers[%d]", i)
+		item = resolve(item)
+		p := Provider{Line: item.Line}
+		typ := lookupKey(item, "type")
+		var kind Kind
+		if typ != nil && typ.Kind == yaml.ScalarNode && typ.Tag == "!!str" {
+			k, ok := kinds.Kind(typ.Value)
+			if !ok {
+				d.fail(typ, at+".type", fmt.Sprintf("unknown provider type %q%s; one of %s", typ.Value,
+					suggest.Hint(typ.Value, kinds.Names()), strings.Join(kinds.Names(), ", ")))
+			}
+			kind = k
+		}
+		targets := []any{&p}
+		if kind != nil {
+			p.Options = kind.Options()
+			targets = append(targets, p.Options)
+		}
+		d.mapping(item, at, func(key string) string {
+			if kind == nil {
+				return "" // the type is missing or unknown; that is the problem to report
+			}
+			for _, name := range kinds.Names() {
+				if other, _ := kinds.Kind(name); name != kind.Name() && slices.Contains(Keys(other.Options()), key) {
+					return fmt.Sprintf("does not apply to type %s (it is a key of %s)", kind.Name(), name)
+				}
+			}
+			all := append(Keys(&p), Keys(p.Options)...)
+			return fmt.Sprintf("unknown field %q%s", key, suggest.Hint(key, all))
+		}, targets...)
+		if lookupKey(item, "concurrency") == nil {
+			p.Concurrency = c.Run.Concurrency
+		}
+		c.Providers = append(c.Providers, p)
+	}
+}
+
+// lookupKey returns the value node of key in a mapping node, or nil.
+func lookupKey(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
 // DefaultRunID is the run id used when none is given: the UTC time.
 func DefaultRunID(now time.Time) string { return now.UTC().Format("20060102_150405") }
 
-// DefaultBaseURL returns the base URL a provider type uses when none is set.
-func DefaultBaseURL(typ string) string {
-	switch typ {
-	case TypeOllamaOpenAI:
-		return "http://127.0.0.1:11434/v1"
-	case TypeOllama:
-		return "http://127.0.0.1:11434"
-	case TypeOpenAIResponses:
-		return "https://api.openai.com/v1"
-	}
-	return ""
-}
+var safeID = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
-func (c *Config) applyDefaults(v *validator) {
-	r := &c.Run
-	if r.ID == "" {
-		r.ID = DefaultRunID(time.Now())
-	}
-	if r.OutDir == "" {
-		r.OutDir = "runs"
-	}
-	if r.Concurrency == 0 {
-		r.Concurrency = 4
-	}
-	if r.Repetitions == 0 {
-		r.Repetitions = 1
-	}
-	if r.Timeout == 0 {
-		r.Timeout = Duration(120 * time.Second)
-	}
-	if r.MaxOutputBytes == 0 {
-		r.MaxOutputBytes = 64 << 10
-	}
-	provs := v.root.lookup("providers")
-	for i := range c.Providers {
-		p := &c.Providers[i]
-		if provs != nil && i < len(provs.Content) {
-			p.Line = provs.Content[i].Line
-		}
-		if p.Name == "" {
-			p.Name = p.Type
-		}
-		if p.BaseURL == "" {
-			p.BaseURL = DefaultBaseURL(p.Type)
-		}
-		if p.Type == TypeOpenAIResponses && p.APIKeyEnv == "" && p.BaseURL == DefaultBaseURL(TypeOpenAIResponses) {
-			p.APIKeyEnv = "OPENAI_API_KEY"
-		}
-		if p.Type == TypeClaudeCodeCLI {
-			if p.Command == "" {
-				p.Command = "claude"
-			}
-			if p.MaxTurns == 0 {
-				p.MaxTurns = 1
-			}
-		}
-		if p.Concurrency == 0 {
-			p.Concurrency = r.Concurrency
-		}
-		if len(p.ThinkingLevels) == 0 {
-			p.ThinkingLevels = []*string{nil}
-		}
-		p.EnvKeys = p.EnvKeys[:0]
-		for k := range p.Env {
-			p.EnvKeys = append(p.EnvKeys, k)
-		}
-		sort.Strings(p.EnvKeys)
-	}
-}
-
-var (
-	envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	safeID  = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
-)
-
-func (c *Config) validate(v *validator) {
+func (c *Config) validate(v *validator, kinds Kinds) {
 	r := c.Run
 	if !safeID.MatchString(r.ID) || r.ID == "." || r.ID == ".." {
 		v.add("run.id", "must be letters, digits, '.', '_' or '-' (it names a directory)")
@@ -257,8 +313,8 @@ func (c *Config) validate(v *validator) {
 	if r.Repetitions < 1 {
 		v.add("run.repetitions", "must be at least 1")
 	}
-	if r.Timeout < 0 {
-		v.add("run.timeout", "must be positive")
+	if r.Timeout <= 0 {
+		v.add("run.timeout", "must be more than 0 (e.g. 120s)")
 	}
 	if r.MaxOutputBytes < 1 {
 		v.add("run.max_output_bytes", "must be at least 1")
@@ -267,16 +323,26 @@ func (c *Config) validate(v *validator) {
 		v.add("providers", "at least one provider is required")
 	}
 	names := map[string]int{}
-	for i, p := range c.Providers {
+	for i := range c.Providers {
+		p := &c.Providers[i]
 		at := fmt.Sprintf("providers[%d]", i)
 		field := func(f string) string { return at + "." + f }
 		if p.Type == "" {
-			v.addPath([]any{"providers", i}, field("type"), "missing; one of "+strings.Join(Types, ", "))
+			v.addPath([]any{"providers", i}, field("type"), "missing; one of "+strings.Join(kinds.Names(), ", "))
 			continue
 		}
-		if !slices.Contains(Types, p.Type) {
-			v.addPath([]any{"providers", i, "type"}, field("type"), fmt.Sprintf("unknown provider type %q; one of %s", p.Type, strings.Join(Types, ", ")))
-			continue
+		kind, ok := kinds.Kind(p.Type)
+		if !ok {
+			continue // reported while decoding
+		}
+		if p.Name == "" {
+			p.Name = p.Type
+		}
+		if p.Concurrency < 1 {
+			v.addPath([]any{"providers", i, "concurrency"}, field("concurrency"), "must be at least 1")
+		}
+		if len(p.ThinkingLevels) == 0 {
+			p.ThinkingLevels = []*string{nil}
 		}
 		if j, dup := names[p.Name]; dup {
 			v.addPath([]any{"providers", i, "name"}, field("name"), fmt.Sprintf("%q is already the name of providers[%d]; give each entry its own name", p.Name, j))
@@ -293,29 +359,15 @@ func (c *Config) validate(v *validator) {
 				v.addPath([]any{"providers", i, "models", j}, fmt.Sprintf("%s[%d]", field("models"), j), "empty model name")
 			}
 		}
-		if p.Concurrency < 1 {
-			v.addPath([]any{"providers", i, "concurrency"}, field("concurrency"), "must be at least 1")
-		}
 		for j, t := range p.ThinkingLevels {
 			if t != nil && !slices.Contains(ThinkingLevels, *t) {
 				v.addPath([]any{"providers", i, "thinking_levels", j}, fmt.Sprintf("%s[%d]", field("thinking_levels"), j),
 					fmt.Sprintf("%q is not a thinking level; use null or one of %s", *t, strings.Join(ThinkingLevels, ", ")))
 			}
 		}
-		if p.APIKeyEnv != "" && looksLikeSecret(p.APIKeyEnv) {
-			// Never echo the value: it may be a real key.
-			v.addPath([]any{"providers", i, "api_key_env"}, field("api_key_env"),
-				"holds what looks like a key itself; put the NAME of an environment variable here (e.g. OPENAI_API_KEY) and export the key in it")
-		}
-		if p.BaseURL != "" && !strings.HasPrefix(p.BaseURL, "http://") && !strings.HasPrefix(p.BaseURL, "https://") {
-			v.addPath([]any{"providers", i, "base_url"}, field("base_url"), fmt.Sprintf("%q must start with http:// or https://", p.BaseURL))
-		}
-		if p.MaxRetries != nil && *p.MaxRetries < 0 {
-			v.addPath([]any{"providers", i, "max_retries"}, field("max_retries"), "must be 0 or more")
-		}
-		for _, key := range p.inapplicable() {
-			v.addPath([]any{"providers", i, key}, field(key), fmt.Sprintf("does not apply to type %s", p.Type))
-		}
+		kind.Resolve(p, func(key, msg string) {
+			v.addPath([]any{"providers", i, key}, field(key), msg)
+		})
 	}
 	seenFile := map[string]bool{}
 	for i, f := range c.Prompts.Files {
@@ -329,43 +381,20 @@ func (c *Config) validate(v *validator) {
 	}
 }
 
-// inapplicable lists the type-specific keys set on an entry of another type.
-func (p *Provider) inapplicable() []string {
-	var out []string
-	set := func(key string, isSet bool, types ...string) {
-		if isSet && !slices.Contains(types, p.Type) {
-			out = append(out, key)
-		}
+// Cells is how many cells the config's plan has.
+func (c *Config) Cells() int64 {
+	var n int64
+	for _, p := range c.Providers {
+		n += int64(len(p.Models)) * int64(len(p.ThinkingLevels))
 	}
-	set("command", p.Command != "", TypeClaudeCodeCLI)
-	set("env", len(p.Env) > 0, TypeClaudeCodeCLI)
-	set("max_turns", p.MaxTurns != 0, TypeClaudeCodeCLI)
-	set("permission_mode", p.PermissionMode != "", TypeClaudeCodeCLI)
-	set("allowed_tools", len(p.AllowedTools) > 0, TypeClaudeCodeCLI)
-	set("options", len(p.Options) > 0, TypeOllama)
-	set("keep_alive", p.KeepAlive != "", TypeOllama)
-	set("pull", p.Pull, TypeOllama)
-	set("warmup", p.Warmup, TypeOllama)
-	set("max_retries", p.MaxRetries != nil, TypeOpenAIResponses)
-	set("base_url", p.BaseURL != "", TypeOllamaOpenAI, TypeOllama, TypeOpenAIResponses)
-	set("api_key_env", p.APIKeyEnv != "", TypeOllamaOpenAI, TypeOllama, TypeOpenAIResponses)
-	set("temperature", p.Temperature != nil, TypeOllamaOpenAI, TypeOllama, TypeOpenAIResponses)
-	set("seed", p.Seed != nil, TypeOllamaOpenAI, TypeOllama)
-	set("max_tokens", p.MaxTokens != 0, TypeOllamaOpenAI, TypeOllama, TypeOpenAIResponses)
-	return out
+	return n * int64(c.Run.Repetitions) * int64(len(c.PromptSet))
 }
 
-// looksLikeSecret tells a key pasted into api_key_env from a variable name.
-func looksLikeSecret(s string) bool {
-	if !envName.MatchString(s) {
-		return true
+// checkSize refuses a plan past MaxCells, naming the count.
+func (c *Config) checkSize(v *validator) {
+	if n := c.Cells(); n > MaxCells {
+		v.add("run.repetitions", fmt.Sprintf("the plan would have %d cells (models × thinking levels × prompts × repetitions), more than the limit of %d", n, MaxCells))
 	}
-	// Long mixed-case or digit-heavy names are keys, not the UPPER_SNAKE
-	// names people give variables.
-	if len(s) >= 32 && strings.ToUpper(s) != s {
-		return true
-	}
-	return false
 }
 
 func (c *Config) loadPrompts(v *validator) {

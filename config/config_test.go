@@ -1,11 +1,15 @@
-package config
+package config_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"bench/config"
+	"bench/providers"
 )
 
 // The shape from the issue must load, with defaults filled in.
@@ -38,7 +42,7 @@ prompts:
   files: [prompts/default.yaml]
   only: []
 `)
-	c, err := Load(path)
+	c, err := config.Load(path, providers.Kinds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,22 +62,27 @@ prompts:
 }
 
 func TestDefaults(t *testing.T) {
-	c, err := Parse("bench.yaml", []byte("providers:\n  - type: ollama\n    models: [m]\n  - type: openai_responses\n    models: [gpt-5]\n  - type: claude_code_cli\n    models: [sonnet]\n"))
+	c, err := config.Parse("bench.yaml", []byte("providers:\n  - type: ollama\n    models: [m]\n  - type: openai_responses\n    models: [gpt-5]\n  - type: claude_code_cli\n    models: [sonnet]\n"), providers.Kinds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Run.Concurrency != 4 || c.Run.Repetitions != 1 || c.Run.OutDir != "runs" || time.Duration(c.Run.Timeout) != 120*time.Second {
 		t.Errorf("run defaults = %+v", c.Run)
 	}
-	o, r, cc := c.Providers[0], c.Providers[1], c.Providers[2]
-	if o.Name != "ollama" || o.BaseURL != "http://127.0.0.1:11434" || o.Concurrency != 4 {
-		t.Errorf("ollama defaults = %+v", o)
+	// Each kind fills its own defaults; config.json shows them flat.
+	want := []string{
+		`{"name":"ollama","type":"ollama","concurrency":4,"models":["m"],"thinking_levels":[null],"base_url":"http://127.0.0.1:11434","max_retries":2}`,
+		`{"name":"openai_responses","type":"openai_responses","concurrency":4,"models":["gpt-5"],"thinking_levels":[null],"base_url":"https://api.openai.com/v1","api_key_env":"OPENAI_API_KEY","max_retries":2}`,
+		`{"name":"claude_code_cli","type":"claude_code_cli","concurrency":4,"models":["sonnet"],"thinking_levels":[null],"command":"claude","max_turns":1}`,
 	}
-	if r.APIKeyEnv != "OPENAI_API_KEY" || r.BaseURL != "https://api.openai.com/v1" {
-		t.Errorf("openai defaults = %+v", r)
+	for i, w := range want {
+		got, err := json.Marshal(c.Providers[i])
+		if err != nil || string(got) != w {
+			t.Errorf("providers[%d] = %s (%v)\nwant %s", i, got, err, w)
+		}
 	}
-	if cc.Command != "claude" || cc.MaxTurns != 1 {
-		t.Errorf("claude defaults = %+v", cc)
+	if c.Providers[1].Server.Endpoint != "https://api.openai.com/v1" || c.Providers[0].Server.ProcessNames[0] != "ollama" {
+		t.Errorf("servers: %+v, %+v", c.Providers[0].Server, c.Providers[1].Server)
 	}
 	if len(c.PromptSet) < 12 {
 		t.Errorf("built-in suite has %d prompts, want >= 12", len(c.PromptSet))
@@ -120,7 +129,7 @@ func TestBadConfigs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse("bench.yaml", []byte(tc.yaml))
+			_, err := config.Parse("bench.yaml", []byte(tc.yaml), providers.Kinds)
 			if err == nil {
 				t.Fatal("accepted a bad config")
 			}
@@ -136,7 +145,7 @@ func TestBadConfigs(t *testing.T) {
 // A key pasted into api_key_env must not be echoed back in the error.
 func TestLiteralKeyNotEchoed(t *testing.T) {
 	key := "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
-	_, err := Parse("bench.yaml", []byte("providers:\n  - type: openai_responses\n    api_key_env: "+key+"\n    models: [m]\n"))
+	_, err := config.Parse("bench.yaml", []byte("providers:\n  - type: openai_responses\n    api_key_env: "+key+"\n    models: [m]\n"), providers.Kinds)
 	if err == nil || strings.Contains(err.Error(), key) {
 		t.Fatalf("error %v must exist and not contain the key", err)
 	}
@@ -150,15 +159,15 @@ func TestPromptFileErrors(t *testing.T) {
 	cfg := func(files string) string {
 		return writeFile(t, dir, "bench.yaml", "providers:\n  - type: ollama\n    models: [m]\nprompts:\n  files: ["+files+"]\n")
 	}
-	_, err := Load(cfg("a.yaml, b.yaml"))
+	_, err := config.Load(cfg("a.yaml, b.yaml"), providers.Kinds)
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "b.yaml")+":5: id: duplicate prompt id \"P0\"") {
 		t.Errorf("duplicate across files: %v", err)
 	}
-	_, err = Load(cfg("c.yaml"))
+	_, err = config.Load(cfg("c.yaml"), providers.Kinds)
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "c.yaml")+":5: prompts[0].colour: unknown field") {
 		t.Errorf("unknown prompt key: %v", err)
 	}
-	_, err = Load(cfg("missing.yaml"))
+	_, err = config.Load(cfg("missing.yaml"), providers.Kinds)
 	if err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Errorf("missing file: %v", err)
 	}
@@ -174,4 +183,102 @@ func writeFile(t *testing.T, dir, name, body string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// Every problem of a file is reported at once, each at its own line: bad
+// values in run, and several bad options of several provider kinds.
+func TestAllProblemsAtOnce(t *testing.T) {
+	yaml := `run:
+  concurrency: 2.9
+  repetitions: 1.5
+  timeout: soon
+  max_output_bytes: lots
+providers:
+  - type: ollama
+    models: [m]
+    base_url: ftp://x
+    keep_alive: forever
+    max_retries: -1
+    seed: 1.5
+  - type: claude_code_cli
+    models: [sonnet]
+    max_turns: 0
+    temperature: 0.2
+    comand: claude
+`
+	_, err := config.Parse("bench.yaml", []byte(yaml), providers.Kinds)
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	want := []string{
+		"bench.yaml:2: run.concurrency: must be a whole number, not 2.9",
+		"bench.yaml:3: run.repetitions: must be a whole number, not 1.5",
+		"bench.yaml:4: run.timeout: \"soon\" is not a duration",
+		"bench.yaml:5: run.max_output_bytes: wrong type: got string lots, want a number",
+		"bench.yaml:12: providers[0].seed: must be a whole number, not 1.5",
+		"bench.yaml:16: providers[1].temperature: does not apply to type claude_code_cli (it is a key of ollama_openai)",
+		"bench.yaml:17: providers[1].comand: unknown field \"comand\" (did you mean \"command\"?)",
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("missing %q in\n%v", w, err)
+		}
+	}
+	// Decoding problems come first; once the types are right, the checks of
+	// each kind's options report all of theirs, each at its own line.
+	_, err = config.Parse("bench.yaml", []byte(`providers:
+  - type: ollama
+    models: [m]
+    base_url: ftp://x
+    keep_alive: forever
+    max_retries: -1
+  - type: claude_code_cli
+    models: [sonnet]
+    max_turns: 0
+`), providers.Kinds)
+	for _, w := range []string{
+		"bench.yaml:4: providers[0].base_url: must start with http:// or https://",
+		"bench.yaml:5: providers[0].keep_alive: \"forever\" is not a duration",
+		"bench.yaml:6: providers[0].max_retries: must be 0 or more",
+		"bench.yaml:9: providers[1].max_turns: must be at least 1",
+	} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("missing %q in\n%v", w, err)
+		}
+	}
+}
+
+// Zero is not "use the default": an explicit 0 is an error.
+func TestZerosRejected(t *testing.T) {
+	_, err := config.Parse("bench.yaml", []byte("run:\n  concurrency: 0\n  timeout: 0\nproviders:\n  - type: ollama\n    models: [m]\n    concurrency: 0\n"), providers.Kinds)
+	for _, w := range []string{
+		"bench.yaml:2: run.concurrency: must be at least 1",
+		"bench.yaml:3: run.timeout: must be more than 0",
+		"bench.yaml:7: providers[0].concurrency: must be at least 1",
+	} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("missing %q in\n%v", w, err)
+		}
+	}
+}
+
+func TestNotUTF8HasALine(t *testing.T) {
+	_, err := config.Parse("bench.yaml", []byte("run:\n  id: ok\n  out_dir: caf\xe9\n"), providers.Kinds)
+	if err == nil || !strings.Contains(err.Error(), "bench.yaml:3: not UTF-8") {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestPlanSizeLimit(t *testing.T) {
+	_, err := config.Parse("bench.yaml", []byte("run:\n  repetitions: 1000000000\nproviders:\n  - type: ollama\n    models: [m]\n"), providers.Kinds)
+	if err == nil || !strings.Contains(err.Error(), "bench.yaml:2: run.repetitions: the plan would have 16000000000 cells") {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestUnknownTypeSuggests(t *testing.T) {
+	_, err := config.Parse("bench.yaml", []byte("providers:\n  - type: olama\n    models: [m]\n"), providers.Kinds)
+	if err == nil || !strings.Contains(err.Error(), `bench.yaml:2: providers[0].type: unknown provider type "olama" (did you mean "ollama"?)`) {
+		t.Errorf("got %v", err)
+	}
 }

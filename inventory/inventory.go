@@ -6,17 +6,9 @@ package inventory
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/shirou/gopsutil/v3/cpu"
@@ -24,6 +16,9 @@ import (
 	"github.com/shirou/gopsutil/v3/mem"
 
 	"bench/config"
+	"bench/internal/version"
+	"bench/providers"
+	"bench/rundir"
 )
 
 // Timeout bounds each probe (an HTTP call or a --version run).
@@ -61,59 +56,34 @@ type Bench struct {
 	Settings map[string]string `json:"build_settings,omitempty"`
 }
 
-// Provider is one configured provider entry and what could be learned
-// about it.
+// Provider is one configured provider entry and what its probe learned.
 type Provider struct {
-	Name    string   `json:"name"`
-	Type    string   `json:"type"`
-	BaseURL string   `json:"base_url,omitempty"`
-	Models  []string `json:"models"`
-	// APIKeyEnv is the variable named in the config; APIKeySet is "yes" or
-	// "no" (null when the entry names no variable).
-	APIKeyEnv string  `json:"api_key_env,omitempty"`
-	APIKeySet *string `json:"api_key_set"`
-
-	// Ollama: the server's version and installed models.
-	ServerVersion *string       `json:"server_version,omitempty"`
-	ServerModels  []OllamaModel `json:"server_models,omitempty"`
-	// Claude Code CLI: the command and its --version output.
-	Command    string  `json:"command,omitempty"`
-	CLIVersion *string `json:"cli_version,omitempty"`
-
-	// Errors are the probes that failed, each with its reason.
-	Errors []string `json:"errors,omitempty"`
+	Name   string   `json:"name"`
+	Type   string   `json:"type"`
+	Models []string `json:"models"`
+	*providers.Probe
 }
 
-// OllamaModel is one entry of /api/tags.
-type OllamaModel struct {
-	Name              string    `json:"name"`
-	Size              int64     `json:"size"`
-	Digest            string    `json:"digest"`
-	ModifiedAt        time.Time `json:"modified_at"`
-	Family            string    `json:"family,omitempty"`
-	ParameterSize     string    `json:"parameter_size,omitempty"`
-	QuantizationLevel string    `json:"quantization_level,omitempty"`
+// Write gathers the inventory and writes runDir/inventory.json atomically.
+func Write(ctx context.Context, runDir string, cfg *config.Config, provs map[string]providers.Provider) (*Inventory, error) {
+	inv := Gather(ctx, cfg, provs)
+	return inv, rundir.WriteJSON(rundir.Path(runDir, rundir.InventoryFile), inv)
 }
 
-// Write gathers the inventory and writes runDir/inventory.json.
-func Write(ctx context.Context, runDir string, cfg *config.Config) error {
-	inv := Gather(ctx, cfg)
-	data, err := json.MarshalIndent(inv, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode inventory: %w", err)
+// Gather probes the host, the build and every provider of cfg, the
+// providers side by side (each probe is bounded by its kind).
+func Gather(ctx context.Context, cfg *config.Config, provs map[string]providers.Provider) *Inventory {
+	inv := &Inventory{GeneratedAt: time.Now().UTC(), Bench: gatherBench(), Providers: make([]Provider, len(cfg.Providers))}
+	var wg sync.WaitGroup
+	for i, p := range cfg.Providers {
+		inv.Providers[i] = Provider{Name: p.Name, Type: p.Type, Models: p.Models}
+		if inv.Providers[i].Models == nil {
+			inv.Providers[i].Models = []string{}
+		}
+		wg.Go(func() { inv.Providers[i].Probe = provs[p.Name].Probe(ctx) })
 	}
-	if err := os.WriteFile(filepath.Join(runDir, "inventory.json"), append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write inventory: %w", err)
-	}
-	return nil
-}
-
-// Gather probes the host, the build and every provider of cfg.
-func Gather(ctx context.Context, cfg *config.Config) *Inventory {
-	inv := &Inventory{GeneratedAt: time.Now().UTC(), Host: gatherHost(ctx), Bench: gatherBench(), Providers: []Provider{}}
-	for _, p := range cfg.Providers {
-		inv.Providers = append(inv.Providers, gatherProvider(ctx, p))
-	}
+	inv.Host = gatherHost(ctx)
+	wg.Wait()
 	return inv
 }
 
@@ -162,12 +132,12 @@ func reason(err error, fallback string) string {
 }
 
 func gatherBench() Bench {
-	b := Bench{GoVersion: runtime.Version(), Version: "unknown"}
+	b := Bench{GoVersion: runtime.Version(), Version: version.String()}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return b
 	}
-	b.Module, b.Version = info.Main.Path, info.Main.Version
+	b.Module = info.Main.Path
 	b.Settings = map[string]string{}
 	for _, s := range info.Settings {
 		switch s.Key {
@@ -176,114 +146,4 @@ func gatherBench() Bench {
 		}
 	}
 	return b
-}
-
-func gatherProvider(ctx context.Context, p config.Provider) Provider {
-	out := Provider{Name: p.Name, Type: p.Type, BaseURL: p.BaseURL, Models: p.Models, APIKeyEnv: p.APIKeyEnv}
-	if out.Models == nil {
-		out.Models = []string{}
-	}
-	if p.APIKeyEnv != "" {
-		set := "no"
-		if os.Getenv(p.APIKeyEnv) != "" {
-			set = "yes"
-		}
-		out.APIKeySet = &set
-	}
-	switch p.Type {
-	case config.TypeOllama, config.TypeOllamaOpenAI:
-		root := NativeRoot(p.BaseURL)
-		var v struct {
-			Version string `json:"version"`
-		}
-		if err := getJSON(ctx, root+"/api/version", &v); err != nil {
-			out.Errors = append(out.Errors, err.Error())
-		} else {
-			out.ServerVersion = &v.Version
-		}
-		var tags struct {
-			Models []struct {
-				Name       string    `json:"name"`
-				Size       int64     `json:"size"`
-				Digest     string    `json:"digest"`
-				ModifiedAt time.Time `json:"modified_at"`
-				Details    struct {
-					Family            string `json:"family"`
-					ParameterSize     string `json:"parameter_size"`
-					QuantizationLevel string `json:"quantization_level"`
-				} `json:"details"`
-			} `json:"models"`
-		}
-		if err := getJSON(ctx, root+"/api/tags", &tags); err != nil {
-			out.Errors = append(out.Errors, err.Error())
-		} else {
-			out.ServerModels = []OllamaModel{}
-			for _, m := range tags.Models {
-				out.ServerModels = append(out.ServerModels, OllamaModel{m.Name, m.Size, m.Digest, m.ModifiedAt, m.Details.Family, m.Details.ParameterSize, m.Details.QuantizationLevel})
-			}
-		}
-	case config.TypeClaudeCodeCLI:
-		out.Command = p.Command
-		if v, err := cliVersion(ctx, p.Command); err != nil {
-			out.Errors = append(out.Errors, err.Error())
-		} else {
-			out.CLIVersion = &v
-		}
-	}
-	return out
-}
-
-// NativeRoot is the Ollama native API root of a base URL: the OpenAI
-// compatible .../v1 suffix and trailing slashes removed.
-func NativeRoot(baseURL string) string {
-	r := strings.TrimRight(baseURL, "/")
-	r = strings.TrimSuffix(r, "/v1")
-	return strings.TrimRight(r, "/")
-}
-
-func getJSON(ctx context.Context, url string, v any) error {
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return fmt.Errorf("GET %s: %w", url, err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("GET %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		return fmt.Errorf("GET %s: read body: %w", url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: HTTP %d: %s", url, resp.StatusCode, strings.TrimSpace(string(body[:min(len(body), 200)])))
-	}
-	if err := json.Unmarshal(body, v); err != nil {
-		return fmt.Errorf("GET %s: decode: %w", url, err)
-	}
-	return nil
-}
-
-// cliVersion runs `<command> --version` and returns its first output line.
-func cliVersion(ctx context.Context, command string) (string, error) {
-	if command == "" {
-		return "", errors.New("no command configured")
-	}
-	path, err := exec.LookPath(command)
-	if err != nil {
-		return "", fmt.Errorf("%s --version: %w", command, err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "--version").Output()
-	if err != nil {
-		return "", fmt.Errorf("%s --version: %w", command, err)
-	}
-	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	if line == "" {
-		return "", fmt.Errorf("%s --version: no output", command)
-	}
-	return line, nil
 }

@@ -5,66 +5,55 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
-	"strings"
 	"syscall"
 )
 
 // HTTPFailure classifies an HTTP error status the same way for every
 // HTTP-based provider: 401/403 auth_error, 404 skipped_unavailable
 // (model_not_found), 429 rate_limited (http_429), 5xx error (http_5xx), other
-// 4xx error (http_4xx). The message is scrubbed of secret.
-func HTTPFailure(status int, msg, secret string, err error) *Failure {
-	f := &Failure{HTTPStatus: status, Message: Scrub(msg, secret), Err: err}
+// 4xx error (http_4xx). msg must already be clean of secrets.
+func HTTPFailure(status int, msg string, err error) *Failure {
+	f := &Failure{HTTPStatus: status, Message: msg, Err: err}
 	switch {
 	case status == 401 || status == 403:
 		f.Status, f.Type = results.StatusAuthError, fmt.Sprintf("http_%d", status)
 	case status == 404:
-		f.Status, f.Type = results.StatusSkippedUnavailable, "model_not_found"
+		f.Status, f.Type = results.StatusSkippedUnavailable, results.FailModelNotFound
 	case status == 429:
-		f.Status, f.Type = results.StatusRateLimited, "http_429"
+		f.Status, f.Type = results.StatusRateLimited, results.FailHTTP429
 	case status >= 500:
-		f.Status, f.Type = results.StatusError, "http_5xx"
+		f.Status, f.Type = results.StatusError, results.FailHTTP5xx
 	default:
-		f.Status, f.Type = results.StatusError, "http_4xx"
+		f.Status, f.Type = results.StatusError, results.FailHTTP4xx
 	}
 	return f
 }
 
-// NetFailure classifies a transport error that happened before any response:
-// nothing listening or no such host is skipped_unavailable (the server is not
-// there, which is not the model's fault); anything else is an error. It
-// returns nil for context errors, which the runner classifies itself.
-func NetFailure(err error, secret string) *Failure {
+// NetFailure classifies a transport error: nothing listening or no such
+// host is skipped_unavailable (the server is not there, which is not the
+// model's fault); a connection the server reset or dropped is
+// connection_reset; anything else is an error. It returns nil for context
+// errors, which the runner classifies itself.
+func NetFailure(err error, secrets Secrets) *Failure {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return nil
 	}
-	msg := Scrub(err.Error(), secret)
+	msg := secrets.Clean(err.Error(), maxMessage)
 	var dnsErr *net.DNSError
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return &Failure{Status: results.StatusSkippedUnavailable, Type: "connection_refused", Message: msg, Err: err}
+		return &Failure{Status: results.StatusSkippedUnavailable, Type: results.FailConnectionRefused, Message: msg, Err: err}
 	case errors.As(err, &dnsErr), errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
-		return &Failure{Status: results.StatusSkippedUnavailable, Type: "host_unreachable", Message: msg, Err: err}
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
-		return &Failure{Status: results.StatusError, Type: "connection_reset", Message: msg, Err: err}
+		return &Failure{Status: results.StatusSkippedUnavailable, Type: results.FailHostUnreachable, Message: msg, Err: err}
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		// A server that died mid-request: its connection went, not a bug.
+		return &Failure{Status: results.StatusError, Type: results.FailConnectionReset, Message: msg, Err: err}
 	}
-	return &Failure{Status: results.StatusError, Type: "exception", Message: msg, Err: err}
+	return &Failure{Status: results.StatusError, Type: results.FailException, Message: msg, Err: err}
 }
-
-// Scrub removes a secret from a message that may echo it (servers sometimes
-// quote the key they rejected).
-func Scrub(msg, secret string) string {
-	if secret == "" || len(secret) < 4 {
-		return msg
-	}
-	return strings.ReplaceAll(msg, secret, "[redacted]")
-}
-
-// httpClient is the client every HTTP provider uses. It has no timeout of its
-// own: the cell's context bounds the whole stream.
-func httpClient() *http.Client { return &http.Client{Transport: replayable{http.DefaultTransport}} }
 
 // replayable marks every request as safe to resend, so the transport retries
 // it once on a fresh connection when a kept-alive one turns out to be dead

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,6 +22,60 @@ import (
 	"bench/config"
 	"bench/results"
 )
+
+// claudeCodeKind is the claude_code_cli type: the Claude Code CLI as a
+// subprocess per cell.
+type claudeCodeKind struct{}
+
+// claudeCodeOptions are the keys a claude_code_cli entry takes.
+type claudeCodeOptions struct {
+	// Command is the CLI to run (default claude, found on PATH).
+	Command string `yaml:"command" json:"command"`
+	// Env is added to the CLI's environment, ${VAR} expanded. Only its keys
+	// are written to config.json: the values may be keys.
+	Env     map[string]string `yaml:"env" json:"-"`
+	EnvKeys []string          `yaml:"-" json:"env_keys,omitempty"`
+	// MaxTurns is --max-turns (default 1).
+	MaxTurns       int      `yaml:"max_turns" json:"max_turns"`
+	PermissionMode string   `yaml:"permission_mode" json:"permission_mode,omitempty"`
+	AllowedTools   []string `yaml:"allowed_tools" json:"allowed_tools,omitempty"`
+}
+
+func (claudeCodeKind) Name() string { return "claude_code_cli" }
+
+func (claudeCodeKind) Options() any { return &claudeCodeOptions{Command: "claude", MaxTurns: 1} }
+
+func (claudeCodeKind) Resolve(p *config.Provider, problem func(key, msg string)) {
+	o := options[claudeCodeOptions](p)
+	if strings.TrimSpace(o.Command) == "" {
+		problem("command", "must name the CLI (e.g. claude)")
+	}
+	if o.MaxTurns < 1 {
+		problem("max_turns", "must be at least 1")
+	}
+	o.EnvKeys = slices.Sorted(maps.Keys(o.Env))
+	for _, k := range o.EnvKeys {
+		if !envName.MatchString(k) {
+			problem("env", fmt.Sprintf("%q is not an environment variable name", k))
+		}
+	}
+	// The CLI runs here and calls a remote API: no local server to watch.
+	p.Server = config.Server{}
+}
+
+func (claudeCodeKind) New(p *config.Provider) (Provider, error) {
+	return &ClaudeCode{opts: options[claudeCodeOptions](p)}, nil
+}
+
+func (claudeCodeKind) Hint(p *config.Provider, failureType string, models []string) (string, bool) {
+	switch failureType {
+	case results.FailCLINotFound:
+		return fmt.Sprintf("install the Claude Code CLI (`npm install -g @anthropic-ai/claude-code`) or set command for %s", p.Name), true
+	case results.FailModelNotFound:
+		return fmt.Sprintf("check the model names of %s (%s)", p.Name, strings.Join(models, ", ")), false
+	}
+	return fmt.Sprintf("%s: %s", p.Name, failureType), false
+}
 
 // ClaudeCode runs the Claude Code CLI (`claude -p`) as a subprocess per cell
 // and reads its stream-json output, so a model is measured the way a user
@@ -36,8 +92,11 @@ import (
 // against `claude --help` of 2.1.330 and the request the CLI sends. A null
 // level passes no flag, which leaves the CLI's own default (2.1.330 sends
 // effort high). MAX_THINKING_TOKENS can still be set through env.
+//
+// A missing CLI is recorded per cell as skipped_unavailable (cli_not_found),
+// so the rest of a sweep still runs.
 type ClaudeCode struct {
-	cfg config.Provider
+	opts *claudeCodeOptions
 }
 
 // claudeWaitDelay bounds how long a killed CLI may hold its pipes open (a
@@ -47,20 +106,23 @@ const claudeWaitDelay = 2 * time.Second
 // claudeStderrTail is how much of the CLI's stderr is kept for messages.
 const claudeStderrTail = 4 << 10
 
-// NewClaudeCode builds the provider. It does not look for the CLI: a missing
-// CLI is recorded per cell as skipped_unavailable (cli_not_found), so the
-// rest of a sweep still runs.
-func NewClaudeCode(p config.Provider) (Provider, error) {
-	if p.Command == "" {
-		p.Command = "claude"
+// Secrets are the expanded values of env.
+func (c *ClaudeCode) Secrets() Secrets {
+	_, secrets := c.environ()
+	return secrets
+}
+
+// Probe runs `<command> --version` in its own process group, bounded.
+func (c *ClaudeCode) Probe(ctx context.Context) *Probe {
+	pr := &Probe{Command: c.opts.Command}
+	env, secrets := c.environ()
+	v, err := cliVersion(ctx, c.opts.Command, env)
+	if err != nil {
+		pr.Errors = append(pr.Errors, secrets.Clean(err.Error(), maxMessage))
+	} else {
+		pr.CLIVersion = &v
 	}
-	if p.MaxTurns == 0 {
-		p.MaxTurns = 1
-	}
-	if p.MaxTurns < 0 {
-		return nil, fmt.Errorf("provider %s: max_turns must be at least 1", p.Name)
-	}
-	return &ClaudeCode{cfg: p}, nil
+	return pr
 }
 
 // args builds the command line. The prompt itself goes on stdin.
@@ -71,60 +133,73 @@ func (c *ClaudeCode) args(req Request) []string {
 		// the user's session history.
 		"--no-session-persistence",
 		"--model", req.Model,
-		"--max-turns", strconv.Itoa(c.cfg.MaxTurns),
+		"--max-turns", strconv.Itoa(c.opts.MaxTurns),
 	}
 	if req.ThinkingLevel != "" {
 		a = append(a, "--effort", req.ThinkingLevel)
 	}
-	if c.cfg.PermissionMode != "" {
-		a = append(a, "--permission-mode", c.cfg.PermissionMode)
+	if c.opts.PermissionMode != "" {
+		a = append(a, "--permission-mode", c.opts.PermissionMode)
 	}
 	if req.System != "" {
 		a = append(a, "--append-system-prompt", req.System)
 	}
-	if len(c.cfg.AllowedTools) > 0 {
+	if len(c.opts.AllowedTools) > 0 {
 		// Variadic: it takes every argument up to the next flag, so it
 		// goes last.
 		a = append(a, "--allowedTools")
-		a = append(a, c.cfg.AllowedTools...)
+		a = append(a, c.opts.AllowedTools...)
 	}
 	return a
 }
 
 // environ is the CLI's environment: ours, minus CLAUDECODE (set when bench
 // itself runs inside a Claude Code session; each cell is a session of its
-// own, not a child of that one), plus the configured env with ${VAR} expanded. It also returns the expanded values
-// long enough to be secrets, to scrub from messages.
-func (c *ClaudeCode) environ() (env, secrets []string) {
+// own, not a child of that one), plus the configured env with ${VAR}
+// expanded. It also returns the secrets among the values: every value that
+// came from a ${VAR}, and any value of a variable named like a credential.
+func (c *ClaudeCode) environ() (env []string, secrets Secrets) {
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "CLAUDECODE=") {
 			env = append(env, kv)
 		}
 	}
-	keys := make([]string, 0, len(c.cfg.Env))
-	for k := range c.cfg.Env {
+	keys := make([]string, 0, len(c.opts.Env))
+	for k := range c.opts.Env {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		v := os.Expand(c.cfg.Env[k], os.Getenv)
+		raw := c.opts.Env[k]
+		v := os.Expand(raw, os.Getenv)
 		env = append(env, k+"="+v) // exec keeps the last value of a key
-		if len(v) >= 8 {
+		if v != raw || secretName(k) {
 			secrets = append(secrets, v)
 		}
 	}
 	return env, secrets
 }
 
+// secretName says whether an environment variable's name marks its value
+// as a credential, so a value written literally in the config is scrubbed
+// like one read from ${VAR}.
+func secretName(k string) bool {
+	k = strings.ToUpper(k)
+	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "AUTH", "CREDENTIAL"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // Stream runs one CLI process in a fresh working directory and reads its
 // stream until it exits. Cancelling ctx kills the whole process group.
 func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*Response, error) {
 	env, secrets := c.environ()
-	scrub := func(s string) string {
-		for _, v := range secrets {
-			s = Scrub(s, v)
-		}
-		return s
+	scrub := func(s string) string { return secrets.Clean(s, 0) }
+	if req.TraceParent != "" {
+		env = append(env, "TRACEPARENT="+req.TraceParent)
 	}
 	bin, err := c.lookPath(env)
 	if err != nil {
@@ -154,12 +229,12 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 	var initAt, firstOut time.Time
 	timed := func(e Event) {
 		if firstOut.IsZero() && (e.Kind == EventText || e.Kind == EventToolCall) {
-			firstOut = time.Now()
+			firstOut = req.now()
 		}
 		emit(e)
 	}
 	emit(Event{Kind: EventRequestStart})
-	start := time.Now()
+	start := req.now()
 	if err := cmd.Start(); err != nil {
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
 			return &Response{}, &Failure{Status: results.StatusSkippedUnavailable, Type: "cli_not_found", Message: scrub(err.Error()), Err: err}
@@ -179,7 +254,8 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 && s.Feed(line, timed) && initAt.IsZero() {
-			initAt = time.Now()
+			initAt = req.now()
+			emit(Event{Kind: EventFirstByte, At: initAt})
 		}
 		if err != nil {
 			break
@@ -225,7 +301,7 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 // lookPath finds the CLI as the child would, using PATH from env, and makes
 // the result absolute since the child runs in another directory.
 func (c *ClaudeCode) lookPath(env []string) (string, error) {
-	name := c.cfg.Command
+	name := c.opts.Command
 	if strings.ContainsRune(name, filepath.Separator) {
 		abs, err := filepath.Abs(name)
 		if err != nil {
@@ -296,4 +372,62 @@ func (t *claudeTail) String() string {
 		return "(empty)"
 	}
 	return string(b)
+}
+
+// cliVersion runs `<command> --version` and returns its first output line.
+// Like every subprocess bench starts, it runs in its own process group with
+// a deadline, and the whole group is killed when it passes: a CLI whose
+// child keeps stdout open cannot hold the run.
+func cliVersion(ctx context.Context, command string, env []string) (string, error) {
+	c := &ClaudeCode{opts: &claudeCodeOptions{Command: command}}
+	path, err := c.lookPath(env)
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w", command, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return claudeKillGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = claudeWaitDelay
+	var out bytes.Buffer
+	cmd.Stdout = &limitedWriter{w: &out, n: 4096}
+	err = cmd.Run()
+	if cmd.Process != nil {
+		_ = claudeKillGroup(cmd.Process.Pid)
+	}
+	if errors.Is(err, exec.ErrWaitDelay) && out.Len() > 0 {
+		// It answered and exited; a child of its held stdout open and was
+		// killed with the group.
+		err = nil
+	}
+	if ctx.Err() != nil && out.Len() == 0 {
+		return "", fmt.Errorf("%s --version: no answer in time", command)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w", command, err)
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(out.String()), "\n")
+	if line == "" {
+		return "", fmt.Errorf("%s --version: no output", command)
+	}
+	return line, nil
+}
+
+// limitedWriter keeps at most n bytes and discards the rest.
+type limitedWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := min(len(p), l.n)
+		l.n -= k
+		if _, err := l.w.Write(p[:k]); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
 }

@@ -7,17 +7,18 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"bench/config"
 	"bench/internal/anthropictest"
 	"bench/results"
 )
@@ -113,7 +114,7 @@ func runClaudeWatch(t *testing.T, ctx context.Context, bin, baseURL string, req 
 	for k, v := range env {
 		e[k] = v
 	}
-	p, err := NewClaudeCode(config.Provider{Name: "cc", Type: config.TypeClaudeCodeCLI, Command: bin, Env: e})
+	p, err := newClaude(t, bin, e), error(nil)
 	if err != nil {
 		t.Fatalf("NewClaudeCode: %v", err)
 	}
@@ -167,10 +168,12 @@ func wantFailure(t *testing.T, err error, status, typ string, httpStatus int, ms
 	}
 }
 
-func kinds(evs []Event) []EventKind {
+func eventKinds(evs []Event) []EventKind {
 	var k []EventKind
 	for _, e := range evs {
-		k = append(k, e.Kind)
+		if !isPhase(e.Kind) {
+			k = append(k, e.Kind)
+		}
 	}
 	return k
 }
@@ -215,9 +218,15 @@ func TestClaudeCodeCLI(t *testing.T) {
 		if r.resp.Text != "I will run `free -h` to check memory." {
 			t.Errorf("text = %q", r.resp.Text)
 		}
-		want := []Event{{EventRequestStart, ""}, {EventText, "I will run "}, {EventText, "`free -h`"}, {EventText, " to check memory."}}
-		if !reflect.DeepEqual(r.events, want) {
-			t.Errorf("events = %v, want %v", r.events, want)
+		want := []Event{{Kind: EventRequestStart}, {Kind: EventText, Text: "I will run "}, {Kind: EventText, Text: "`free -h`"}, {Kind: EventText, Text: " to check memory."}}
+		var got []Event
+		for _, e := range r.events {
+			if !isPhase(e.Kind) {
+				got = append(got, e)
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("events = %v, want %v", got, want)
 		}
 		if derefP(r.resp.Usage.InputTokens) != 737 || derefP(r.resp.Usage.OutputTokens) != 4 {
 			t.Errorf("usage = %v/%v, want 737/4", derefP(r.resp.Usage.InputTokens), derefP(r.resp.Usage.OutputTokens))
@@ -262,7 +271,7 @@ func TestClaudeCodeCLI(t *testing.T) {
 			t.Errorf("text = %q, reasoning = %q", r.resp.Text, r.resp.Reasoning)
 		}
 		want := []EventKind{EventRequestStart, EventReasoning, EventReasoning, EventText, EventText}
-		if got := kinds(r.events); !reflect.DeepEqual(got, want) {
+		if got := eventKinds(r.events); !reflect.DeepEqual(got, want) {
 			t.Errorf("event kinds = %v, want %v", got, want)
 		}
 		body, _ := requestFor(t, srv, anthropictest.ModelThinking)
@@ -296,7 +305,7 @@ func TestClaudeCodeCLI(t *testing.T) {
 			t.Errorf("text = %q, finish = %q", r.resp.Text, r.resp.FinishReason)
 		}
 		want := []EventKind{EventRequestStart, EventText, EventToolCall, EventToolCall, EventToolCall, EventToolCall}
-		if got := kinds(r.events); !reflect.DeepEqual(got, want) {
+		if got := eventKinds(r.events); !reflect.DeepEqual(got, want) {
 			t.Errorf("event kinds = %v, want %v", got, want)
 		}
 		if r.resp.Metrics["result_subtype"] != "error_max_turns" {
@@ -388,7 +397,7 @@ func TestClaudeCodeCLI(t *testing.T) {
 // A missing CLI is a skipped cell, not a failed constructor.
 func TestClaudeCodeCLINotFound(t *testing.T) {
 	for _, cmd := range []string{"bench-no-such-claude-cli", filepath.Join(t.TempDir(), "claude")} {
-		p, err := NewClaudeCode(config.Provider{Name: "cc", Type: config.TypeClaudeCodeCLI, Command: cmd})
+		p, err := newClaude(t, cmd, nil), error(nil)
 		if err != nil {
 			t.Fatalf("NewClaudeCode(%s): %v", cmd, err)
 		}
@@ -409,8 +418,7 @@ func TestClaudeCodeCLICrash(t *testing.T) {
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewClaudeCode(config.Provider{Name: "cc", Type: config.TypeClaudeCodeCLI, Command: script,
-		Env: map[string]string{"ANTHROPIC_AUTH_TOKEN": "${" + claudeTestSecretVar + "}"}})
+	p, err := newClaude(t, script, map[string]string{"ANTHROPIC_AUTH_TOKEN": "${" + claudeTestSecretVar + "}"}), error(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,10 +467,10 @@ func BenchmarkClaudeCodeCLI(b *testing.B) {
 		b.Skip("Claude Code CLI not installed: run scripts/install-claude-cli.sh")
 	}
 	srv := anthropictest.Start(b)
-	p, err := NewClaudeCode(config.Provider{Name: "cc", Type: config.TypeClaudeCodeCLI, Command: bin, Env: map[string]string{
+	p, err := newClaude(b, bin, map[string]string{
 		"ANTHROPIC_BASE_URL": srv.URL, "ANTHROPIC_AUTH_TOKEN": "test", "ANTHROPIC_API_KEY": "",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_MAX_RETRIES": "0", "HOME": b.TempDir(),
-	}})
+	}), error(nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -477,4 +485,64 @@ func BenchmarkClaudeCodeCLI(b *testing.B) {
 	}
 	b.ReportMetric(float64(startup)/float64(b.N), "startup_ms/op")
 	b.ReportMetric(float64(apiTTFT)/float64(b.N), "api_ttft_ms/op")
+}
+
+// newClaude builds the provider for a command and env.
+func newClaude(t testing.TB, command string, env map[string]string) Provider {
+	t.Helper()
+	return newKind(t, "claude_code_cli", &claudeCodeOptions{Command: command, Env: env, MaxTurns: 1})
+}
+
+// The inventory's --version probe runs the real pinned CLI.
+func TestRealClaudeCLIVersion(t *testing.T) {
+	bin := claudeBin(t)
+	v, err := cliVersion(context.Background(), bin, os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(v, "Claude Code") {
+		t.Errorf("version %q", v)
+	}
+}
+
+// A CLI whose child keeps stdout open, or that never answers, cannot hold
+// the probe: its whole process group is killed at the deadline.
+func TestCLIVersionBounded(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "child.pid")
+	held := filepath.Join(dir, "held")
+	os.WriteFile(held, []byte("#!/bin/sh\necho '9.9.9 (Fake)'\nsleep 600 &\necho $! > "+marker+"\n"), 0o755)
+	v, err := cliVersion(context.Background(), held, os.Environ())
+	if err != nil || v != "9.9.9 (Fake)" {
+		t.Errorf("held stdout: %q, %v", v, err)
+	}
+	assertGone(t, marker)
+
+	hung := filepath.Join(dir, "hung")
+	os.WriteFile(hung, []byte("#!/bin/sh\nsleep 600 &\necho $! > "+marker+"\nwait\n"), 0o755)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := cliVersion(ctx, hung, os.Environ()); err == nil || !strings.Contains(err.Error(), "no answer") {
+		t.Errorf("hung CLI: %v", err)
+	}
+	assertGone(t, marker)
+}
+
+// assertGone checks that the pid written in marker no longer runs.
+func assertGone(t *testing.T, marker string) {
+	t.Helper()
+	b, err := os.ReadFile(marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	for range 100 {
+		// Gone, or a zombie waiting for a parent that does not reap.
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(st), ") Z ") {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("child %d still runs", pid)
 }

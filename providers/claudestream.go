@@ -219,7 +219,7 @@ func (s *claudeStream) event(l *claudeLine, emit EmitFunc) {
 		}
 		s.calls = append(s.calls, results.ToolCall{ID: b.ID, Name: b.Name})
 		s.blocks[ev.Index] = &claudeToolBlock{call: len(s.calls) - 1, initial: b.Input}
-		emit(Event{Kind: EventToolCall, Text: b.Name})
+		emit(Event{Kind: EventToolCall, Text: b.Name, Call: len(s.calls) - 1})
 	case "content_block_delta":
 		d := ev.Delta
 		if d == nil {
@@ -239,7 +239,7 @@ func (s *claudeStream) event(l *claudeLine, emit EmitFunc) {
 		case "input_json_delta":
 			if b := s.blocks[ev.Index]; b != nil && !b.done && d.PartialJSON != "" {
 				b.input.WriteString(d.PartialJSON)
-				emit(Event{Kind: EventToolCall, Text: d.PartialJSON})
+				emit(Event{Kind: EventToolCall, Text: d.PartialJSON, Call: b.call})
 			}
 		}
 	case "content_block_stop":
@@ -264,10 +264,10 @@ func (s *claudeStream) closeBlock(b *claudeToolBlock) {
 	b.done = true
 	in := b.input.String()
 	if strings.TrimSpace(in) == "" {
-		s.calls[b.call].Arguments = claudeArguments(string(b.initial))
+		s.calls[b.call].Arguments = results.Arguments(string(b.initial))
 		return
 	}
-	s.calls[b.call].Arguments = claudeArguments(in)
+	s.calls[b.call].Arguments = results.Arguments(in)
 }
 
 func (s *claudeStream) closeBlocks() {
@@ -293,8 +293,8 @@ func (s *claudeStream) assistantFallback(m *claudeMessage, emit EmitFunc) {
 				emit(Event{Kind: EventReasoning, Text: b.Thinking})
 			}
 		case "tool_use", "server_tool_use":
-			s.calls = append(s.calls, results.ToolCall{ID: b.ID, Name: b.Name, Arguments: claudeArguments(string(b.Input))})
-			emit(Event{Kind: EventToolCall, Text: b.Name})
+			s.calls = append(s.calls, results.ToolCall{ID: b.ID, Name: b.Name, Arguments: results.Arguments(string(b.Input))})
+			emit(Event{Kind: EventToolCall, Text: b.Name, Call: len(s.calls) - 1})
 		}
 	}
 }
@@ -317,20 +317,6 @@ func (s *claudeStream) assistantError(l *claudeLine) {
 		}
 	}
 	s.apiErr = e
-}
-
-// claudeArguments keeps tool input JSON as is, or the raw text as a JSON
-// string when it does not parse (a cut stream), as ToolCall documents.
-func claudeArguments(in string) json.RawMessage {
-	in = strings.TrimSpace(in)
-	if in == "" || in == "null" {
-		return json.RawMessage("{}")
-	}
-	if json.Valid([]byte(in)) {
-		return json.RawMessage(in)
-	}
-	b, _ := json.Marshal(in) // a Go string always marshals
-	return b
 }
 
 // Response builds the response from everything fed so far. It may be called

@@ -40,7 +40,7 @@ func feedClaude(lines [][]byte) (*claudeStream, []Event, int) {
 	var evs []Event
 	inits := 0
 	for _, l := range lines {
-		if s.Feed(l, func(e Event) { evs = append(evs, e) }) {
+		if s.Feed(l, func(e Event) { e.Call = 0; evs = append(evs, e) }) {
 			inits++
 		}
 	}
@@ -69,7 +69,7 @@ func TestClaudeStreamFixtures(t *testing.T) {
 		{"success_text_partial.jsonl", want{
 			text: "I will run `free -h` to check memory.",
 			events: []Event{
-				{EventText, "I will run "}, {EventText, "`free -h`"}, {EventText, " to check memory."},
+				{Kind: EventText, Text: "I will run "}, {Kind: EventText, Text: "`free -h`"}, {Kind: EventText, Text: " to check memory."},
 			},
 			in: ip(737), out: ip(4), finish: "end_turn",
 			metrics: map[string]any{
@@ -81,22 +81,22 @@ func TestClaudeStreamFixtures(t *testing.T) {
 		}},
 		{"success_text_no_partial.jsonl", want{
 			text:   "I will run `free -h` to check memory.",
-			events: []Event{{EventText, "I will run `free -h` to check memory."}},
+			events: []Event{{Kind: EventText, Text: "I will run `free -h` to check memory."}},
 			in:     ip(737), out: ip(4), finish: "end_turn",
 			metrics: map[string]any{"cli_version": "2.1.330", "duration_api_ms": int64(52), "num_turns": 1},
 		}},
 		{"success_tool_use_partial.jsonl", want{
 			text: "Checking memory.",
 			events: []Event{
-				{EventText, "Checking memory."}, {EventToolCall, "Bash"},
-				{EventToolCall, `{"command": `}, {EventToolCall, `"free -h", "description"`}, {EventToolCall, `: "Show memory"}`},
+				{Kind: EventText, Text: "Checking memory."}, {Kind: EventToolCall, Text: "Bash"},
+				{Kind: EventToolCall, Text: `{"command": `}, {Kind: EventToolCall, Text: `"free -h", "description"`}, {Kind: EventToolCall, Text: `: "Show memory"}`},
 			},
 			calls: toolCall, in: ip(800), out: ip(21), finish: "tool_use",
 			metrics: map[string]any{"result_subtype": "error_max_turns", "is_error": true, "terminal_reason": "max_turns", "num_turns": 2},
 		}},
 		{"success_tool_use_no_partial.jsonl", want{
 			text:   "Checking memory.",
-			events: []Event{{EventText, "Checking memory."}, {EventToolCall, "Bash"}},
+			events: []Event{{Kind: EventText, Text: "Checking memory."}, {Kind: EventToolCall, Text: "Bash"}},
 			calls:  []results.ToolCall{{ID: "toolu_test_1", Name: "Bash", Arguments: json.RawMessage(`{"command":"free -h","description":"Show memory"}`)}},
 			in:     ip(800), out: ip(21), finish: "tool_use",
 		}},
@@ -104,7 +104,7 @@ func TestClaudeStreamFixtures(t *testing.T) {
 			text:      "Hello!",
 			reasoning: "The user wants a greeting.",
 			events: []Event{
-				{EventReasoning, "The user wants "}, {EventReasoning, "a greeting."}, {EventText, "Hello"}, {EventText, "!"},
+				{Kind: EventReasoning, Text: "The user wants "}, {Kind: EventReasoning, Text: "a greeting."}, {Kind: EventText, Text: "Hello"}, {Kind: EventText, Text: "!"},
 			},
 			in: ip(120), out: ip(30), finish: "end_turn",
 		}},
@@ -262,7 +262,7 @@ func TestClaudeStreamLines(t *testing.T) {
 	if r.Text != "" {
 		t.Errorf("text = %q, want none (subagent text is not the answer)", r.Text)
 	}
-	if want := []Event{{EventToolCall, "Read"}}; !reflect.DeepEqual(evs, want) {
+	if want := []Event{{Kind: EventToolCall, Text: "Read"}}; !reflect.DeepEqual(evs, want) {
 		t.Errorf("events = %v, want %v", evs, want)
 	}
 	if len(r.ToolCalls) != 1 || string(r.ToolCalls[0].Arguments) != `{"file_path":"/x"}` {

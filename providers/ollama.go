@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +22,82 @@ import (
 	"bench/results"
 )
 
+// ollamaKind is the ollama type: Ollama's native API.
+type ollamaKind struct{}
+
+// ollamaOptions are the keys an ollama entry takes.
+type ollamaOptions struct {
+	httpOptions `yaml:",inline"`
+	sampling    `yaml:",inline"`
+	Seed        *int `yaml:"seed" json:"seed,omitempty"`
+	// Options are Ollama's model options (num_ctx, ...), sent as they are.
+	Options map[string]any `yaml:"options" json:"options,omitempty"`
+	// KeepAlive is how long the server keeps a model loaded ("5m", "-1").
+	KeepAlive string `yaml:"keep_alive" json:"keep_alive,omitempty"`
+	// Pull pulls models the server lacks before the sweep.
+	Pull bool `yaml:"pull" json:"pull,omitempty"`
+	// Warmup loads each model with one untimed request before the sweep.
+	Warmup bool `yaml:"warmup" json:"warmup,omitempty"`
+
+	keepAlive *api.Duration
+}
+
+func (ollamaKind) Name() string { return "ollama" }
+
+func (ollamaKind) Options() any {
+	return &ollamaOptions{httpOptions: defaultHTTP("http://127.0.0.1:11434")}
+}
+
+func (ollamaKind) Resolve(p *config.Provider, problem func(key, msg string)) {
+	o := options[ollamaOptions](p)
+	o.resolve(p, problem, "ollama")
+	if o.KeepAlive != "" {
+		d, err := parseKeepAlive(o.KeepAlive)
+		if err != nil {
+			problem("keep_alive", err.Error())
+		}
+		o.keepAlive = d
+	}
+}
+
+func (ollamaKind) New(p *config.Provider) (Provider, error) {
+	o := options[ollamaOptions](p)
+	pr := &Ollama{
+		name:    p.Name,
+		opts:    o,
+		base:    nativeRoot(o.BaseURL),
+		secrets: Secrets{o.key()},
+		options: map[string]any{},
+		missing: map[string]string{},
+	}
+	pr.http = o.endpoint(pr.secrets)
+	pr.http.errorBody = ollamaErrorBody
+	pr.http.refine = func(f *Failure, _ string) {
+		// Ollama answers think:true for a model without the capability with
+		// a 400; name it, so the record says why rather than just http_4xx.
+		if f.HTTPStatus == http.StatusBadRequest && strings.Contains(f.Message, "does not support thinking") {
+			f.Type = "thinking_unsupported"
+		}
+	}
+	for k, v := range o.Options {
+		pr.options[k] = v
+	}
+	if o.Temperature != nil {
+		pr.options["temperature"] = *o.Temperature
+	}
+	if o.Seed != nil {
+		pr.options["seed"] = *o.Seed
+	}
+	if o.MaxTokens > 0 {
+		pr.options["num_predict"] = o.MaxTokens
+	}
+	return pr, nil
+}
+
+func (ollamaKind) Hint(p *config.Provider, failureType string, models []string) (string, bool) {
+	return ollamaHint(p, options[ollamaOptions](p).BaseURL, failureType, models)
+}
+
 // Ollama speaks Ollama's native API (/api/chat, /api/tags, /api/pull), which
 // reports the server's own timings (model load, prompt eval, decode) next to
 // the client-side ones.
@@ -32,56 +107,36 @@ import (
 // plain error without the status code (so 404, 401 and 429 could not be told
 // apart) and ends a cut stream silently, as if it had finished.
 type Ollama struct {
-	cfg       config.Provider
-	base      string
-	secret    string
-	http      *http.Client
-	options   map[string]any
-	keepAlive *api.Duration
+	name    string
+	opts    *ollamaOptions
+	base    string
+	secrets Secrets
+	http    *httpEndpoint
+	options map[string]any
 
 	mu sync.Mutex
 	// missing holds models the pre-sweep check found absent, with the reason
 	// their cells are skipped.
 	missing map[string]string
+	// models are the server's models as Probe found them (nil: not probed).
+	models []ServerModel
 }
 
-// NewOllama builds the native Ollama provider from its config entry: options
-// (num_ctx, ...) with temperature, seed and max_tokens (as num_predict) on
-// top, and keep_alive ("5m", "1h", "0", "-1").
-func NewOllama(p config.Provider) (Provider, error) {
-	o := &Ollama{
-		cfg:     p,
-		base:    strings.TrimRight(p.BaseURL, "/"),
-		http:    httpClient(),
-		options: map[string]any{},
-		missing: map[string]string{},
+// Secrets is the API key, if one is configured.
+func (o *Ollama) Secrets() Secrets { return o.secrets }
+
+// Probe asks the server for its version and models, and keeps the models
+// for Prepare, so a run lists them once.
+func (o *Ollama) Probe(ctx context.Context) *Probe {
+	pr := &Probe{}
+	o.opts.probeKey(pr)
+	probeOllama(ctx, o.base, o.secrets, pr)
+	if pr.ServerModels != nil {
+		o.mu.Lock()
+		o.models = pr.ServerModels
+		o.mu.Unlock()
 	}
-	if o.base == "" {
-		o.base = config.DefaultBaseURL(config.TypeOllama)
-	}
-	if p.APIKeyEnv != "" {
-		o.secret = os.Getenv(p.APIKeyEnv)
-	}
-	for k, v := range p.Options {
-		o.options[k] = v
-	}
-	if p.Temperature != nil {
-		o.options["temperature"] = *p.Temperature
-	}
-	if p.Seed != nil {
-		o.options["seed"] = *p.Seed
-	}
-	if p.MaxTokens > 0 {
-		o.options["num_predict"] = p.MaxTokens
-	}
-	if p.KeepAlive != "" {
-		d, err := parseKeepAlive(p.KeepAlive)
-		if err != nil {
-			return nil, fmt.Errorf("provider %s: keep_alive: %w", p.Name, err)
-		}
-		o.keepAlive = d
-	}
-	return o, nil
+	return pr
 }
 
 // parseKeepAlive accepts what Ollama accepts: a duration string or a number
@@ -105,7 +160,7 @@ func (o *Ollama) chatRequest(req Request) (*api.ChatRequest, error) {
 		Model:     req.Model,
 		Stream:    &stream,
 		Options:   o.options,
-		KeepAlive: o.keepAlive,
+		KeepAlive: o.opts.keepAlive,
 	}
 	if req.System != "" {
 		cr.Messages = append(cr.Messages, api.Message{Role: "system", Content: req.System})
@@ -148,85 +203,45 @@ func ollamaTool(t prompts.Tool) (api.Tool, error) {
 func (o *Ollama) Stream(ctx context.Context, req Request, emit EmitFunc) (*Response, error) {
 	resp := &Response{}
 	if reason, ok := o.missingReason(req.Model); ok {
-		return resp, &Failure{Status: results.StatusSkippedUnavailable, Type: "model_not_found", Message: reason}
+		return resp, &Failure{Status: results.StatusSkippedUnavailable, Type: results.FailModelNotFound, Message: reason}
 	}
 	cr, err := o.chatRequest(req)
 	if err != nil {
 		return resp, &Failure{Status: results.StatusError, Type: "bad_request", Message: err.Error(), Err: err}
 	}
-	emit(Event{Kind: EventRequestStart})
-	body, err := o.post(ctx, "/api/chat", cr)
+	body, err := json.Marshal(cr)
+	if err != nil {
+		return resp, fmt.Errorf("encode /api/chat request: %w", err)
+	}
+	hres, err := o.http.post(ctx, req, httpRequest{URL: o.base + "/api/chat", Body: body, Accept: "application/x-ndjson", Bearer: o.secrets[0]}, resp, emit)
 	if err != nil {
 		return resp, err
 	}
-	defer body.Close()
-	err = readChat(body, emit, resp)
+	defer hres.Body.Close()
+	err = readChat(hres.Body, emit, resp)
 	if ctx.Err() != nil {
 		return resp, ctx.Err()
 	}
 	if f := (*Failure)(nil); errors.As(err, &f) {
-		f.Message = Scrub(f.Message, o.secret)
+		f.Message = o.secrets.Clean(f.Message, maxMessage)
 	}
 	return resp, err
 }
 
-// post sends a JSON body and returns the streaming response body, or a
-// classified failure: refused connection, HTTP status, or an Ollama error.
-func (o *Ollama) post(ctx context.Context, path string, body any) (io.ReadCloser, error) {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s request: %w", path, err)
-	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, o.base+path, bytes.NewReader(b))
-	if err != nil {
-		return nil, &Failure{Status: results.StatusError, Type: "bad_request", Message: fmt.Sprintf("build request: %v", err), Err: err}
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "application/x-ndjson")
-	if o.secret != "" {
-		hr.Header.Set("Authorization", "Bearer "+o.secret)
-	}
-	res, err := o.http.Do(hr)
-	if err != nil {
-		if f := NetFailure(err, o.secret); f != nil {
-			return nil, f
-		}
-		return nil, err
-	}
-	if res.StatusCode/100 != 2 {
-		defer res.Body.Close()
-		return nil, o.statusFailure(res)
-	}
-	return res.Body, nil
-}
-
-func (o *Ollama) statusFailure(res *http.Response) *Failure {
-	raw, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
-	msg := strings.TrimSpace(string(raw))
+// ollamaErrorBody reads Ollama's {"error": "text"} body.
+func ollamaErrorBody(raw []byte) (code, msg string) {
 	var e struct {
 		Error string `json:"error"`
 	}
-	if json.Unmarshal(raw, &e) == nil && e.Error != "" {
-		msg = e.Error
+	if json.Unmarshal(raw, &e) == nil {
+		return "", e.Error
 	}
-	if msg == "" {
-		msg = res.Status
-	}
-	if len(msg) > 300 {
-		msg = msg[:300] + "..."
-	}
-	f := HTTPFailure(res.StatusCode, msg, o.secret, nil)
-	// Ollama answers think:true for a model without the capability with a
-	// 400; name it, so the record says why rather than just http_4xx.
-	if res.StatusCode == http.StatusBadRequest && strings.Contains(msg, "does not support thinking") {
-		f.Type = "thinking_unsupported"
-	}
-	return f
+	return "", ""
 }
 
-// chatChunk is one NDJSON line of /api/chat. Metrics are pointers because
+// ollamaChunk is one NDJSON line of /api/chat. Metrics are pointers because
 // Ollama omits zero values and a missing count is not a zero count.
-type chatChunk struct {
+type ollamaChunk struct {
 	Message            api.Message `json:"message"`
 	Done               bool        `json:"done"`
 	DoneReason         string      `json:"done_reason"`
@@ -255,7 +270,7 @@ func readChat(r io.Reader, emit EmitFunc, resp *Response) error {
 	for {
 		line, err := readLine(br)
 		if len(bytes.TrimSpace(line)) > 0 {
-			var c chatChunk
+			var c ollamaChunk
 			if jerr := json.Unmarshal(line, &c); jerr != nil {
 				return &Failure{Status: results.StatusError, Type: "bad_stream", Message: fmt.Sprintf("stream line is not JSON: %.200q", line), Err: jerr}
 			}
@@ -271,12 +286,13 @@ func readChat(r io.Reader, emit EmitFunc, resp *Response) error {
 				emit(Event{Kind: EventText, Text: c.Message.Content})
 			}
 			for _, tc := range c.Message.ToolCalls {
-				args, _ := json.Marshal(tc.Function.Arguments)
-				if tc.Function.Arguments == nil {
-					args = nil
+				args := results.EmptyArguments
+				if len(tc.Function.Arguments) > 0 {
+					b, _ := json.Marshal(tc.Function.Arguments)
+					args = results.Arguments(string(b))
 				}
 				resp.ToolCalls = append(resp.ToolCalls, results.ToolCall{Name: tc.Function.Name, Arguments: args})
-				emit(Event{Kind: EventToolCall, Text: string(args)})
+				emit(Event{Kind: EventToolCall, Text: string(args), Call: len(resp.ToolCalls) - 1})
 			}
 			if c.Done {
 				resp.FinishReason = c.DoneReason
@@ -312,7 +328,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 }
 
 // setOllamaMetrics records the server's own figures from the done line.
-func setOllamaMetrics(resp *Response, c *chatChunk) {
+func setOllamaMetrics(resp *Response, c *ollamaChunk) {
 	m := map[string]any{}
 	ms := func(ns int64) float64 { return math.Round(float64(ns)/1e3) / 1e3 }
 	if c.LoadDuration != nil {
@@ -375,7 +391,7 @@ func (o *Ollama) Prepare(ctx context.Context, models []string, log io.Writer) er
 	if log == nil {
 		log = io.Discard
 	}
-	have, err := o.tags(ctx)
+	have, err := o.serverModels(ctx)
 	if err != nil {
 		return fmt.Errorf("list models at %s: %w", o.base, err)
 	}
@@ -385,9 +401,9 @@ func (o *Ollama) Prepare(ctx context.Context, models []string, log io.Writer) er
 			present = append(present, m)
 			continue
 		}
-		if !o.cfg.Pull {
+		if !o.opts.Pull {
 			o.markMissing(m, fmt.Sprintf("model %q is not on the server at %s (checked /api/tags before the sweep; set pull: true to pull it)", m, o.base))
-			fmt.Fprintf(log, "%s: model %s not found on %s; its cells are skipped\n", o.cfg.Name, m, o.base)
+			fmt.Fprintf(log, "%s: model %s not found on %s; its cells are skipped\n", o.name, m, o.base)
 			continue
 		}
 		if err := o.pull(ctx, m, log); err != nil {
@@ -395,18 +411,18 @@ func (o *Ollama) Prepare(ctx context.Context, models []string, log io.Writer) er
 				return ctx.Err()
 			}
 			o.markMissing(m, fmt.Sprintf("model %q is not on the server at %s and pulling it failed: %v", m, o.base, err))
-			fmt.Fprintf(log, "%s: pull %s failed: %v; its cells are skipped\n", o.cfg.Name, m, err)
+			fmt.Fprintf(log, "%s: pull %s failed: %v; its cells are skipped\n", o.name, m, err)
 			continue
 		}
 		present = append(present, m)
 	}
-	if o.cfg.Warmup {
+	if o.opts.Warmup {
 		for _, m := range present {
 			if err := o.warmup(ctx, m, log); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				fmt.Fprintf(log, "%s: warmup %s failed: %v\n", o.cfg.Name, m, err)
+				fmt.Fprintf(log, "%s: warmup %s failed: %v\n", o.name, m, err)
 			}
 		}
 	}
@@ -428,33 +444,21 @@ func canonicalModel(name string) string {
 	return name
 }
 
-func (o *Ollama) tags(ctx context.Context) (map[string]bool, error) {
-	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, o.base+"/api/tags", nil)
-	if err != nil {
-		return nil, err
-	}
-	if o.secret != "" {
-		hr.Header.Set("Authorization", "Bearer "+o.secret)
-	}
-	res, err := o.http.Do(hr)
-	if err != nil {
-		if f := NetFailure(err, o.secret); f != nil {
-			return nil, f
+// serverModels returns the names the server has (canonical and as
+// listed), from the probe when there was one, else from /api/tags.
+func (o *Ollama) serverModels(ctx context.Context) (map[string]bool, error) {
+	o.mu.Lock()
+	models := o.models
+	o.mu.Unlock()
+	if models == nil {
+		var err error
+		if models, err = listModels(ctx, o.base, o.secrets); err != nil {
+			return nil, err
 		}
-		return nil, err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return nil, o.statusFailure(res)
-	}
-	var list api.ListResponse
-	if err := json.NewDecoder(io.LimitReader(res.Body, 32<<20)).Decode(&list); err != nil {
-		return nil, fmt.Errorf("decode /api/tags: %w", err)
 	}
 	have := map[string]bool{}
-	for _, m := range list.Models {
+	for _, m := range models {
 		have[canonicalModel(m.Name)] = true
-		have[canonicalModel(m.Model)] = true
 	}
 	return have, nil
 }
@@ -463,17 +467,19 @@ func (o *Ollama) tags(ctx context.Context) (map[string]bool, error) {
 // changes or another tenth of a layer arrives.
 func (o *Ollama) pull(ctx context.Context, model string, log io.Writer) error {
 	stream := true
-	body, err := o.post(ctx, "/api/pull", &api.PullRequest{Model: model, Stream: &stream})
+	ctx, cancel := context.WithTimeout(ctx, PullTimeout)
+	defer cancel()
+	body, err := sideCall(ctx, http.MethodPost, o.base+"/api/pull", o.secrets, &api.PullRequest{Model: model, Stream: &stream})
 	if err != nil {
 		return err
 	}
 	defer body.Close()
-	fmt.Fprintf(log, "%s: pulling %s\n", o.cfg.Name, model)
+	fmt.Fprintf(log, "%s: pulling %s\n", o.name, model)
 	return readPull(body, func(p api.ProgressResponse, pct int) {
 		if pct >= 0 {
-			fmt.Fprintf(log, "%s: pull %s: %s %d%% (%d/%d bytes)\n", o.cfg.Name, model, p.Status, pct, p.Completed, p.Total)
+			fmt.Fprintf(log, "%s: pull %s: %s %d%% (%d/%d bytes)\n", o.name, model, p.Status, pct, p.Completed, p.Total)
 		} else {
-			fmt.Fprintf(log, "%s: pull %s: %s\n", o.cfg.Name, model, p.Status)
+			fmt.Fprintf(log, "%s: pull %s: %s\n", o.name, model, p.Status)
 		}
 	})
 }
@@ -524,20 +530,22 @@ func readPull(r io.Reader, report func(p api.ProgressResponse, pct int)) error {
 func (o *Ollama) warmup(ctx context.Context, model string, log io.Writer) error {
 	stream := false
 	start := time.Now()
-	body, err := o.post(ctx, "/api/chat", &api.ChatRequest{
-		Model: model, Messages: []api.Message{}, Stream: &stream, Options: o.options, KeepAlive: o.keepAlive,
+	ctx, cancel := context.WithTimeout(ctx, WarmupTimeout)
+	defer cancel()
+	body, err := sideCall(ctx, http.MethodPost, o.base+"/api/chat", o.secrets, &api.ChatRequest{
+		Model: model, Messages: []api.Message{}, Stream: &stream, Options: o.options, KeepAlive: o.opts.keepAlive,
 	})
 	if err != nil {
 		return err
 	}
 	defer body.Close()
-	var c chatChunk
+	var c ollamaChunk
 	if err := json.NewDecoder(io.LimitReader(body, 1<<20)).Decode(&c); err != nil {
 		return fmt.Errorf("decode warmup reply: %w", err)
 	}
 	if c.Error != "" {
 		return errors.New(c.Error)
 	}
-	fmt.Fprintf(log, "%s: warmup %s: loaded in %d ms (untimed, not in results)\n", o.cfg.Name, model, time.Since(start).Milliseconds())
+	fmt.Fprintf(log, "%s: warmup %s: loaded in %d ms (untimed, not in results)\n", o.name, model, time.Since(start).Milliseconds())
 	return nil
 }

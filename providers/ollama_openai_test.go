@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"bench/config"
 	"bench/prompts"
 	"bench/results"
 )
@@ -39,12 +38,7 @@ func newChatReplay(t *testing.T, steps ...step) *replayServer {
 func newChatProvider(t *testing.T, url string) Provider {
 	t.Helper()
 	t.Setenv(chatKeyEnv, chatKey)
-	p, err := NewOllamaOpenAI(config.Provider{Name: "ollama_openai", Type: config.TypeOllamaOpenAI,
-		BaseURL: url + "/v1", APIKeyEnv: chatKeyEnv, Models: []string{"scripted"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return newKind(t, "ollama_openai", &ollamaOpenAIOptions{httpOptions: httpOptions{BaseURL: url + "/v1", APIKeyEnv: chatKeyEnv}})
 }
 
 var chatMemoryTool = prompts.Tool{Name: "get_memory", Description: "Report memory usage",

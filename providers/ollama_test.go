@@ -90,13 +90,14 @@ func (rp *ollamaReplay) requests(path string) []json.RawMessage {
 	return rp.bodies[path]
 }
 
-func newOllamaProvider(t *testing.T, baseURL string, edit func(*config.Provider)) *Ollama {
+func newOllamaProvider(t *testing.T, baseURL string, edit func(*ollamaOptions)) *Ollama {
 	t.Helper()
-	cfg := config.Provider{Name: "ollama", Type: config.TypeOllama, BaseURL: baseURL}
+	o := ollamaKind{}.Options().(*ollamaOptions)
+	o.BaseURL = baseURL
 	if edit != nil {
-		edit(&cfg)
+		edit(o)
 	}
-	p, err := NewOllama(cfg)
+	p, err := newKind(t, "ollama", o), error(nil)
 	if err != nil {
 		t.Fatalf("NewOllama: %v", err)
 	}
@@ -119,6 +120,9 @@ func (e *ollamaEvents) kinds() string {
 	names := map[EventKind]string{EventRequestStart: "start", EventText: "text", EventToolCall: "tool", EventReasoning: "reasoning"}
 	var out []string
 	for _, ev := range e.events {
+		if isPhase(ev.Kind) {
+			continue
+		}
 		out = append(out, names[ev.Kind])
 	}
 	return strings.Join(out, ",")
@@ -148,7 +152,7 @@ func TestOllamaRecordedText(t *testing.T) {
 	rp, srv := newOllamaReplay(t)
 	rp.file(t, "/api/chat", "api_chat_stream_text.http")
 	temp, seed := 0.2, 7
-	p := newOllamaProvider(t, srv.URL, func(c *config.Provider) {
+	p := newOllamaProvider(t, srv.URL, func(c *ollamaOptions) {
 		c.Temperature, c.Seed, c.MaxTokens = &temp, &seed, 64
 		c.Options = map[string]any{"num_ctx": 512, "temperature": 0.9}
 		c.KeepAlive = "10m"
@@ -258,7 +262,7 @@ func TestOllamaHTTPFailures(t *testing.T) {
 			io.WriteString(w, c.body)
 		})
 		t.Setenv("OLLAMA_TEST_KEY", c.withAPIKeyOf)
-		p := newOllamaProvider(t, srv.URL, func(cfg *config.Provider) { cfg.APIKeyEnv = "OLLAMA_TEST_KEY" })
+		p := newOllamaProvider(t, srv.URL, func(cfg *ollamaOptions) { cfg.APIKeyEnv = "OLLAMA_TEST_KEY" })
 		_, err := p.Stream(context.Background(), Request{Model: "m", Prompt: "x"}, ev.emit)
 		ollamaFailure(t, err, c.wantStatus, c.wantType, c.status, c.wantMsg)
 		if c.withAPIKeyOf != "" && strings.Contains(err.Error(), c.withAPIKeyOf) {
@@ -368,7 +372,7 @@ func TestOllamaPrepareRecorded(t *testing.T) {
 	}
 
 	// With pull: pulled models run; a failed pull is skipped with its reason.
-	p = newOllamaProvider(t, srv.URL, func(c *config.Provider) { c.Pull = true })
+	p = newOllamaProvider(t, srv.URL, func(c *ollamaOptions) { c.Pull = true })
 	log.Reset()
 	if err := p.Prepare(context.Background(), []string{"newmodel", "unpullable"}, &log); err != nil {
 		t.Fatalf("Prepare: %v", err)
@@ -389,13 +393,19 @@ func TestOllamaPrepareRecorded(t *testing.T) {
 }
 
 func TestOllamaBadKeepAlive(t *testing.T) {
+	check := func(ka string) (problems []string) {
+		o := ollamaKind{}.Options().(*ollamaOptions)
+		o.KeepAlive = ka
+		ollamaKind{}.Resolve(&config.Provider{Type: "ollama", Options: o}, func(key, msg string) { problems = append(problems, key+": "+msg) })
+		return problems
+	}
 	for _, ok := range []string{"5m", "0", "-1", "3600", "1h30m"} {
-		if _, err := NewOllama(config.Provider{Name: "o", KeepAlive: ok}); err != nil {
-			t.Errorf("keep_alive %q: %v", ok, err)
+		if p := check(ok); p != nil {
+			t.Errorf("keep_alive %q: %v", ok, p)
 		}
 	}
-	if _, err := NewOllama(config.Provider{Name: "o", KeepAlive: "soon"}); err == nil {
-		t.Error("keep_alive soon accepted")
+	if p := check("soon"); len(p) != 1 || !strings.HasPrefix(p[0], "keep_alive: ") {
+		t.Errorf("keep_alive soon: %v", p)
 	}
 }
 
@@ -498,7 +508,7 @@ func TestOllamaRealServer(t *testing.T) {
 
 	t.Run("prepare and warmup", func(t *testing.T) {
 		srv.CreateModel(t, "cold", testmodel.Script{"cold": {"warm"}})
-		p := newOllamaProvider(t, srv.URL(), func(c *config.Provider) {
+		p := newOllamaProvider(t, srv.URL(), func(c *ollamaOptions) {
 			c.Warmup = true
 			c.KeepAlive = "1h"
 			c.Options = map[string]any{"num_ctx": 512}

@@ -1,22 +1,65 @@
 package providers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net/http"
-	"os"
-	"strconv"
 	"strings"
-	"time"
 
 	"bench/config"
 	"bench/results"
 )
+
+// responsesKind is the openai_responses type: the OpenAI Responses API.
+type responsesKind struct{}
+
+// responsesOptions are the keys an openai_responses entry takes.
+type responsesOptions struct {
+	httpOptions `yaml:",inline"`
+	sampling    `yaml:",inline"`
+}
+
+const responsesDefaultURL = "https://api.openai.com/v1"
+
+func (responsesKind) Name() string { return "openai_responses" }
+
+func (responsesKind) Options() any {
+	return &responsesOptions{httpOptions: defaultHTTP(responsesDefaultURL)}
+}
+
+func (responsesKind) Resolve(p *config.Provider, problem func(key, msg string)) {
+	o := options[responsesOptions](p)
+	if o.APIKeyEnv == "" && strings.TrimRight(o.BaseURL, "/") == responsesDefaultURL {
+		o.APIKeyEnv = "OPENAI_API_KEY"
+	}
+	// A local server that speaks the API may listen on base_url's port;
+	// no process name is assumed (the default endpoint is remote).
+	o.resolve(p, problem)
+}
+
+func (responsesKind) New(p *config.Provider) (Provider, error) {
+	o := options[responsesOptions](p)
+	r := &OpenAIResponses{opts: o, url: o.BaseURL + "/responses"}
+	r.secrets = Secrets{o.key()}
+	r.http = o.endpoint(r.secrets)
+	r.http.errorBody = responsesErrorBody
+	return r, nil
+}
+
+func (responsesKind) Hint(p *config.Provider, failureType string, models []string) (string, bool) {
+	o := options[responsesOptions](p)
+	switch failureType {
+	case results.FailMissingAPIKey:
+		return fmt.Sprintf("export %s for %s", o.APIKeyEnv, p.Name), true
+	case results.FailConnectionRefused, results.FailHostUnreachable:
+		return fmt.Sprintf("nothing answers at %s for %s", o.BaseURL, p.Name), true
+	case results.FailModelNotFound:
+		return fmt.Sprintf("check the model names of %s (%s)", p.Name, strings.Join(models, ", ")), false
+	}
+	return fmt.Sprintf("%s: %s", p.Name, failureType), false
+}
 
 // OpenAIResponses speaks the OpenAI Responses API (POST {base_url}/responses
 // with stream: true), as OpenAI serves it and as Ollama 0.13.3+ does under /v1.
@@ -27,39 +70,21 @@ import (
 // unexported (it cannot be fuzzed or shared) and counts every non-data line,
 // comments included, against a limit after which the stream fails.
 type OpenAIResponses struct {
-	cfg        config.Provider
-	url        string
-	client     *http.Client
-	maxRetries int
-	// backoff is the first wait when a retryable answer names none; it doubles
-	// per retry and is jittered by ±50%.
-	backoff time.Duration
+	opts    *responsesOptions
+	url     string
+	http    *httpEndpoint
+	secrets Secrets
 }
 
-// DefaultMaxRetries is how many times a 429 or 5xx is retried when the
-// provider entry does not set max_retries.
-const DefaultMaxRetries = 2
+// Secrets is the API key.
+func (o *OpenAIResponses) Secrets() Secrets { return o.secrets }
 
-// NewOpenAIResponses builds the provider. The key is not read here: it is read
-// per cell, so a missing key is recorded per cell without sending anything.
-func NewOpenAIResponses(p config.Provider) (Provider, error) {
-	base := p.BaseURL
-	if base == "" {
-		base = config.DefaultBaseURL(config.TypeOpenAIResponses)
-	}
-	o := &OpenAIResponses{
-		cfg:        p,
-		url:        strings.TrimRight(base, "/") + "/responses",
-		maxRetries: DefaultMaxRetries,
-		backoff:    time.Second,
-		// No client timeout: the cell's context bounds the whole exchange,
-		// connection, headers and stream alike.
-		client: httpClient(),
-	}
-	if p.MaxRetries != nil {
-		o.maxRetries = *p.MaxRetries
-	}
-	return o, nil
+// Probe records the endpoint and whether the key variable is set; the
+// Responses API has no version call.
+func (o *OpenAIResponses) Probe(ctx context.Context) *Probe {
+	pr := &Probe{}
+	o.opts.probeKey(pr)
+	return pr
 }
 
 // responsesRequest is the request body. Only what bench sets is sent.
@@ -108,8 +133,8 @@ func (o *OpenAIResponses) body(req Request) ([]byte, error) {
 		Model:           req.Model,
 		Input:           []responsesInput{{Type: "message", Role: "user", Content: req.Prompt}},
 		Instructions:    req.System,
-		MaxOutputTokens: o.cfg.MaxTokens,
-		Temperature:     o.cfg.Temperature,
+		MaxOutputTokens: o.opts.MaxTokens,
+		Temperature:     o.opts.Temperature,
 		Stream:          true,
 	}
 	if req.ThinkingLevel != "" {
@@ -129,168 +154,43 @@ func (o *OpenAIResponses) body(req Request) ([]byte, error) {
 	return b, nil
 }
 
-// Stream sends the request, retrying 429 and 5xx answers, and reads the
-// event stream of the attempt that was accepted.
+// Stream sends the request through the HTTP path (which retries 429 and
+// 5xx) and reads the event stream of the attempt that was accepted.
 func (o *OpenAIResponses) Stream(ctx context.Context, req Request, emit EmitFunc) (*Response, error) {
 	resp := &Response{Metrics: map[string]any{}}
-	var key string
-	if o.cfg.APIKeyEnv != "" {
-		key = os.Getenv(o.cfg.APIKeyEnv)
-		if key == "" {
-			return resp, &Failure{Status: results.StatusSkippedUnavailable, Type: "missing_api_key",
-				Message: fmt.Sprintf("environment variable %s is empty or unset; export the API key in it", o.cfg.APIKeyEnv)}
-		}
+	key := o.opts.key()
+	if o.opts.APIKeyEnv != "" && key == "" {
+		return resp, &Failure{Status: results.StatusSkippedUnavailable, Type: results.FailMissingAPIKey,
+			Message: fmt.Sprintf("environment variable %s is empty or unset; export the API key in it", o.opts.APIKeyEnv)}
 	}
 	body, err := o.body(req)
 	if err != nil {
 		return resp, err
 	}
-	var retryStatuses []int
-	for attempt := 0; ; attempt++ {
-		emit(Event{Kind: EventRequestStart})
-		wait, err := o.attempt(ctx, body, key, resp, emit)
-		var f *Failure
-		if err == nil || !errors.As(err, &f) || wait < 0 {
-			return resp, err
-		}
-		if attempt >= o.maxRetries {
-			f.Message += fmt.Sprintf(" (after %d retries)", attempt)
-			return resp, f
-		}
-		if wait == 0 {
-			wait = jitter(o.backoff << attempt)
-		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
-			// Waiting would outlive the cell: report what the server said
-			// rather than a timeout of our own making.
-			f.Message += fmt.Sprintf(" (retry in %s is past the cell's deadline)", wait.Round(time.Millisecond))
-			return resp, f
-		}
-		retryStatuses = append(retryStatuses, f.HTTPStatus)
-		resp.Metrics["retry_statuses"] = retryStatuses
-		start := time.Now()
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			resp.RetryWaitMS += time.Since(start).Milliseconds()
-			return resp, ctx.Err()
-		case <-t.C:
-		}
-		resp.RetryWaitMS += time.Since(start).Milliseconds()
-		resp.Retries++
-	}
-}
-
-// jitter spreads d uniformly over [d/2, 3d/2) so that cells rate-limited
-// together do not retry together.
-func jitter(d time.Duration) time.Duration {
-	return d/2 + time.Duration(rand.Int64N(int64(d)+1))
-}
-
-// attempt sends one request. A returned wait of -1 means the failure is not
-// retryable; 0 means retryable with no wait named by the server; more is the
-// server's own Retry-After.
-func (o *OpenAIResponses) attempt(ctx context.Context, body []byte, key string, resp *Response, emit EmitFunc) (time.Duration, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, o.url, bytes.NewReader(body))
+	hres, err := o.http.post(ctx, req, httpRequest{URL: o.url, Body: body, Accept: "text/event-stream", Bearer: key}, resp, emit)
 	if err != nil {
-		return -1, fmt.Errorf("build request: %w", err)
+		return resp, err
 	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "text/event-stream")
-	if key != "" {
-		hreq.Header.Set("Authorization", "Bearer "+key)
-	}
-	hresp, err := o.client.Do(hreq)
-	if err != nil {
-		if ctx.Err() != nil {
-			return -1, ctx.Err()
-		}
-		if f := NetFailure(err, key); f != nil {
-			return -1, f
-		}
-		return -1, fmt.Errorf("post %s: %w", o.url, err)
-	}
-	defer hresp.Body.Close()
-	if hresp.StatusCode/100 != 2 {
-		f := responsesHTTPFailure(hresp, key)
-		if ctx.Err() != nil {
-			// The body was cut by the deadline; the runner classifies that.
-			return -1, ctx.Err()
-		}
-		if (f.Status == results.StatusRateLimited && f.Type != "insufficient_quota") || f.Type == "http_5xx" {
-			return retryAfter(hresp.Header, time.Now()), f
-		}
-		return -1, f
-	}
-	err = readResponsesStream(ctx, hresp.Body, key, resp, emit)
-	if err != nil && !strings.HasPrefix(hresp.Header.Get("Content-Type"), "text/event-stream") {
+	defer hres.Body.Close()
+	err = readResponsesStream(ctx, hres.Body, o.secrets, resp, emit)
+	if ct := hres.Header.Get("Content-Type"); err != nil && !strings.HasPrefix(ct, "text/event-stream") {
 		var f *Failure
 		if errors.As(err, &f) {
-			f.Message += fmt.Sprintf(" (content-type %q, not an event stream)", hresp.Header.Get("Content-Type"))
+			f.Message += fmt.Sprintf(" (content-type %q, not an event stream)", ct)
 		}
 	}
-	return -1, err
+	return resp, err
 }
 
-// responsesHTTPFailure classifies a non-2xx answer from the error body.
-func responsesHTTPFailure(hresp *http.Response, key string) *Failure {
-	raw, _ := io.ReadAll(io.LimitReader(hresp.Body, 64<<10))
+// responsesErrorBody reads the API's {"error": {"code", "message"}} body.
+func responsesErrorBody(raw []byte) (code, msg string) {
 	var eb struct {
 		Error *responsesError `json:"error"`
 	}
-	msg := strings.TrimSpace(string(raw))
-	var code string
-	if json.Unmarshal(raw, &eb) == nil && eb.Error != nil && eb.Error.Message != "" {
-		msg, code = eb.Error.Message, eb.Error.Code.String()
+	if json.Unmarshal(raw, &eb) == nil && eb.Error != nil {
+		return eb.Error.Code.String(), eb.Error.Message
 	}
-	if len(msg) > 300 {
-		msg = msg[:300] + "..."
-	}
-	if msg == "" {
-		msg = hresp.Status
-	}
-	if code != "" {
-		msg = code + ": " + msg
-	}
-	f := HTTPFailure(hresp.StatusCode, msg, key, nil)
-	switch {
-	case hresp.StatusCode == http.StatusNotFound && code != "model_not_found" && !strings.Contains(strings.ToLower(msg), "model"):
-		// A 404 that names no model is a wrong base_url (Ollama answers
-		// "404 page not found" when /v1 is missing): a config error to fix,
-		// not a model to skip.
-		f.Status, f.Type = results.StatusError, "endpoint_not_found"
-		f.Message += " (is base_url right? it should end in /v1)"
-	case hresp.StatusCode == http.StatusTooManyRequests && code == "insufficient_quota":
-		// Out of credit: no wait will help, so it is not retried.
-		f.Type = "insufficient_quota"
-	}
-	return f
-}
-
-// retryAfter reads how long the server asks us to wait: OpenAI's
-// retry-after-ms first (finer), then Retry-After in seconds or as an HTTP
-// date. It returns 0 when neither is usable.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < 1e9 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s > 0 && s < 1e6 {
-			return time.Duration(s * float64(time.Second))
-		}
-		return 0
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
+	return "", ""
 }
 
 // responsesEvent holds the fields bench reads from any stream event.
@@ -368,6 +268,7 @@ func (l looseString) String() string { return string(l) }
 
 // responsesCall is a function call being assembled from its events.
 type responsesCall struct {
+	index   int // position in the reply
 	call    results.ToolCall
 	args    strings.Builder
 	final   *string // the complete arguments, once an event carries them
@@ -389,7 +290,7 @@ type responsesState struct {
 func (s *responsesState) callFor(itemID string) *responsesCall {
 	c := s.byItem[itemID]
 	if c == nil {
-		c = &responsesCall{}
+		c = &responsesCall{index: len(s.calls)}
 		s.byItem[itemID] = c
 		s.calls = append(s.calls, c)
 	}
@@ -419,7 +320,7 @@ func (s *responsesState) item(it *responsesItem, done bool) {
 	}
 	if done && !c.emitted {
 		c.emitted = true
-		s.emit(Event{Kind: EventToolCall, Text: *c.final})
+		s.emit(Event{Kind: EventToolCall, Text: *c.final, Call: c.index})
 	}
 }
 
@@ -434,7 +335,7 @@ func (s *responsesState) finish() {
 			args = *c.final
 		}
 		tc := c.call
-		tc.Arguments = RawArguments(args)
+		tc.Arguments = results.Arguments(args)
 		s.resp.ToolCalls = append(s.resp.ToolCalls, tc)
 	}
 }
@@ -481,7 +382,7 @@ func (s *responsesState) terminal(r *responsesResponse) {
 // readResponsesStream reads events until a terminal one. It returns nil for
 // response.completed and response.incomplete, a *Failure for the rest, and
 // ctx's error when the context ended the stream.
-func readResponsesStream(ctx context.Context, body io.Reader, key string, resp *Response, emit EmitFunc) error {
+func readResponsesStream(ctx context.Context, body io.Reader, secrets Secrets, resp *Response, emit EmitFunc) error {
 	s := &responsesState{resp: resp, emit: emit, byItem: map[string]*responsesCall{}, textItems: map[string]bool{}}
 	defer s.finish()
 	sr := NewSSEReader(body)
@@ -495,16 +396,12 @@ func readResponsesStream(ctx context.Context, body io.Reader, key string, resp *
 			if err != io.EOF {
 				msg = fmt.Sprintf("stream broke before response.completed: %v", err)
 			}
-			return &Failure{Status: results.StatusError, Type: "stream_truncated", Message: Scrub(msg, key), Err: err}
+			return &Failure{Status: results.StatusError, Type: "stream_truncated", Message: secrets.Clean(msg, maxMessage), Err: err}
 		}
 		var ev responsesEvent
 		if err := json.Unmarshal(sev.Data, &ev); err != nil {
-			excerpt := string(sev.Data)
-			if len(excerpt) > 200 {
-				excerpt = excerpt[:200] + "..."
-			}
 			return &Failure{Status: results.StatusError, Type: "invalid_stream",
-				Message: Scrub(fmt.Sprintf("event %q is not JSON: %s", sev.Event, excerpt), key), Err: err}
+				Message: secrets.Clean(fmt.Sprintf("event %q is not JSON: %s", sev.Event, sev.Data), maxMessage), Err: err}
 		}
 		if ev.Type == "" {
 			ev.Type = sev.Event
@@ -539,7 +436,7 @@ func readResponsesStream(ctx context.Context, body io.Reader, key string, resp *
 			c := s.callFor(ev.ItemID)
 			c.args.WriteString(ev.Delta)
 			c.emitted = true
-			emit(Event{Kind: EventToolCall, Text: ev.Delta})
+			emit(Event{Kind: EventToolCall, Text: ev.Delta, Call: c.index})
 		case "response.function_call_arguments.done":
 			if ev.ItemID == "" {
 				ev.ItemID = s.lastCallID
@@ -570,13 +467,13 @@ func readResponsesStream(ctx context.Context, body io.Reader, key string, resp *
 			if ev.Response != nil {
 				e = ev.Response.Error
 			}
-			return streamFailure("response_failed", e, key, resp)
+			return streamFailure("response_failed", e, secrets, resp)
 		case "error":
 			e := ev.Error
 			if e == nil {
 				e = &responsesError{Code: ev.Code, Message: ev.Message}
 			}
-			return streamFailure("stream_error", e, key, resp)
+			return streamFailure("stream_error", e, secrets, resp)
 		}
 	}
 }
@@ -584,7 +481,7 @@ func readResponsesStream(ctx context.Context, body io.Reader, key string, resp *
 // streamFailure classifies an error reported inside the stream. A rate limit
 // announced this way is still a rate limit, but it is not retried: output may
 // already have been emitted.
-func streamFailure(typ string, e *responsesError, key string, resp *Response) *Failure {
+func streamFailure(typ string, e *responsesError, secrets Secrets, resp *Response) *Failure {
 	f := &Failure{Status: results.StatusError, Type: typ, Message: "no error details"}
 	if e != nil {
 		code := e.Code.String()
@@ -606,6 +503,6 @@ func streamFailure(typ string, e *responsesError, key string, resp *Response) *F
 			f.Status = results.StatusRateLimited
 		}
 	}
-	f.Message = Scrub(f.Message, key)
+	f.Message = secrets.Clean(f.Message, maxMessage)
 	return f
 }

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"bench/config"
 	"bench/prompts"
 	"bench/results"
 )
@@ -137,6 +136,9 @@ func (r *recorder) emit(e Event) { r.events = append(r.events, e) }
 func (r *recorder) kinds() []EventKind {
 	var out []EventKind
 	for _, e := range r.events {
+		if isPhase(e.Kind) {
+			continue
+		}
 		out = append(out, e.Kind)
 	}
 	return out
@@ -154,18 +156,15 @@ func (r *recorder) texts(k EventKind) []string {
 
 // newTestProvider points a provider at the server, with the key set and
 // back-off short enough for tests.
-func newTestProvider(t *testing.T, url string, edit func(*config.Provider)) *OpenAIResponses {
+func newTestProvider(t *testing.T, url string, edit func(*responsesOptions)) *OpenAIResponses {
 	t.Setenv(testKeyEnv, testKey)
-	p := config.Provider{Name: "oai", Type: config.TypeOpenAIResponses, BaseURL: url + "/v1/", APIKeyEnv: testKeyEnv, Models: []string{"scripted"}}
+	opts := responsesKind{}.Options().(*responsesOptions)
+	opts.BaseURL, opts.APIKeyEnv = url+"/v1/", testKeyEnv
 	if edit != nil {
-		edit(&p)
+		edit(opts)
 	}
-	prov, err := NewOpenAIResponses(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := prov.(*OpenAIResponses)
-	o.backoff = 2 * time.Millisecond
+	o := newKind(t, "openai_responses", opts).(*OpenAIResponses)
+	o.http.backoff = 2 * time.Millisecond
 	return o
 }
 
@@ -229,7 +228,7 @@ func TestResponsesRecordedText(t *testing.T) {
 func TestResponsesRequestBody(t *testing.T) {
 	srv := newReplayServer(t, step{file: "v1_responses_stream_text.http"})
 	temp := 0.25
-	o := newTestProvider(t, srv.URL, func(p *config.Provider) { p.MaxTokens = 64; p.Temperature = &temp })
+	o := newTestProvider(t, srv.URL, func(p *responsesOptions) { p.MaxTokens = 64; p.Temperature = &temp })
 	req := Request{Model: "gpt-x", ThinkingLevel: "xhigh", System: "Be terse.", Prompt: "Free memory?",
 		Tools: []prompts.Tool{
 			{Name: "get_memory", Description: "Report memory usage", Parameters: map[string]any{"type": "object", "properties": map[string]any{"unit": map[string]any{"type": "string"}}}},
@@ -249,7 +248,7 @@ func TestResponsesRequestBody(t *testing.T) {
 
 	// No thinking level, no key variable (a local server): no reasoning, no
 	// Authorization header, no optional knobs.
-	o = newTestProvider(t, srv.URL, func(p *config.Provider) { p.APIKeyEnv = "" })
+	o = newTestProvider(t, srv.URL, func(p *responsesOptions) { p.APIKeyEnv = "" })
 	if _, err := o.Stream(context.Background(), simpleReq, func(Event) {}); err != nil {
 		t.Fatal(err)
 	}
@@ -544,10 +543,7 @@ func BenchmarkResponsesStream(b *testing.B) {
 		w.Write(body)
 	}))
 	defer srv.Close()
-	prov, err := NewOpenAIResponses(config.Provider{Type: config.TypeOpenAIResponses, BaseURL: srv.URL + "/v1"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	prov := newKind(b, "openai_responses", &responsesOptions{httpOptions: httpOptions{BaseURL: srv.URL + "/v1"}})
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := prov.Stream(context.Background(), simpleReq, func(Event) {}); err != nil {

@@ -7,6 +7,8 @@ package providers
 import (
 	"context"
 	"fmt"
+	"io"
+	"time"
 
 	"bench/prompts"
 	"bench/results"
@@ -21,10 +23,24 @@ type Request struct {
 	Prompt        string
 	// Tools are the native tools offered; empty means none.
 	Tools []prompts.Tool
+	// Now is the runner's clock, for stamping events that happen off the
+	// provider's goroutine (connection, first byte); nil means time.Now.
+	Now func() time.Time
+	// TraceParent is the W3C traceparent of the cell's span, sent with the
+	// request (or to the CLI's environment) so a traced server joins the
+	// trace; "" sends none.
+	TraceParent string
+}
+
+func (r Request) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
 }
 
 // EventKind says what a streamed event carries. The runner stamps the time of
-// each event with a monotonic clock, so every provider is timed the same way.
+// each event with its clock, so every provider is timed the same way.
 type EventKind int
 
 const (
@@ -34,16 +50,35 @@ const (
 	EventRequestStart EventKind = iota
 	// EventText carries a non-empty piece of the answer's text.
 	EventText
-	// EventToolCall marks a delta that carries (part of) a native tool call.
+	// EventToolCall marks a delta that carries (part of) a native tool call;
+	// Call is the call's index in the reply.
 	EventToolCall
 	// EventReasoning carries reasoning/thinking text, timed apart from the answer.
 	EventReasoning
+	// EventConnected: the attempt has a connection (Text: "new" or "reused").
+	EventConnected
+	// EventRequestWritten: the request was written to the connection.
+	EventRequestWritten
+	// EventFirstByte: the first byte of the answer arrived (the CLI: its
+	// first output line).
+	EventFirstByte
+	// EventRetry: the attempt failed and is retried after Wait (Text: why).
+	EventRetry
 )
 
-// Event is one streamed delta. Role-only or empty chunks are not events.
+// Event is one streamed delta or phase. Role-only or empty chunks are not events.
 type Event struct {
 	Kind EventKind
 	Text string
+	// At is when the event happened, for events stamped off the provider's
+	// goroutine; zero means now.
+	At time.Time
+	// Attempt numbers a request start (0 for the first).
+	Attempt int
+	// Call indexes a tool call in the reply (EventToolCall).
+	Call int
+	// Wait is the back-off before the next attempt (EventRetry).
+	Wait time.Duration
 }
 
 // EmitFunc receives events in stream order. It must be cheap; it is called on
@@ -75,11 +110,55 @@ type Response struct {
 	Metrics map[string]any
 }
 
-// Provider streams one request. It returns a *Failure (or an error wrapping
-// one) when the call did not succeed; any other error is recorded as
-// error/exception. Cancelling ctx must end the call promptly.
+// Provider is one configured entry, ready to stream. Stream returns a
+// *Failure (or an error wrapping one) when the call did not succeed; any
+// other error is recorded as error/exception. Cancelling ctx must end the
+// call promptly.
 type Provider interface {
 	Stream(ctx context.Context, req Request, emit EmitFunc) (*Response, error)
+	// Probe says what can be known of the provider without prompting a
+	// model (server version and models, CLI version, whether the key is
+	// set), for inventory.json. It is bounded by ctx and never fails: what
+	// it could not learn is in Errors.
+	Probe(ctx context.Context) *Probe
+	// Secrets are the values that must never be written anywhere (the API
+	// key, the CLI's env values), for the runner's last scrub of a record.
+	Secrets() Secrets
+}
+
+// Preparer is implemented by providers that do work once before the sweep
+// (listing a server's models, pulling, warming up).
+type Preparer interface {
+	Prepare(ctx context.Context, models []string, log io.Writer) error
+}
+
+// Probe is what inventory.json records of a provider.
+type Probe struct {
+	BaseURL string `json:"base_url,omitempty"`
+	// APIKeyEnv is the variable named in the config; APIKeySet is "yes" or
+	// "no" (null when the entry names no variable). Never the value.
+	APIKeyEnv string  `json:"api_key_env,omitempty"`
+	APIKeySet *string `json:"api_key_set"`
+	// ServerVersion and ServerModels: a model server's version and the
+	// models it has (Ollama's /api/version and /api/tags).
+	ServerVersion *string       `json:"server_version,omitempty"`
+	ServerModels  []ServerModel `json:"server_models,omitempty"`
+	// Command and CLIVersion: a CLI and its --version output.
+	Command    string  `json:"command,omitempty"`
+	CLIVersion *string `json:"cli_version,omitempty"`
+	// Errors are the probes that failed, each with its reason.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// ServerModel is one model a server has.
+type ServerModel struct {
+	Name              string    `json:"name"`
+	Size              int64     `json:"size"`
+	Digest            string    `json:"digest"`
+	ModifiedAt        time.Time `json:"modified_at"`
+	Family            string    `json:"family,omitempty"`
+	ParameterSize     string    `json:"parameter_size,omitempty"`
+	QuantizationLevel string    `json:"quantization_level,omitempty"`
 }
 
 // Failure is a classified failure. Callers branch on it with errors.As.

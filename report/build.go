@@ -1,12 +1,10 @@
 package report
 
 import (
+	"bench/rundir"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 )
 
 // maxWarnings bounds the skipped-line warnings Build prints; summary.json
@@ -55,41 +53,18 @@ func Write(dir string, s *Summary) error {
 		name string
 		data func() ([]byte, error)
 	}{
-		{"summary.json", func() ([]byte, error) { return marshal(s) }},
-		{"tiers.json", func() ([]byte, error) { return marshal(TierRanking(s)) }},
-		{"summary.md", func() ([]byte, error) { return md.Bytes(), nil }},
+		{rundir.SummaryJSON, func() ([]byte, error) { return rundir.MarshalJSON(s) }},
+		{rundir.TiersFile, func() ([]byte, error) { return rundir.MarshalJSON(TierRanking(s)) }},
+		{rundir.SummaryMD, func() ([]byte, error) { return md.Bytes(), nil }},
 	}
 	for _, f := range files {
 		data, err := f.data()
 		if err != nil {
 			return fmt.Errorf("encode %s: %w", f.name, err)
 		}
-		if err := writeFile(filepath.Join(dir, f.name), data); err != nil {
+		if err := rundir.WriteFile(rundir.Path(dir, f.name), data); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-func writeFile(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write report: %w", err)
 	}
 	return nil
 }

@@ -1,12 +1,11 @@
 package report
 
 import (
+	"bench/rundir"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
-
-	"bench/resources"
 )
 
 // WriteMarkdown renders summary.md: the ranking, the prompt x model pass
@@ -202,24 +201,24 @@ func writeResources(b *strings.Builder, s *Summary) {
 		}
 		bf, af, pk := g.ResourcesBefore, g.ResourcesAfter, g.ResourcesPeak
 		if af == nil {
-			af = &resources.Snapshot{}
+			af = &rundir.Snapshot{}
 		}
 		if pk == nil {
-			pk = &resources.Peak{}
+			pk = &rundir.Peak{}
 		}
 		fmt.Fprintf(b, "| %s | %s → %s | %s | %s → %s | %s | %s → %s | %s |\n", md(g.Label()),
-			resources.Pct(bf.CPUPercent), resources.Pct(af.CPUPercent), resources.Pct(pk.CPUPercent),
-			resources.Bytes(bf.MemUsed), resources.Bytes(af.MemUsed), resources.Bytes(pk.MemUsed),
-			serverRSS(bf), serverRSS(af), resources.Bytes(pk.ServerRSS))
+			rundir.Pct(bf.CPUPercent), rundir.Pct(af.CPUPercent), rundir.Pct(pk.CPUPercent),
+			rundir.Bytes(bf.MemUsed), rundir.Bytes(af.MemUsed), rundir.Bytes(pk.MemUsed),
+			serverRSS(bf), serverRSS(af), rundir.Bytes(pk.ServerRSS))
 	}
 	b.WriteString("\n")
 }
 
-func serverRSS(s *resources.Snapshot) string {
+func serverRSS(s *rundir.Snapshot) string {
 	if s.Server == nil {
 		return "n/a"
 	}
-	return resources.Bytes(s.Server.RSSBytes)
+	return rundir.Bytes(s.Server.RSSBytes)
 }
 
 func writeFailures(b *strings.Builder, s *Summary) {

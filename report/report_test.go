@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"bench/results"
+	"bench/rundir"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -172,7 +173,7 @@ func fmtStats(s Stats) string {
 
 func TestSummaryJSONHasTheSpecFields(t *testing.T) {
 	s := loadFixture(t)
-	data, err := marshal(s)
+	data, err := rundir.MarshalJSON(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,8 +29,8 @@ import (
 	"strings"
 	"time"
 
-	"bench/resources"
 	"bench/results"
+	"bench/rundir"
 )
 
 // Methods says how the figures are computed; it is written into summary.json
@@ -77,9 +77,9 @@ type Group struct {
 	TTFTMS     Stats `json:"ttft_ms"`
 	TokensPerS Stats `json:"tokens_per_s"`
 
-	ResourcesBefore *resources.Snapshot `json:"resources_before"`
-	ResourcesAfter  *resources.Snapshot `json:"resources_after"`
-	ResourcesPeak   *resources.Peak     `json:"resources_peak"`
+	ResourcesBefore *rundir.Snapshot `json:"resources_before"`
+	ResourcesAfter  *rundir.Snapshot `json:"resources_after"`
+	ResourcesPeak   *rundir.Peak     `json:"resources_peak"`
 
 	// Tier is the group's tool-use tier (written to tiers.json, not here).
 	Tier *Tier `json:"-"`
@@ -460,7 +460,7 @@ func Summarize(records []results.Record) *Summary {
 // I/O failure is an error.
 func Load(runDir string) (*Summary, error) {
 	a := newAggregator()
-	problems, nProblems, err := results.ReadFile(filepath.Join(runDir, "results.jsonl"), true, func(_ int, r *results.Record) error {
+	problems, nProblems, err := results.ReadFile(rundir.Path(runDir, rundir.ResultsFile), true, func(_ int, r *results.Record) error {
 		a.Add(r)
 		return nil
 	})
@@ -477,7 +477,7 @@ func Load(runDir string) (*Summary, error) {
 		s.RunID = filepath.Base(runDir)
 	}
 	for _, g := range s.Groups {
-		rec, err := resources.ReadSuite(runDir, g.Provider, g.Model, g.ThinkingLevel)
+		rec, err := rundir.ReadSuite(runDir, g.Provider, g.Model, g.ThinkingLevel)
 		if err != nil {
 			// A bad resource file costs its figures, not the report.
 			s.Warnings = append(s.Warnings, err.Error())

@@ -2,105 +2,21 @@ package resources
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/shirou/gopsutil/v3/cpu"
 	"github.com/shirou/gopsutil/v3/mem"
 
-	"bench/runner"
+	"bench/plan"
+	"bench/rundir"
 )
 
 // DefaultInterval is how often the sampler reads the machine during a suite.
 const DefaultInterval = 500 * time.Millisecond
-
-// SuiteRecord is the structured form of one suite's resource files
-// (resources_<provider>_<model>[_<thinking>].json), what the report reads to
-// fill resources_before, resources_after and resources_peak.
-type SuiteRecord struct {
-	Provider      string  `json:"provider"`
-	ProviderType  string  `json:"provider_type"`
-	Model         string  `json:"model"`
-	ThinkingLevel *string `json:"thinking_level"`
-	// Before is taken when the suite's first cell starts, After when its last
-	// ended; Peak is what the sampler saw in between (null until it ends).
-	Before *Snapshot `json:"before"`
-	After  *Snapshot `json:"after"`
-	Peak   *Peak     `json:"peak"`
-}
-
-// Peak is the highest load the sampler saw during a suite.
-type Peak struct {
-	Samples    int   `json:"samples"`
-	IntervalMS int64 `json:"interval_ms"`
-	// CPUPercent is the busiest interval of the whole machine; CPUPercentMean
-	// the mean over the intervals.
-	CPUPercent     *float64 `json:"cpu_percent"`
-	CPUPercentMean *float64 `json:"cpu_percent_mean"`
-	MemUsed        *uint64  `json:"mem_used_bytes"`
-	// ServerRSS and ServerCPUPercent are the model server tree's peaks.
-	ServerRSS        *uint64  `json:"server_rss_bytes"`
-	ServerCPUPercent *float64 `json:"server_cpu_percent"`
-	// Unavailable maps a null field's JSON name to why it is null.
-	Unavailable map[string]string `json:"unavailable,omitempty"`
-}
-
-// FileBase is the file-name-safe stem of a suite's resource files:
-// resources_<provider>_<model>[_<thinking>], every character outside
-// [A-Za-z0-9._-] replaced by '_' (llama3.2:3b -> llama3.2_3b).
-func FileBase(provider, model string, thinking *string) string {
-	b := "resources_" + safe(provider) + "_" + safe(model)
-	if thinking != nil {
-		b += "_" + safe(*thinking)
-	}
-	return b
-}
-
-func safe(s string) string {
-	if s == "" {
-		return "_"
-	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
-			return r
-		}
-		return '_'
-	}, s)
-}
-
-// ReadSuite reads the structured resource file of a suite from a run
-// directory. A missing file is (nil, nil): the run recorded no resources. A
-// file whose content names another suite (two names mapping to one file
-// name) is an error rather than someone else's figures.
-func ReadSuite(runDir, provider, model string, thinking *string) (*SuiteRecord, error) {
-	path := filepath.Join(runDir, FileBase(provider, model, thinking)+".json")
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read resources: %w", err)
-	}
-	var rec SuiteRecord
-	if err := json.Unmarshal(data, &rec); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", path, err)
-	}
-	if rec.Provider != provider || rec.Model != model || !sameLevel(rec.ThinkingLevel, thinking) {
-		return nil, fmt.Errorf("%s belongs to %s/%s, not %s/%s", path, rec.Provider, rec.Model, provider, model)
-	}
-	return &rec, nil
-}
-
-func sameLevel(a, b *string) bool {
-	return (a == nil) == (b == nil) && (a == nil || *a == *b)
-}
 
 // Recorder implements runner.SuiteHooks: it brackets each suite with
 // snapshots, samples in between, and writes the suite's resource files into
@@ -121,10 +37,8 @@ func NewRecorder(runDir string) *Recorder {
 	return &Recorder{dir: runDir, active: map[string]*suiteRun{}}
 }
 
-var _ runner.SuiteHooks = (*Recorder)(nil)
-
 type suiteRun struct {
-	rec     SuiteRecord
+	rec     rundir.SuiteRecord
 	base    string
 	srv     *serverProc
 	reason  string
@@ -134,7 +48,7 @@ type suiteRun struct {
 	sampler *sampler
 }
 
-func suiteKey(s runner.Suite) string {
+func suiteKey(s plan.Suite) string {
 	k := s.Provider + "\x00" + s.Model + "\x00"
 	if s.ThinkingLevel != nil {
 		k += "=" + *s.ThinkingLevel
@@ -143,7 +57,7 @@ func suiteKey(s runner.Suite) string {
 }
 
 // SuiteStart takes the before snapshot, writes it, and starts the sampler.
-func (r *Recorder) SuiteStart(s runner.Suite) {
+func (r *Recorder) SuiteStart(s plan.Suite) {
 	key := suiteKey(s)
 	r.mu.Lock()
 	if run := r.active[key]; run != nil {
@@ -153,8 +67,8 @@ func (r *Recorder) SuiteStart(s runner.Suite) {
 		return
 	}
 	run := &suiteRun{
-		rec:  SuiteRecord{Provider: s.Provider, ProviderType: s.ProviderType, Model: s.Model, ThinkingLevel: s.ThinkingLevel},
-		base: FileBase(s.Provider, s.Model, s.ThinkingLevel),
+		rec:  rundir.SuiteRecord{Provider: s.Provider, ProviderType: s.ProviderType, Model: s.Model, ThinkingLevel: s.ThinkingLevel},
+		base: rundir.FileBase(s.Provider, s.Model, s.ThinkingLevel),
 		refs: 1,
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
@@ -164,10 +78,10 @@ func (r *Recorder) SuiteStart(s runner.Suite) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	run.srv, run.reason = findServer(ctx, Target{ProviderType: s.ProviderType, BaseURL: s.BaseURL})
+	run.srv, run.reason = findServer(ctx, s.Server)
 	run.rec.Before = take(ctx, r.dir, run.srv, run.reason)
-	r.record(writeText(filepath.Join(r.dir, run.base+"_before.txt"), renderSnapshot("before", &run.rec, run.rec.Before, nil)))
-	r.record(writeJSON(filepath.Join(r.dir, run.base+".json"), &run.rec))
+	r.record(rundir.WriteFile(filepath.Join(r.dir, run.base+"_before.txt"), []byte(renderSnapshot("before", &run.rec, run.rec.Before, nil))))
+	r.record(rundir.WriteJSON(filepath.Join(r.dir, run.base+".json"), &run.rec))
 
 	interval := r.Interval
 	if interval <= 0 {
@@ -182,7 +96,7 @@ func (r *Recorder) SuiteStart(s runner.Suite) {
 
 // SuiteEnd stops the sampler, takes the after snapshot and writes the
 // suite's after file and structured record.
-func (r *Recorder) SuiteEnd(s runner.Suite) {
+func (r *Recorder) SuiteEnd(s plan.Suite) {
 	key := suiteKey(s)
 	r.mu.Lock()
 	run := r.active[key]
@@ -209,8 +123,8 @@ func (r *Recorder) finish(run *suiteRun) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	run.rec.After = take(ctx, r.dir, run.srv, run.reason)
-	r.record(writeText(filepath.Join(r.dir, run.base+"_after.txt"), renderSnapshot("after", &run.rec, run.rec.After, run.rec.Peak)))
-	r.record(writeJSON(filepath.Join(r.dir, run.base+".json"), &run.rec))
+	r.record(rundir.WriteFile(filepath.Join(r.dir, run.base+"_after.txt"), []byte(renderSnapshot("after", &run.rec, run.rec.After, run.rec.Peak))))
+	r.record(rundir.WriteJSON(filepath.Join(r.dir, run.base+".json"), &run.rec))
 }
 
 // Close ends every suite still open (a run that stopped early) so its after
@@ -243,29 +157,6 @@ func (r *Recorder) record(err error) {
 	r.mu.Lock()
 	r.errs = append(r.errs, err)
 	r.mu.Unlock()
-}
-
-func writeText(path, text string) error {
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		return fmt.Errorf("write resources: %w", err)
-	}
-	return nil
-}
-
-func writeJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", path, err)
-	}
-	// Write then rename, so a reader never sees half a file.
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write resources: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write resources: %w", err)
-	}
-	return nil
 }
 
 // sampler reads the machine every interval and keeps maxima. Each reading
@@ -351,10 +242,10 @@ func (s *sampler) sample(ctx context.Context) {
 	s.lastTree, s.lastAt = tree, now
 }
 
-func (s *sampler) peak() *Peak {
+func (s *sampler) peak() *rundir.Peak {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := &Peak{
+	p := &rundir.Peak{
 		Samples:          s.samples,
 		IntervalMS:       s.interval.Milliseconds(),
 		CPUPercent:       s.cpuMax,

@@ -1,6 +1,9 @@
 package resources
 
 import (
+	"bench/config"
+	"bench/plan"
+	"bench/rundir"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -13,8 +16,6 @@ import (
 	"time"
 
 	"github.com/shirou/gopsutil/v3/cpu"
-
-	"bench/runner"
 )
 
 func sp(s string) *string { return &s }
@@ -31,10 +32,10 @@ func TestFileBase(t *testing.T) {
 		{"p q", "", sp("low"), "resources_p_q___low"},
 	}
 	for _, tt := range tests {
-		if got := FileBase(tt.provider, tt.model, tt.thinking); got != tt.want {
-			t.Errorf("FileBase(%q, %q) = %q, want %q", tt.provider, tt.model, got, tt.want)
+		if got := rundir.FileBase(tt.provider, tt.model, tt.thinking); got != tt.want {
+			t.Errorf("rundir.FileBase(%q, %q) = %q, want %q", tt.provider, tt.model, got, tt.want)
 		}
-		if strings.ContainsAny(FileBase(tt.provider, tt.model, tt.thinking), "/\\: ") {
+		if strings.ContainsAny(rundir.FileBase(tt.provider, tt.model, tt.thinking), "/\\: ") {
 			t.Errorf("unsafe file name for %q", tt.model)
 		}
 	}
@@ -102,7 +103,7 @@ func TestTakeMeasuresTheMachine(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "results.jsonl"), make([]byte, 1234), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := Take(context.Background(), dir, Target{ProviderType: "ollama_openai", BaseURL: localServer(t)})
+	s := Take(context.Background(), dir, config.Server{Endpoint: localServer(t), ProcessNames: []string{"ollama"}})
 	if s.CPUCount == nil || *s.CPUCount < 1 {
 		t.Errorf("cpu_count = %v (%s)", s.CPUCount, s.Unavailable["cpu_count"])
 	}
@@ -145,13 +146,13 @@ func TestTakeMeasuresTheMachine(t *testing.T) {
 
 func TestTakeWithoutLocalServer(t *testing.T) {
 	tests := []struct {
-		target Target
+		target config.Server
 		reason string
 	}{
-		{Target{ProviderType: "claude_code_cli"}, "runs no local model server"},
-		{Target{ProviderType: "openai_responses", BaseURL: "https://api.openai.com/v1"}, "is not this machine"},
+		{config.Server{}, "runs no local model server"},
+		{config.Server{Endpoint: "https://api.openai.com/v1"}, "is not this machine"},
 		// Port 1 on loopback: nothing listens there in a test sandbox.
-		{Target{ProviderType: "openai_responses", BaseURL: "http://127.0.0.1:1"}, "no process listening on port 1"},
+		{config.Server{Endpoint: "http://127.0.0.1:1"}, "no process listening on port 1"},
 	}
 	for _, tt := range tests {
 		srv, reason := findServer(context.Background(), tt.target)
@@ -170,9 +171,9 @@ func TestRecorderWritesFilesPerSuite(t *testing.T) {
 	url := localServer(t)
 	r := NewRecorder(dir)
 	r.Interval = 10 * time.Millisecond
-	suites := []runner.Suite{
-		{Provider: "ollama_openai", ProviderType: "ollama_openai", BaseURL: url, Model: "llama3.2:3b", Cells: 3},
-		{Provider: "ollama_openai", ProviderType: "ollama_openai", BaseURL: url, Model: "qwen3:4b", ThinkingLevel: sp("low"), Cells: 3},
+	suites := []plan.Suite{
+		{Provider: "ollama_openai", ProviderType: "ollama_openai", Server: config.Server{Endpoint: url}, Model: "llama3.2:3b", Cells: 3},
+		{Provider: "ollama_openai", ProviderType: "ollama_openai", Server: config.Server{Endpoint: url}, Model: "qwen3:4b", ThinkingLevel: sp("low"), Cells: 3},
 		{Provider: "claude", ProviderType: "claude_code_cli", Model: "sonnet", Cells: 3},
 	}
 	// Suites overlap, as they do under concurrency.
@@ -191,7 +192,7 @@ func TestRecorderWritesFilesPerSuite(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range suites {
-		base := FileBase(s.Provider, s.Model, s.ThinkingLevel)
+		base := rundir.FileBase(s.Provider, s.Model, s.ThinkingLevel)
 		before, err := os.ReadFile(filepath.Join(dir, base+"_before.txt"))
 		if err != nil {
 			t.Fatal(err)
@@ -206,7 +207,7 @@ func TestRecorderWritesFilesPerSuite(t *testing.T) {
 		if !strings.Contains(string(after), "during suite:") {
 			t.Errorf("%s after has no sampler line:\n%s", base, after)
 		}
-		rec, err := ReadSuite(dir, s.Provider, s.Model, s.ThinkingLevel)
+		rec, err := rundir.ReadSuite(dir, s.Provider, s.Model, s.ThinkingLevel)
 		if err != nil || rec == nil {
 			t.Fatalf("ReadSuite %s: %v, %v", base, rec, err)
 		}
@@ -228,14 +229,14 @@ func TestRecorderWritesFilesPerSuite(t *testing.T) {
 			t.Errorf("%s: missing reason for no server: %+v", base, rec.Peak.Unavailable)
 		}
 	}
-	if _, err := ReadSuite(dir, "nobody", "nothing", nil); err != nil {
+	if _, err := rundir.ReadSuite(dir, "nobody", "nothing", nil); err != nil {
 		t.Errorf("missing suite: %v, want nil error", err)
 	}
 	// A file that belongs to another suite is refused.
-	src := filepath.Join(dir, FileBase("claude", "sonnet", nil)+".json")
+	src := filepath.Join(dir, rundir.FileBase("claude", "sonnet", nil)+".json")
 	data, _ := os.ReadFile(src)
-	os.WriteFile(filepath.Join(dir, FileBase("claude", "sonnet:x", nil)+".json"), data, 0o644)
-	if _, err := ReadSuite(dir, "claude", "sonnet:x", nil); err == nil {
+	os.WriteFile(filepath.Join(dir, rundir.FileBase("claude", "sonnet:x", nil)+".json"), data, 0o644)
+	if _, err := rundir.ReadSuite(dir, "claude", "sonnet:x", nil); err == nil {
 		t.Error("ReadSuite accepted another suite's file")
 	}
 }
@@ -243,17 +244,17 @@ func TestRecorderWritesFilesPerSuite(t *testing.T) {
 func TestRecorderCloseFinishesOpenSuites(t *testing.T) {
 	dir := t.TempDir()
 	r := NewRecorder(dir)
-	s := runner.Suite{Provider: "claude", ProviderType: "claude_code_cli", Model: "sonnet"}
+	s := plan.Suite{Provider: "claude", ProviderType: "claude_code_cli", Model: "sonnet"}
 	r.SuiteStart(s)
 	r.SuiteStart(s) // started twice: one bracket, ended by the last SuiteEnd
 	r.SuiteEnd(s)
-	if _, err := os.Stat(filepath.Join(dir, FileBase("claude", "sonnet", nil)+"_after.txt")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, rundir.FileBase("claude", "sonnet", nil)+"_after.txt")); err == nil {
 		t.Fatal("after file written while the suite is still open")
 	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, FileBase("claude", "sonnet", nil)+"_after.txt")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, rundir.FileBase("claude", "sonnet", nil)+"_after.txt")); err != nil {
 		t.Fatalf("Close did not finish the open suite: %v", err)
 	}
 	r.SuiteEnd(s)

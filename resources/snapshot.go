@@ -6,6 +6,8 @@
 package resources
 
 import (
+	"bench/config"
+	"bench/rundir"
 	"context"
 	"errors"
 	"fmt"
@@ -25,85 +27,20 @@ import (
 	"github.com/shirou/gopsutil/v3/process"
 )
 
-// Snapshot is the machine at one moment. Sizes are bytes; percents are 0-100
-// (a process's CPU percent is of one core, as top shows it, so it can pass 100).
-type Snapshot struct {
-	TakenAt time.Time `json:"taken_at"`
-
-	CPUCount *int `json:"cpu_count"`
-	// CPUPercent is the whole machine's busy share over CPUWindowMS.
-	CPUPercent  *float64 `json:"cpu_percent"`
-	CPUWindowMS int64    `json:"cpu_window_ms"`
-
-	Load1  *float64 `json:"load1"`
-	Load5  *float64 `json:"load5"`
-	Load15 *float64 `json:"load15"`
-
-	MemTotal     *uint64 `json:"mem_total_bytes"`
-	MemUsed      *uint64 `json:"mem_used_bytes"`
-	MemAvailable *uint64 `json:"mem_available_bytes"`
-	SwapTotal    *uint64 `json:"swap_total_bytes"`
-	SwapUsed     *uint64 `json:"swap_used_bytes"`
-
-	// Disk is the file system holding the run directory; OutDirBytes is the
-	// run directory's own size.
-	DiskPath    string  `json:"disk_path"`
-	DiskTotal   *uint64 `json:"disk_total_bytes"`
-	DiskUsed    *uint64 `json:"disk_used_bytes"`
-	DiskFree    *uint64 `json:"disk_free_bytes"`
-	OutDirBytes *uint64 `json:"out_dir_bytes"`
-
-	ProcessCount *int `json:"process_count"`
-
-	// Server is the local model server, null when there is none to measure
-	// (the reason is under Unavailable["server"]).
-	Server *Server `json:"server"`
-
-	// Unavailable maps a null field's JSON name to why it is null.
-	Unavailable map[string]string `json:"unavailable,omitempty"`
-}
-
-// Server is the model server process and its descendants (Ollama runs each
-// loaded model in a child runner process, which is where the weights live).
-type Server struct {
-	PID     int32  `json:"pid"`
-	Name    string `json:"name"`
-	FoundBy string `json:"found_by"`
-	// Processes is how many processes the tree had (server + descendants).
-	Processes int `json:"processes"`
-	// RSSBytes is the resident memory of the whole tree.
-	RSSBytes *uint64 `json:"rss_bytes"`
-	// CPUPercent is the tree's CPU time over the measuring window, in percent
-	// of one core.
-	CPUPercent *float64 `json:"cpu_percent"`
-}
-
-// Target says where the model server of a suite would be.
-type Target struct {
-	ProviderType string
-	BaseURL      string
-}
-
-// localServerTypes have a model server that may run on this machine.
-var localServerTypes = map[string]bool{"ollama": true, "ollama_openai": true, "openai_responses": true}
-
-// nameFallback are the provider types whose server can be found by name.
-var nameFallback = map[string]string{"ollama": "ollama", "ollama_openai": "ollama"}
-
 // cpuWindow is how long a snapshot measures CPU use over: long enough to be
 // a figure, short enough not to hold a suite back.
 const cpuWindow = 200 * time.Millisecond
 
 // Take measures the machine now. outDir is the run directory. It blocks for
 // about 200 ms to measure CPU use.
-func Take(ctx context.Context, outDir string, t Target) *Snapshot {
+func Take(ctx context.Context, outDir string, t config.Server) *rundir.Snapshot {
 	srv, reason := findServer(ctx, t)
 	return take(ctx, outDir, srv, reason)
 }
 
 // take is Take with the server already looked up (srv nil: reason says why).
-func take(ctx context.Context, outDir string, srv *serverProc, srvReason string) *Snapshot {
-	s := &Snapshot{Unavailable: map[string]string{}}
+func take(ctx context.Context, outDir string, srv *serverProc, srvReason string) *rundir.Snapshot {
+	s := &rundir.Snapshot{Unavailable: map[string]string{}}
 	na := func(field string, err error) { s.Unavailable[field] = err.Error() }
 
 	cpu0, cpuErr := cpu.TimesWithContext(ctx, false)
@@ -177,7 +114,7 @@ func take(ctx context.Context, outDir string, srv *serverProc, srvReason string)
 	if srv == nil {
 		s.Unavailable["server"] = srvReason
 	} else {
-		s.Server = &Server{PID: srv.pid, Name: srv.name, FoundBy: srv.foundBy, Processes: nproc, RSSBytes: rss}
+		s.Server = &rundir.Server{PID: srv.pid, Name: srv.name, FoundBy: srv.foundBy, Processes: nproc, RSSBytes: rss}
 		if pct, ok := treeCPU(tree0, tree1, elapsed); ok {
 			s.Server.CPUPercent = &pct
 		}
@@ -253,15 +190,18 @@ type serverProc struct {
 	foundBy string
 }
 
-// findServer looks for the local model server of t: the process listening on
-// the base URL's port when the host is this machine, else (Ollama) a process
-// named ollama. It returns nil and the reason when there is none.
-func findServer(ctx context.Context, t Target) (*serverProc, string) {
-	if !localServerTypes[t.ProviderType] {
-		return nil, fmt.Sprintf("provider type %q runs no local model server", t.ProviderType)
+// findServer looks for the local model server its kind described: the
+// process listening on the endpoint's port when the host is this machine,
+// else a process of one of the kind's names. It returns nil and the reason
+// when there is none.
+func findServer(ctx context.Context, t config.Server) (*serverProc, string) {
+	if t.Endpoint == "" && len(t.ProcessNames) == 0 {
+		return nil, "the provider runs no local model server"
 	}
 	var reasons []string
-	if host, port, ok := loopbackPort(t.BaseURL); !ok {
+	if t.Endpoint == "" {
+		// Only names to go by.
+	} else if host, port, ok := loopbackPort(t.Endpoint); !ok {
 		reasons = append(reasons, fmt.Sprintf("base_url host %q is not this machine", host))
 	} else if pid, err := listener(ctx, port); err != nil {
 		reasons = append(reasons, err.Error())
@@ -272,7 +212,7 @@ func findServer(ctx context.Context, t Target) (*serverProc, string) {
 		}
 		return p, ""
 	}
-	if name := nameFallback[t.ProviderType]; name != "" {
+	for _, name := range t.ProcessNames {
 		if p := byName(ctx, name); p != nil {
 			return p, ""
 		}

@@ -65,4 +65,58 @@ type Record struct {
 	ToolCallDetails []ToolCall `json:"tool_call_details"`
 	// ProviderMetrics are provider-specific figures (server timings, cost...).
 	ProviderMetrics map[string]any `json:"provider_metrics,omitempty"`
+	// Timeline is every stamp of the cell, in order.
+	Timeline []TimelineEvent `json:"timeline,omitempty"`
 }
+
+// Key identifies a cell across runs: what a resumed run matches against the
+// records already written, and what compare and merge pair cells on.
+type Key struct {
+	Provider     string `json:"provider"`
+	ProviderType string `json:"provider_type"`
+	Model        string `json:"model"`
+	// ThinkingLevel is "" for null.
+	ThinkingLevel string `json:"thinking_level"`
+	PromptID      string `json:"prompt_id"`
+	Repetition    int    `json:"repetition"`
+}
+
+// Key returns the key of the cell the record came from.
+func (r *Record) Key() Key {
+	k := Key{Provider: r.Provider, ProviderType: r.ProviderType, Model: r.Model, PromptID: r.PromptID, Repetition: r.Repetition}
+	if r.ThinkingLevel != nil {
+		k.ThinkingLevel = *r.ThinkingLevel
+	}
+	return k
+}
+
+// TimelineEvent is one stamp of a cell's timeline: where its time went.
+type TimelineEvent struct {
+	// Event is request_start, connected, request_written, first_byte,
+	// first_reasoning, first_text, tool_call, retry or end.
+	Event string `json:"event"`
+	// AtMS is the offset from the cell's start, in milliseconds with
+	// microsecond precision.
+	AtMS float64 `json:"at_ms"`
+	// Attempt numbers a request_start (0, the first, is omitted).
+	Attempt int `json:"attempt,omitempty"`
+	// Call indexes a tool_call in the reply.
+	Call int `json:"call,omitempty"`
+	// WaitMS is a retry's back-off before the next attempt.
+	WaitMS float64 `json:"wait_ms,omitempty"`
+	// Detail: a connection's new or reused; a retry's reason.
+	Detail string `json:"detail,omitempty"`
+}
+
+// Timeline event names.
+const (
+	EventRequestStart   = "request_start"
+	EventConnected      = "connected"
+	EventRequestWritten = "request_written"
+	EventFirstByte      = "first_byte"
+	EventFirstReasoning = "first_reasoning"
+	EventFirstText      = "first_text"
+	EventToolCall       = "tool_call"
+	EventRetry          = "retry"
+	EventEnd            = "end"
+)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"bench/config"
+	"bench/plan"
 	"bench/providers"
 	"bench/results"
 )
@@ -71,24 +72,26 @@ func BenchmarkRunner(b *testing.B) {
 		b.Run(fmt.Sprintf("chunks=%d", chunks), func(b *testing.B) {
 			srv := sseServer(b, chunks)
 			defer srv.Close()
-			prov := config.Provider{Name: "ollama_openai", Type: config.TypeOllamaOpenAI, BaseURL: srv.URL + "/v1",
-				Concurrency: 4, Models: []string{"scripted"}, ThinkingLevels: []*string{nil}}
-			cfg := testConfig([]config.Provider{prov}, 8, 1, 4)
-			p, err := providers.New(prov)
+			c, err := config.Parse("bench.yaml", []byte("providers:\n  - type: ollama_openai\n    base_url: "+srv.URL+"/v1\n    models: [scripted]\n"), providers.Kinds)
 			if err != nil {
 				b.Fatal(err)
 			}
-			plan := NewPlan(cfg)
+			cfg := testConfig(c.Providers, 8, 1, 4)
+			p, err := providers.New(&cfg.Providers[0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			pl := plan.New(cfg)
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu0 := cpuTime()
 			for i := 0; i < b.N; i++ {
-				out, err := Run(context.Background(), Options{Config: cfg, Plan: plan, Providers: map[string]providers.Provider{"ollama_openai": p}, Sink: discard{}})
-				if err != nil || out.ByStatus["ok"] != len(plan.Cells) {
+				out, err := Run(context.Background(), Options{Config: cfg, Plan: pl, Providers: map[string]providers.Provider{"ollama_openai": p}, Sink: discard{}})
+				if err != nil || out.ByStatus["ok"] != len(pl.Cells) {
 					b.Fatalf("run: %v %v", err, out.ByStatus)
 				}
 			}
-			cells := float64(b.N * len(plan.Cells))
+			cells := float64(b.N * len(pl.Cells))
 			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/cells, "cpu-µs/cell")
 			b.ReportMetric(float64(chunks), "chunks/cell")
 		})

@@ -10,36 +10,74 @@ import (
 	"unicode/utf8"
 
 	"bench/config"
+	"bench/plan"
 	"bench/providers"
 	"bench/results"
 	"bench/toolparse"
 	"bench/validators"
 )
 
-// clock stamps a stream's events. Providers call emit on one goroutine, in
-// stream order, so it needs no lock. All times are monotonic.
-type clock struct {
-	first     time.Time // first request start: the cell's wall-clock start
+// Clock is where the runner reads the time. Tests give it a fake one, so
+// timing assertions are exact rather than bounded.
+type Clock interface{ Now() time.Time }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// stamps keeps every stamp of one cell. Providers emit on one goroutine, in
+// stream order, so it needs no lock.
+type stamps struct {
+	clock     Clock
+	cell      time.Time // the cell started: the timeline's zero and started_at
 	start     time.Time // last request start: retries restart the clock
 	token     time.Time // first answer text or tool call
 	reasoning time.Time // first reasoning delta
 	chunks    int
+	calls     []bool // tool-call indexes seen
+	timeline  []results.TimelineEvent
 }
 
-func (k *clock) emit(e providers.Event) {
-	now := time.Now()
+func (k *stamps) add(at time.Time, e results.TimelineEvent) {
+	e.AtMS = float64(at.Sub(k.cell).Microseconds()) / 1000
+	k.timeline = append(k.timeline, e)
+}
+
+func (k *stamps) emit(e providers.Event) {
+	now := e.At
+	if now.IsZero() {
+		now = k.clock.Now()
+	}
 	switch e.Kind {
 	case providers.EventRequestStart:
-		if k.first.IsZero() {
-			k.first = now
-		}
 		k.start, k.token, k.reasoning, k.chunks = now, time.Time{}, time.Time{}, 0
+		k.add(now, results.TimelineEvent{Event: results.EventRequestStart, Attempt: e.Attempt})
+	case providers.EventConnected:
+		k.add(now, results.TimelineEvent{Event: results.EventConnected, Detail: e.Text})
+	case providers.EventRequestWritten:
+		k.add(now, results.TimelineEvent{Event: results.EventRequestWritten})
+	case providers.EventFirstByte:
+		k.add(now, results.TimelineEvent{Event: results.EventFirstByte})
+	case providers.EventRetry:
+		k.add(now, results.TimelineEvent{Event: results.EventRetry, WaitMS: float64(e.Wait.Microseconds()) / 1000, Detail: e.Text})
 	case providers.EventText, providers.EventToolCall:
 		if e.Kind == providers.EventText && e.Text == "" {
 			return
 		}
 		if k.token.IsZero() {
 			k.token = now
+			if e.Kind == providers.EventText {
+				k.add(now, results.TimelineEvent{Event: results.EventFirstText})
+			}
+		}
+		if e.Kind == providers.EventToolCall && e.Call >= 0 {
+			if e.Call >= len(k.calls) {
+				k.calls = append(k.calls, make([]bool, e.Call+1-len(k.calls))...)
+			}
+			if !k.calls[e.Call] {
+				k.calls[e.Call] = true
+				k.add(now, results.TimelineEvent{Event: results.EventToolCall, Call: e.Call})
+			}
 		}
 		k.chunks++
 	case providers.EventReasoning:
@@ -48,6 +86,7 @@ func (k *clock) emit(e providers.Event) {
 		}
 		if k.reasoning.IsZero() {
 			k.reasoning = now
+			k.add(now, results.TimelineEvent{Event: results.EventFirstReasoning})
 		}
 		k.chunks++
 	}
@@ -58,7 +97,7 @@ func ms(d time.Duration) int64 { return d.Milliseconds() }
 func ptr[T any](v T) *T { return &v }
 
 // runCell runs one cell to completion and returns its record; it never fails.
-func runCell(parent context.Context, cfg *config.Config, prov providers.Provider, c Cell) *results.Record {
+func runCell(parent context.Context, cfg *config.Config, clock Clock, prov providers.Provider, c plan.Cell) *results.Record {
 	rec := &results.Record{
 		RecordType:    results.RecordType,
 		RunID:         cfg.Run.ID,
@@ -72,23 +111,26 @@ func runCell(parent context.Context, cfg *config.Config, prov providers.Provider
 		ToolCalls:     []string{},
 		ExpectedTools: c.Prompt.ExpectedTools(),
 	}
-	req := providers.Request{Model: c.Model, System: c.Prompt.System, Prompt: c.Prompt.Prompt, Tools: c.Prompt.Tools}
+	req := providers.Request{Model: c.Model, System: c.Prompt.System, Prompt: c.Prompt.Prompt, Tools: c.Prompt.Tools, Now: clock.Now}
 	if c.ThinkingLevel != nil {
 		req.ThinkingLevel = *c.ThinkingLevel
 	}
 
 	ctx, cancel := context.WithTimeout(parent, time.Duration(cfg.Run.Timeout))
 	defer cancel()
-	var k clock
-	wallStart := time.Now()
-	k.first, k.start = wallStart, wallStart
+	k := stamps{clock: clock}
+	k.cell = clock.Now()
+	k.start = k.cell
 	resp, err := prov.Stream(ctx, req, k.emit)
-	end := time.Now()
+	end := clock.Now()
+	k.add(end, results.TimelineEvent{Event: results.EventEnd})
 	if resp == nil {
 		resp = &providers.Response{}
 	}
+	secrets := prov.Secrets()
+	clean(resp, secrets)
 
-	rec.StartedAtMS = k.first.UnixMilli()
+	rec.StartedAtMS = k.cell.UnixMilli()
 	rec.EndedAtMS = end.UnixMilli()
 	rec.E2EMS = ms(end.Sub(k.start))
 	if !k.token.IsZero() {
@@ -100,6 +142,7 @@ func runCell(parent context.Context, cfg *config.Config, prov providers.Provider
 	if first := earliest(k.token, k.reasoning); !first.IsZero() {
 		rec.TTFOMS = ptr(ms(first.Sub(k.start)))
 	}
+	rec.Timeline = k.timeline
 	rec.Chunks = k.chunks
 	rec.Retries, rec.RetryWaitMS = resp.Retries, resp.RetryWaitMS
 	rec.InputTokens, rec.OutputTokens, rec.ReasoningTokens = resp.Usage.InputTokens, resp.Usage.OutputTokens, resp.Usage.ReasoningTokens
@@ -115,9 +158,32 @@ func runCell(parent context.Context, cfg *config.Config, prov providers.Provider
 		}
 	}
 
-	classify(rec, ctx, parent, err, resp)
+	classify(rec, ctx, parent, err, resp, secrets)
 	score(rec, c, resp)
 	return rec
+}
+
+// clean removes the provider's secrets from everything of resp that is
+// kept: the last guarantee, after the provider's own cleaning of its
+// messages, that no key reaches a record, a report or a trace.
+func clean(resp *providers.Response, secrets providers.Secrets) {
+	if len(secrets) == 0 {
+		return
+	}
+	resp.Text = secrets.Clean(resp.Text, 0)
+	resp.Reasoning = secrets.Clean(resp.Reasoning, 0)
+	for i := range resp.ToolCalls {
+		tc := &resp.ToolCalls[i]
+		tc.Name = secrets.Clean(tc.Name, 0)
+		if a := secrets.Clean(string(tc.Arguments), 0); a != string(tc.Arguments) {
+			tc.Arguments = results.Arguments(a)
+		}
+	}
+	for k, v := range resp.Metrics {
+		if s, ok := v.(string); ok {
+			resp.Metrics[k] = secrets.Clean(s, 0)
+		}
+	}
 }
 
 func earliest(a, b time.Time) time.Time {
@@ -132,11 +198,11 @@ func earliest(a, b time.Time) time.Time {
 
 // classify sets availability_status, success and failure_type. A deadline on
 // the cell's own context is a timeout whatever the provider made of it.
-func classify(rec *results.Record, ctx, parent context.Context, err error, resp *providers.Response) {
+func classify(rec *results.Record, ctx, parent context.Context, err error, resp *providers.Response, secrets providers.Secrets) {
 	fail := func(status, typ, msg string) {
 		rec.AvailabilityStatus, rec.Success, rec.FailureType = status, false, ptr(typ)
 		if msg != "" {
-			rec.ErrorMessage = ptr(msg)
+			rec.ErrorMessage = ptr(secrets.Clean(msg, 0))
 		}
 	}
 	var f *providers.Failure
@@ -144,21 +210,21 @@ func classify(rec *results.Record, ctx, parent context.Context, err error, resp 
 	case err == nil:
 		rec.AvailabilityStatus = results.StatusOK
 		if strings.TrimSpace(resp.Text) == "" && len(resp.ToolCalls) == 0 {
-			fail(results.StatusOK, "empty_response", "no text and no tool call")
+			fail(results.StatusOK, results.FailEmptyResponse, "no text and no tool call")
 			return
 		}
 		rec.Success = true
 	case parent.Err() != nil:
-		fail(results.StatusError, "cancelled", "run aborted before the cell finished")
+		fail(results.StatusError, results.FailCancelled, "run aborted before the cell finished")
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		fail(results.StatusError, "timeout", "no complete answer within run.timeout")
+		fail(results.StatusError, results.FailTimeout, "no complete answer within run.timeout")
 	case errors.As(err, &f):
 		fail(f.Status, f.Type, f.Message)
 		if f.HTTPStatus != 0 {
 			rec.HTTPStatus = ptr(f.HTTPStatus)
 		}
 	default:
-		fail(results.StatusError, "exception", err.Error())
+		fail(results.StatusError, results.FailException, err.Error())
 	}
 }
 
@@ -166,14 +232,15 @@ func classify(rec *results.Record, ctx, parent context.Context, err error, resp 
 // tool_use_success is null when the prompt expects no tool, and for cells
 // that never reached the model (skipped, rate-limited, auth), false for
 // other failures.
-func score(rec *results.Record, c Cell, resp *providers.Response) {
-	var native []toolparse.Call
-	for _, tc := range resp.ToolCalls {
-		native = append(native, toolparse.Call{Name: tc.Name, Arguments: tc.Arguments, ID: tc.ID, Source: "native"})
+func score(rec *results.Record, c plan.Cell, resp *providers.Response) {
+	native := make([]results.ToolCall, len(resp.ToolCalls))
+	for i, tc := range resp.ToolCalls {
+		tc.Source = results.SourceNative
+		native[i] = tc
 	}
 	expected := rec.ExpectedTools
 	if !rec.Success {
-		rec.ToolCallDetails = []toolparse.Call{}
+		rec.ToolCallDetails = []results.ToolCall{}
 		if len(expected) > 0 && (rec.AvailabilityStatus == results.StatusError || rec.AvailabilityStatus == results.StatusOK) {
 			rec.ToolUseSuccess = ptr(false)
 		}
@@ -181,7 +248,7 @@ func score(rec *results.Record, c Cell, resp *providers.Response) {
 	}
 	calls := toolparse.Detect(native, resp.Text)
 	if calls == nil {
-		calls = []toolparse.Call{}
+		calls = []results.ToolCall{}
 	}
 	rec.ToolCallDetails = calls
 	rec.ToolCalls = append(rec.ToolCalls, toolparse.Names(calls)...)

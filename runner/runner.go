@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"bench/config"
+	"bench/plan"
 	"bench/providers"
 	"bench/results"
 )
@@ -27,16 +28,12 @@ type Sink interface {
 	Write(r *results.Record) error
 }
 
-// Preparer is implemented by providers that do work once before the sweep
-// (listing a server's models, pulling, warming up).
-type Preparer interface {
-	Prepare(ctx context.Context, models []string, log io.Writer) error
-}
-
 // Options are what a run needs besides its context.
 type Options struct {
 	Config *config.Config
-	Plan   *Plan
+	Plan   *plan.Plan
+	// Clock stamps every cell; nil means the real clock.
+	Clock Clock
 	// Providers by provider name (the entry's name, not its type).
 	Providers map[string]providers.Provider
 	Sink      Sink
@@ -66,10 +63,13 @@ type Outcome struct {
 // the run (writing results); failing providers are records, not errors.
 func Run(ctx context.Context, o Options) (*Outcome, error) {
 	cfg := o.Config
-	out := &Outcome{Planned: len(o.Plan.Cells), ByStatus: map[string]int{}, StartedAt: time.Now()}
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	out := &Outcome{Planned: len(o.Plan.Cells), ByStatus: map[string]int{}, StartedAt: o.Clock.Now()}
 	prepare(ctx, o)
 
 	g, gctx := errgroup.WithContext(ctx)
@@ -78,7 +78,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	var ends sync.WaitGroup
 	drained := false
 
-	byProvider := map[string][]Cell{}
+	byProvider := map[string][]plan.Cell{}
 	var order []string
 	for _, c := range o.Plan.Cells {
 		if _, ok := byProvider[c.Provider.Name]; !ok {
@@ -131,7 +131,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 				suiteWG[c.Suite].Add(1)
 				g.Go(func() error {
 					defer func() { <-global; <-psem; suiteWG[c.Suite].Done() }()
-					rec := runCell(gctx, cfg, prov, c)
+					rec := runCell(gctx, cfg, o.Clock, prov, c)
 					mu.Lock()
 					defer mu.Unlock()
 					if err := o.Sink.Write(rec); err != nil {
@@ -150,7 +150,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	err := g.Wait()
 	ends.Wait()
-	out.EndedAt = time.Now()
+	out.EndedAt = o.Clock.Now()
 	switch {
 	case err != nil:
 		out.EndReason = EndIOError
@@ -200,7 +200,7 @@ func isClosed(ch <-chan struct{}) bool {
 // prepare lets providers do their once-per-run work, each with its models.
 func prepare(ctx context.Context, o Options) {
 	for _, p := range o.Config.Providers {
-		pr, ok := o.Providers[p.Name].(Preparer)
+		pr, ok := o.Providers[p.Name].(providers.Preparer)
 		if !ok {
 			continue
 		}

@@ -2,7 +2,10 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"bench/config"
+	"bench/plan"
 	"bench/prompts"
 	"bench/providers"
 	"bench/results"
@@ -28,7 +32,11 @@ type scripted struct {
 	stream    func(ctx context.Context, req providers.Request, emit providers.EmitFunc) (*providers.Response, error)
 	global    *atomic.Int64 // shared across providers: cells in flight overall
 	globalMax *atomic.Int64
+	secrets   providers.Secrets
 }
+
+func (s *scripted) Probe(context.Context) *providers.Probe { return &providers.Probe{} }
+func (s *scripted) Secrets() providers.Secrets             { return s.secrets }
 
 func (s *scripted) Stream(ctx context.Context, req providers.Request, emit providers.EmitFunc) (*providers.Response, error) {
 	s.started.Add(1)
@@ -97,7 +105,7 @@ func TestLimitsAreHonoured(t *testing.T) {
 	b := &scripted{global: &global, globalMax: &globalMax}
 	delay := func(ctx context.Context, req providers.Request, emit providers.EmitFunc) (*providers.Response, error) {
 		emit(providers.Event{Kind: providers.EventRequestStart})
-		time.Sleep(2 * time.Millisecond)
+		runtime.Gosched() // let other cells overlap this one
 		emit(providers.Event{Kind: providers.EventText, Text: "OK"})
 		return &providers.Response{Text: "OK"}, nil
 	}
@@ -107,7 +115,7 @@ func TestLimitsAreHonoured(t *testing.T) {
 		{Name: "b", Type: "ollama", Concurrency: 3, Models: []string{"m1"}, ThinkingLevels: []*string{nil, ptr("high")}},
 	}, 5, 2, 4)
 	sink := &memSink{}
-	out, err := Run(context.Background(), Options{Config: cfg, Plan: NewPlan(cfg),
+	out, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg),
 		Providers: map[string]providers.Provider{"a": a, "b": b}, Sink: sink})
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +145,7 @@ func TestSuiteHooks(t *testing.T) {
 	cfg := testConfig([]config.Provider{{Name: "a", Type: "ollama", Concurrency: 2, Models: []string{"m1", "m2"}, ThinkingLevels: []*string{nil}}}, 3, 1, 2)
 	h := &hookLog{}
 	sink := &hookSink{log: h}
-	if _, err := Run(context.Background(), Options{Config: cfg, Plan: NewPlan(cfg), Providers: map[string]providers.Provider{"a": p}, Sink: sink, Hooks: h}); err != nil {
+	if _, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Sink: sink, Hooks: h}); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range []string{"m1", "m2"} {
@@ -158,9 +166,9 @@ type hookLog struct {
 	events []string
 }
 
-func (h *hookLog) add(e string)       { h.mu.Lock(); h.events = append(h.events, e); h.mu.Unlock() }
-func (h *hookLog) SuiteStart(s Suite) { h.add("start " + s.Model) }
-func (h *hookLog) SuiteEnd(s Suite)   { h.add("end " + s.Model) }
+func (h *hookLog) add(e string)            { h.mu.Lock(); h.events = append(h.events, e); h.mu.Unlock() }
+func (h *hookLog) SuiteStart(s plan.Suite) { h.add("start " + s.Model) }
+func (h *hookLog) SuiteEnd(s plan.Suite)   { h.add("end " + s.Model) }
 func (h *hookLog) index(e string) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -185,7 +193,7 @@ func TestDrainFinishesInFlight(t *testing.T) {
 	sink := &memSink{}
 	done := make(chan *Outcome)
 	go func() {
-		out, _ := Run(context.Background(), Options{Config: cfg, Plan: NewPlan(cfg), Providers: map[string]providers.Provider{"a": p}, Sink: sink, Drain: drain})
+		out, _ := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Sink: sink, Drain: drain})
 		done <- out
 	}()
 	for p.started.Load() < 2 {
@@ -216,7 +224,7 @@ func TestAbortCancelsInFlight(t *testing.T) {
 	sink := &memSink{}
 	done := make(chan *Outcome)
 	go func() {
-		out, _ := Run(ctx, Options{Config: cfg, Plan: NewPlan(cfg), Providers: map[string]providers.Provider{"a": p}, Sink: sink})
+		out, _ := Run(ctx, Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Sink: sink})
 		done <- out
 	}()
 	for p.started.Load() < 1 {
@@ -237,7 +245,7 @@ func TestSinkFailureStopsRun(t *testing.T) {
 	p := &scripted{}
 	cfg := testConfig([]config.Provider{{Name: "a", Type: "ollama", Concurrency: 1, Models: []string{"m"}, ThinkingLevels: []*string{nil}}}, 5, 1, 1)
 	sink := &memSink{fail: errors.New("disk full")}
-	out, err := Run(context.Background(), Options{Config: cfg, Plan: NewPlan(cfg), Providers: map[string]providers.Provider{"a": p}, Sink: sink})
+	out, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Sink: sink})
 	if err == nil || !strings.Contains(err.Error(), "disk full") || out.EndReason != EndIOError {
 		t.Fatalf("err %v, end %s; want the disk error and io_error", err, out.EndReason)
 	}
@@ -246,50 +254,125 @@ func TestSinkFailureStopsRun(t *testing.T) {
 	}
 }
 
+// fakeClock is the runner's clock in tests: time moves only when a test
+// says so, so every duration asserted is exact.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{t: time.Unix(1_800_000_000, 0)} }
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *fakeClock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+type streamFunc func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error)
+
 func TestRecordAssembly(t *testing.T) {
 	long := strings.Repeat("é", 40) // 80 bytes
+	ms := func(v int64) *int64 { return &v }
 	cases := []struct {
 		name   string
-		stream func(ctx context.Context, req providers.Request, emit providers.EmitFunc) (*providers.Response, error)
+		stream streamFunc
 		check  func(t *testing.T, r *results.Record)
 	}{
-		{"role-only chunk is not the first token", func(ctx context.Context, req providers.Request, emit providers.EmitFunc) (*providers.Response, error) {
+		{"role-only chunk is not the first token", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
 			emit(providers.Event{Kind: providers.EventRequestStart})
+			clk.Advance(5 * time.Millisecond)
 			emit(providers.Event{Kind: providers.EventText, Text: ""})
-			time.Sleep(20 * time.Millisecond)
+			clk.Advance(20 * time.Millisecond)
 			emit(providers.Event{Kind: providers.EventText, Text: "OK"})
+			clk.Advance(3 * time.Millisecond)
 			return &providers.Response{Text: "OK"}, nil
 		}, func(t *testing.T, r *results.Record) {
-			if r.TTFTMS == nil || *r.TTFTMS < 20 || *r.TTFTMS > r.E2EMS {
-				t.Errorf("ttft %v e2e %d: an empty delta was taken as the first token", r.TTFTMS, r.E2EMS)
+			if !reflect.DeepEqual(r.TTFTMS, ms(25)) || r.E2EMS != 28 || r.Chunks != 1 {
+				t.Errorf("ttft %v e2e %d chunks %d: want 25, 28, 1 (the empty delta is not the first token)", deref(r.TTFTMS), r.E2EMS, r.Chunks)
 			}
 		}},
-		{"reasoning timed apart", func(ctx context.Context, req providers.Request, emit providers.EmitFunc) (*providers.Response, error) {
+		{"reasoning timed apart", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
 			emit(providers.Event{Kind: providers.EventRequestStart})
+			clk.Advance(7 * time.Millisecond)
 			emit(providers.Event{Kind: providers.EventReasoning, Text: "hmm"})
-			time.Sleep(20 * time.Millisecond)
+			clk.Advance(20 * time.Millisecond)
 			emit(providers.Event{Kind: providers.EventText, Text: "OK"})
 			return &providers.Response{Text: "OK", Reasoning: "hmm"}, nil
 		}, func(t *testing.T, r *results.Record) {
-			if r.TTFRMS == nil || r.TTFTMS == nil || r.TTFOMS == nil || *r.TTFOMS != *r.TTFRMS || *r.TTFTMS < *r.TTFRMS+20 {
-				t.Errorf("ttfr %v ttft %v ttfo %v", r.TTFRMS, r.TTFTMS, r.TTFOMS)
+			if !reflect.DeepEqual(r.TTFRMS, ms(7)) || !reflect.DeepEqual(r.TTFTMS, ms(27)) || !reflect.DeepEqual(r.TTFOMS, ms(7)) {
+				t.Errorf("ttfr %v ttft %v ttfo %v, want 7, 27, 7", deref(r.TTFRMS), deref(r.TTFTMS), deref(r.TTFOMS))
 			}
 			if r.Reasoning != "hmm" {
 				t.Errorf("reasoning %q", r.Reasoning)
 			}
 		}},
-		{"retries restart the clock", func(ctx context.Context, req providers.Request, emit providers.EmitFunc) (*providers.Response, error) {
+		{"retries restart the clock", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
+			clk.Advance(2 * time.Millisecond)
 			emit(providers.Event{Kind: providers.EventRequestStart})
-			time.Sleep(50 * time.Millisecond)
-			emit(providers.Event{Kind: providers.EventRequestStart})
+			clk.Advance(4 * time.Millisecond)
+			emit(providers.Event{Kind: providers.EventRetry, Wait: 50 * time.Millisecond, Text: "http_429"})
+			clk.Advance(50 * time.Millisecond)
+			emit(providers.Event{Kind: providers.EventRequestStart, Attempt: 1})
+			clk.Advance(10 * time.Millisecond)
 			emit(providers.Event{Kind: providers.EventText, Text: "OK"})
+			clk.Advance(1 * time.Millisecond)
 			return &providers.Response{Text: "OK", Retries: 1, RetryWaitMS: 50}, nil
 		}, func(t *testing.T, r *results.Record) {
-			if r.E2EMS >= 50 || r.Retries != 1 || r.RetryWaitMS != 50 || r.EndedAtMS-r.StartedAtMS < 50 {
-				t.Errorf("e2e %d retries %d wait %d wall %d: the wait leaked into e2e", r.E2EMS, r.Retries, r.RetryWaitMS, r.EndedAtMS-r.StartedAtMS)
+			if r.E2EMS != 11 || !reflect.DeepEqual(r.TTFTMS, ms(10)) || r.Retries != 1 || r.RetryWaitMS != 50 || r.EndedAtMS-r.StartedAtMS != 67 {
+				t.Errorf("e2e %d ttft %v retries %d wait %d wall %d: want 11, 10, 1, 50, 67", r.E2EMS, deref(r.TTFTMS), r.Retries, r.RetryWaitMS, r.EndedAtMS-r.StartedAtMS)
+			}
+			want := []results.TimelineEvent{
+				{Event: "request_start", AtMS: 2},
+				{Event: "retry", AtMS: 6, WaitMS: 50, Detail: "http_429"},
+				{Event: "request_start", AtMS: 56, Attempt: 1},
+				{Event: "first_text", AtMS: 66},
+				{Event: "end", AtMS: 67},
+			}
+			if !reflect.DeepEqual(r.Timeline, want) {
+				t.Errorf("timeline\n%+v\nwant\n%+v", r.Timeline, want)
 			}
 		}},
-		{"empty reply", func(ctx context.Context, req providers.Request, emit providers.EmitFunc) (*providers.Response, error) {
+		{"every phase on the timeline", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
+			t0 := clk.Now()
+			emit(providers.Event{Kind: providers.EventRequestStart})
+			at := func(us int) time.Time { return t0.Add(time.Duration(us) * time.Microsecond) }
+			// Stamped off the provider's goroutine, emitted later with At.
+			clk.Advance(9 * time.Millisecond)
+			emit(providers.Event{Kind: providers.EventConnected, At: at(1250), Text: "new"})
+			emit(providers.Event{Kind: providers.EventRequestWritten, At: at(1500)})
+			emit(providers.Event{Kind: providers.EventFirstByte, At: at(8125)})
+			emit(providers.Event{Kind: providers.EventToolCall, Text: `{"a"`, Call: 0})
+			clk.Advance(1 * time.Millisecond)
+			emit(providers.Event{Kind: providers.EventToolCall, Text: `:1}`, Call: 0})
+			emit(providers.Event{Kind: providers.EventToolCall, Text: `{}`, Call: 1})
+			return &providers.Response{ToolCalls: []results.ToolCall{{Name: "a", Arguments: []byte(`{"a":1}`)}, {Name: "b", Arguments: []byte(`{}`)}}}, nil
+		}, func(t *testing.T, r *results.Record) {
+			want := []results.TimelineEvent{
+				{Event: "request_start", AtMS: 0},
+				{Event: "connected", AtMS: 1.25, Detail: "new"},
+				{Event: "request_written", AtMS: 1.5},
+				{Event: "first_byte", AtMS: 8.125},
+				{Event: "tool_call", AtMS: 9},
+				{Event: "tool_call", AtMS: 10, Call: 1},
+				{Event: "end", AtMS: 10},
+			}
+			if !reflect.DeepEqual(r.Timeline, want) || !reflect.DeepEqual(r.TTFTMS, ms(9)) || r.Chunks != 3 {
+				t.Errorf("timeline\n%+v\nwant\n%+v (ttft %v, chunks %d)", r.Timeline, want, deref(r.TTFTMS), r.Chunks)
+			}
+		}},
+		{"decode rate over the time after the first token", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
+			emit(providers.Event{Kind: providers.EventRequestStart})
+			clk.Advance(100 * time.Millisecond)
+			emit(providers.Event{Kind: providers.EventText, Text: "a"})
+			clk.Advance(400 * time.Millisecond)
+			emit(providers.Event{Kind: providers.EventText, Text: "b"})
+			out := 21
+			return &providers.Response{Text: "ab", Usage: providers.Usage{OutputTokens: &out}}, nil
+		}, func(t *testing.T, r *results.Record) {
+			if r.TokensPerS == nil || *r.TokensPerS != 50 {
+				t.Errorf("tokens/s %v, want (21-1)/0.4s = 50", r.TokensPerS)
+			}
+		}},
+		{"empty reply", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
 			emit(providers.Event{Kind: providers.EventRequestStart})
 			return &providers.Response{Text: " \n"}, nil
 		}, func(t *testing.T, r *results.Record) {
@@ -297,16 +380,17 @@ func TestRecordAssembly(t *testing.T) {
 				t.Errorf("got %s success=%v %v", r.AvailabilityStatus, r.Success, r.FailureType)
 			}
 		}},
-		{"tool call only is not empty", func(ctx context.Context, req providers.Request, emit providers.EmitFunc) (*providers.Response, error) {
+		{"tool call only is not empty", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
 			emit(providers.Event{Kind: providers.EventRequestStart})
+			clk.Advance(3 * time.Millisecond)
 			emit(providers.Event{Kind: providers.EventToolCall})
 			return &providers.Response{ToolCalls: []results.ToolCall{{Name: "get_memory", Arguments: []byte(`{"unit":"MB"}`)}}}, nil
 		}, func(t *testing.T, r *results.Record) {
-			if !r.Success || r.TTFTMS == nil || r.ToolCallCount != 1 || r.ToolCalls[0] != "get_memory" || r.ToolCallDetails[0].Source != "native" {
-				t.Errorf("got success=%v ttft=%v calls=%v", r.Success, r.TTFTMS, r.ToolCalls)
+			if !r.Success || !reflect.DeepEqual(r.TTFTMS, ms(3)) || r.ToolCallCount != 1 || r.ToolCalls[0] != "get_memory" || r.ToolCallDetails[0].Source != "native" {
+				t.Errorf("got success=%v ttft=%v calls=%v", r.Success, deref(r.TTFTMS), r.ToolCalls)
 			}
 		}},
-		{"truncated on a rune boundary", func(ctx context.Context, req providers.Request, emit providers.EmitFunc) (*providers.Response, error) {
+		{"truncated on a rune boundary", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
 			emit(providers.Event{Kind: providers.EventRequestStart})
 			emit(providers.Event{Kind: providers.EventText, Text: long})
 			return &providers.Response{Text: long}, nil
@@ -315,7 +399,7 @@ func TestRecordAssembly(t *testing.T) {
 				t.Errorf("truncated=%v bytes=%d kept=%d", r.RawOutputTruncated, r.RawOutputBytes, len(r.RawOutput))
 			}
 		}},
-		{"timeout", func(ctx context.Context, req providers.Request, emit providers.EmitFunc) (*providers.Response, error) {
+		{"timeout", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
 			emit(providers.Event{Kind: providers.EventRequestStart})
 			emit(providers.Event{Kind: providers.EventText, Text: "partial"})
 			<-ctx.Done()
@@ -325,7 +409,7 @@ func TestRecordAssembly(t *testing.T) {
 				t.Errorf("got %s/%v %q", r.AvailabilityStatus, r.FailureType, r.RawOutput)
 			}
 		}},
-		{"classified failure", func(ctx context.Context, req providers.Request, emit providers.EmitFunc) (*providers.Response, error) {
+		{"classified failure", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
 			emit(providers.Event{Kind: providers.EventRequestStart})
 			return nil, &providers.Failure{Status: "rate_limited", Type: "http_429", HTTPStatus: 429, Message: "slow down"}
 		}, func(t *testing.T, r *results.Record) {
@@ -333,22 +417,39 @@ func TestRecordAssembly(t *testing.T) {
 				t.Errorf("got %+v", r)
 			}
 		}},
-		{"unclassified error", func(ctx context.Context, req providers.Request, emit providers.EmitFunc) (*providers.Response, error) {
+		{"unclassified error", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
 			return nil, errors.New("boom")
 		}, func(t *testing.T, r *results.Record) {
 			if r.AvailabilityStatus != "error" || *r.FailureType != "exception" || *r.ErrorMessage != "boom" {
 				t.Errorf("got %+v", r)
 			}
 		}},
+		{"secrets scrubbed from everything kept", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
+			emit(providers.Event{Kind: providers.EventRequestStart})
+			emit(providers.Event{Kind: providers.EventText, Text: "x"})
+			return &providers.Response{Text: "key sk-test-0123456789abcdef here", Reasoning: "sk-test-0123456789abcdef",
+					ToolCalls: []results.ToolCall{{Name: "t", Arguments: []byte(`{"k":"sk-test-0123456789abcdef"}`)}},
+					Metrics:   map[string]any{"sample": "...0123456789abcdef"}},
+				&providers.Failure{Status: "error", Type: "stream_error", Message: "bad key sk-test-0123456789abcdef"}
+		}, func(t *testing.T, r *results.Record) {
+			b, _ := json.Marshal(r)
+			if strings.Contains(string(b), "0123456789ab") || !strings.Contains(r.RawOutput, "[redacted]") {
+				t.Errorf("a piece of the key survived: %s", b)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &scripted{stream: tc.stream}
+			clk := newFakeClock()
+			p := &scripted{secrets: providers.Secrets{"sk-test-0123456789abcdef"}}
+			p.stream = func(ctx context.Context, req providers.Request, emit providers.EmitFunc) (*providers.Response, error) {
+				return tc.stream(ctx, clk, emit)
+			}
 			cfg := testConfig([]config.Provider{{Name: "a", Type: "ollama", Concurrency: 1, Models: []string{"m"}, ThinkingLevels: []*string{nil}}}, 1, 1, 1)
 			cfg.Run.MaxOutputBytes = 33
 			cfg.Run.Timeout = config.Duration(100 * time.Millisecond)
 			sink := &memSink{}
-			if _, err := Run(context.Background(), Options{Config: cfg, Plan: NewPlan(cfg), Providers: map[string]providers.Provider{"a": p}, Sink: sink}); err != nil {
+			if _, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Clock: clk, Providers: map[string]providers.Provider{"a": p}, Sink: sink}); err != nil {
 				t.Fatal(err)
 			}
 			if len(sink.recs) != 1 {
@@ -359,22 +460,9 @@ func TestRecordAssembly(t *testing.T) {
 	}
 }
 
-func TestPlanWithout(t *testing.T) {
-	cfg := testConfig([]config.Provider{{Name: "a", Type: "ollama", Concurrency: 1, Models: []string{"m1", "m2"}, ThinkingLevels: []*string{nil, ptr("low")}}}, 3, 2, 1)
-	full := NewPlan(cfg)
-	if len(full.Cells) != 2*2*3*2 || len(full.Suites) != 4 {
-		t.Fatalf("%d cells, %d suites", len(full.Cells), len(full.Suites))
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
 	}
-	done := map[CellKey]bool{}
-	for _, c := range full.Cells[:7] { // all of suite 0 (6 cells) and one of suite 1
-		r := &results.Record{Provider: c.Provider.Name, Model: c.Model, ThinkingLevel: c.ThinkingLevel, PromptID: c.Prompt.ID, Repetition: c.Repetition}
-		done[RecordKey(r)] = true
-	}
-	rest := full.Without(done)
-	if len(rest.Cells) != 24-7 || rest.Suites[0].Cells != 0 || rest.Suites[1].Cells != 5 || rest.Suites[2].Cells != 6 {
-		t.Errorf("%d cells left, suites %+v", len(rest.Cells), rest.Suites)
-	}
-	if rest.Cells[0].Key() != full.Cells[7].Key() {
-		t.Errorf("order changed: first left is %+v", rest.Cells[0].Key())
-	}
+	return *p
 }

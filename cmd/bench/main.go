@@ -7,6 +7,8 @@
 package main
 
 import (
+	"bench/internal/suggest"
+	"bench/internal/version"
 	"fmt"
 	"io"
 	"os"
@@ -36,6 +38,9 @@ Exit codes: 0 the command ran (models may still have failed their checks),
 1 an I/O failure stopped it, 2 bad config or flags, 130 interrupted.
 `
 
+// commands are the subcommands, for "did you mean".
+var commands = []string{"run", "report", "version", "help"}
+
 // run is the whole program, testable in-process.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -48,12 +53,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "report":
 		return reportCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, "bench", version())
+		fmt.Fprintln(stdout, "bench", version.String())
 		return exitOK
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "bench: unknown command %q\n\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "bench: unknown command %q%s; see 'bench help'\n", args[0], suggest.Hint(args[0], commands))
 	return exitUsage
 }

@@ -13,24 +13,17 @@ import (
 // line on a terminal, one line per cell otherwise (CI logs), and keeps the
 // status tallies the end-of-run message needs.
 type progress struct {
-	mu           sync.Mutex
-	w            io.Writer
-	tty, quiet   bool
-	recorded     int
-	failed       int
-	byStatus     map[string]int
-	failureTypes map[string]int
+	mu         sync.Mutex
+	w          io.Writer
+	tty, quiet bool
+	recorded   int
+	failed     int
+	byStatus   map[string]int
 	// shownSkips keeps per-cell lines for an absent provider to one per
 	// provider and reason, so a dead server is one line, not a wall.
 	shownSkips map[string]bool
 	// skipped maps provider name and failure type to the models skipped so.
 	skipped map[string]map[string][]string
-}
-
-type groupTally struct {
-	provider, model, thinking    string
-	n, ok, success, pass, judged int
-	ttft, e2e                    []int64
 }
 
 func newProgress(w io.Writer, quiet bool) *progress {
@@ -40,7 +33,7 @@ func newProgress(w io.Writer, quiet bool) *progress {
 			tty = true
 		}
 	}
-	return &progress{w: w, tty: tty, quiet: quiet, byStatus: map[string]int{}, failureTypes: map[string]int{}, shownSkips: map[string]bool{}, skipped: map[string]map[string][]string{}}
+	return &progress{w: w, tty: tty, quiet: quiet, byStatus: map[string]int{}, shownSkips: map[string]bool{}, skipped: map[string]map[string][]string{}}
 }
 
 func (p *progress) record(r *results.Record, done, total int) {
@@ -49,7 +42,6 @@ func (p *progress) record(r *results.Record, done, total int) {
 	p.recorded = done
 	p.byStatus[r.AvailabilityStatus]++
 	if r.FailureType != nil {
-		p.failureTypes[*r.FailureType]++
 		if r.AvailabilityStatus == results.StatusSkippedUnavailable {
 			byType := p.skipped[r.Provider]
 			if byType == nil {

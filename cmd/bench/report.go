@@ -4,10 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"bench/report"
+	"bench/rundir"
 )
 
 // buildReports rebuilds summary.json, summary.md and tiers.json from the run
@@ -41,8 +40,8 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	dir := fs.Arg(0)
-	if _, err := os.Stat(filepath.Join(dir, "results.jsonl")); err != nil {
-		fmt.Fprintf(stderr, "bench report: %s is not a run directory: %v\n", dir, err)
+	if err := rundir.Check(dir); err != nil {
+		fmt.Fprintf(stderr, "bench report: %v\n", err)
 		return exitUsage
 	}
 	s, err := buildReports(dir, stderr)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bench/rundir"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -146,7 +147,7 @@ func TestCtrlCDrains(t *testing.T) {
 			t.Errorf("in-flight cell not completed: %s %q", r.AvailabilityStatus, r.RawOutput)
 		}
 	}
-	var info runInfo
+	var info rundir.RunInfo
 	b, _ := os.ReadFile(filepath.Join(dir, "run.json"))
 	if err := json.Unmarshal(b, &info); err != nil || info.EndReason != "interrupted" || info.CellsRecorded != 2 || info.CellsPlanned != 10 {
 		t.Errorf("run.json %+v (%v)", info, err)
@@ -250,7 +251,7 @@ func TestResumeAfterKill(t *testing.T) {
 	if len(recs) != 10 {
 		t.Errorf("%d records after resume, want all 10 cells once", len(recs))
 	}
-	var info runInfo
+	var info rundir.RunInfo
 	b, _ := os.ReadFile(filepath.Join(dir, "run.json"))
 	if json.Unmarshal(b, &info) != nil || info.Resumed != 6 || info.CellsRecorded != 4 || info.EndReason != "finished" {
 		t.Errorf("run.json %+v", info)

@@ -1,7 +1,6 @@
-// Package runner plans the cells of a sweep, runs them under global and
-// per-provider limits, times every stream the same way, scores the answers
-// and appends one results.jsonl line per finished cell.
-package runner
+// Package plan expands a config into the cells of a run, grouped into
+// suites, and identifies cells across runs (resume, compare, merge).
+package plan
 
 import (
 	"bench/config"
@@ -28,15 +27,15 @@ type Plan struct {
 	Suites []Suite
 }
 
-// NewPlan expands the config into cells: for each provider, model and
+// New expands the config into cells: for each provider, model and
 // thinking level (one suite), every repetition of every prompt.
-func NewPlan(cfg *config.Config) *Plan {
+func New(cfg *config.Config) *Plan {
 	pl := &Plan{}
 	for pi := range cfg.Providers {
 		p := &cfg.Providers[pi]
 		for _, m := range p.Models {
 			for _, lvl := range p.ThinkingLevels {
-				s := Suite{Provider: p.Name, ProviderType: p.Type, BaseURL: p.BaseURL, Model: m, ThinkingLevel: lvl}
+				s := Suite{Provider: p.Name, ProviderType: p.Type, Server: p.Server, Model: m, ThinkingLevel: lvl}
 				si := len(pl.Suites)
 				for rep := 0; rep < cfg.Run.Repetitions; rep++ {
 					for qi := range cfg.PromptSet {
@@ -52,34 +51,18 @@ func NewPlan(cfg *config.Config) *Plan {
 	return pl
 }
 
-// CellKey identifies a cell across runs of the same config: what a resumed
-// run matches against the records already written.
-type CellKey struct {
-	Provider, Model, ThinkingLevel, PromptID string
-	Repetition                               int
-}
-
 // Key returns the cell's key.
-func (c Cell) Key() CellKey {
-	k := CellKey{Provider: c.Provider.Name, Model: c.Model, PromptID: c.Prompt.ID, Repetition: c.Repetition}
+func (c Cell) Key() results.Key {
+	k := results.Key{Provider: c.Provider.Name, ProviderType: c.Provider.Type, Model: c.Model, PromptID: c.Prompt.ID, Repetition: c.Repetition}
 	if c.ThinkingLevel != nil {
 		k.ThinkingLevel = *c.ThinkingLevel
 	}
 	return k
 }
 
-// RecordKey returns the key of the cell a record came from.
-func RecordKey(r *results.Record) CellKey {
-	k := CellKey{Provider: r.Provider, Model: r.Model, PromptID: r.PromptID, Repetition: r.Repetition}
-	if r.ThinkingLevel != nil {
-		k.ThinkingLevel = *r.ThinkingLevel
-	}
-	return k
-}
-
 // Without returns the plan less the cells whose keys are in done, keeping
 // the order and the suites (with their remaining cell counts).
-func (p *Plan) Without(done map[CellKey]bool) *Plan {
+func (p *Plan) Without(done map[results.Key]bool) *Plan {
 	out := &Plan{Suites: make([]Suite, len(p.Suites))}
 	copy(out.Suites, p.Suites)
 	for i := range out.Suites {
@@ -93,4 +76,17 @@ func (p *Plan) Without(done map[CellKey]bool) *Plan {
 		out.Suites[c.Suite].Cells++
 	}
 	return out
+}
+
+// Suite is one model's suite: every cell of a (provider, model, thinking
+// level). Resource snapshots and the summary are per suite.
+type Suite struct {
+	Provider     string
+	ProviderType string
+	// Server is where the provider's model server is, as its kind says.
+	Server        config.Server
+	Model         string
+	ThinkingLevel *string
+	// Cells is how many cells the suite has in this run.
+	Cells int
 }

@@ -1,0 +1,45 @@
+// Package suggest finds the word a user probably meant, for "did you mean"
+// hints on commands, flags and config keys.
+package suggest
+
+import (
+	"strings"
+
+	"github.com/agnivade/levenshtein"
+)
+
+// Closest returns the candidate nearest to word by edit distance (case
+// folded), or "" when none is near enough to be a plausible typo: at most
+// one edit for words of up to four letters, two up to eight, three beyond.
+func Closest(word string, candidates []string) string {
+	w := strings.ToLower(word)
+	best, bestD := "", -1
+	for _, c := range candidates {
+		d := levenshtein.ComputeDistance(w, strings.ToLower(c))
+		if bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if bestD < 0 || bestD == 0 && best == word || bestD > allowed(len([]rune(word))) {
+		return ""
+	}
+	return best
+}
+
+func allowed(n int) int {
+	switch {
+	case n <= 4:
+		return 1
+	case n <= 8:
+		return 2
+	}
+	return 3
+}
+
+// Hint is Closest as a message suffix: ` (did you mean "x"?)`, or "".
+func Hint(word string, candidates []string) string {
+	if c := Closest(word, candidates); c != "" {
+		return ` (did you mean "` + c + `"?)`
+	}
+	return ""
+}

@@ -1,0 +1,268 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"bench/results"
+)
+
+// chatCompletions speaks the OpenAI chat-completions streaming protocol
+// (POST {base_url}/chat/completions with stream: true and
+// stream_options.include_usage), as Ollama serves it under /v1 and as any
+// compatible server does. Kinds that speak it (ollama_openai) hold one.
+//
+// The request is go-openai's type; the stream is read with the project's
+// SSE reader and decoded into the few fields bench needs. go-openai's own
+// stream reader was dropped: it cannot go through the shared HTTP path
+// (retries, Retry-After, first-byte stamps), fails after 300 keep-alive
+// comments, ignores the `reasoning` delta newer servers send, and costs
+// about twice a plain decoder per chunk.
+type chatCompletions struct {
+	url     string
+	http    *httpEndpoint
+	secrets Secrets
+	key     string
+	// request fills the knobs of the kind (temperature, seed, max tokens).
+	request func(*openai.ChatCompletionRequest)
+}
+
+func newChatCompletions(o *httpOptions, request func(*openai.ChatCompletionRequest)) *chatCompletions {
+	key := o.key()
+	c := &chatCompletions{url: o.BaseURL + "/chat/completions", secrets: Secrets{key}, key: key, request: request}
+	c.http = o.endpoint(c.secrets)
+	c.http.errorBody = chatErrorBody
+	return c
+}
+
+func (c *chatCompletions) body(req Request) ([]byte, error) {
+	var msgs []openai.ChatCompletionMessage
+	if req.System != "" {
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: req.System})
+	}
+	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: req.Prompt})
+	cr := openai.ChatCompletionRequest{
+		Model:         req.Model,
+		Messages:      msgs,
+		Stream:        true,
+		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
+		// Sent as reasoning_effort; servers that do not reason ignore it.
+		ReasoningEffort: req.ThinkingLevel,
+	}
+	if c.request != nil {
+		c.request(&cr)
+	}
+	for _, t := range req.Tools {
+		params := t.Parameters
+		if params == nil {
+			params = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
+		cr.Tools = append(cr.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+			Name: t.Name, Description: t.Description, Parameters: params,
+		}})
+	}
+	b, err := json.Marshal(cr)
+	if err != nil {
+		return nil, &Failure{Status: results.StatusError, Type: "bad_request", Message: err.Error(), Err: err}
+	}
+	return b, nil
+}
+
+// Stream sends one streaming chat completion and accumulates text,
+// reasoning, tool calls (whose name and arguments arrive in pieces, keyed by
+// index) and usage.
+func (c *chatCompletions) Stream(ctx context.Context, req Request, emit EmitFunc) (*Response, error) {
+	resp := &Response{}
+	body, err := c.body(req)
+	if err != nil {
+		return resp, err
+	}
+	hres, err := c.http.post(ctx, req, httpRequest{URL: c.url, Body: body, Accept: "text/event-stream", Bearer: c.key}, resp, emit)
+	if err != nil {
+		return resp, err
+	}
+	defer hres.Body.Close()
+	err = readChatStream(hres.Body, c.secrets, resp, emit)
+	if ctx.Err() != nil {
+		return resp, ctx.Err()
+	}
+	return resp, err
+}
+
+// chatChunk is what bench reads of one streamed chunk.
+type chatChunk struct {
+	Choices []struct {
+		Delta struct {
+			Content string `json:"content"`
+			// ReasoningContent is vLLM's and DeepSeek's name, Reasoning
+			// newer Ollama's and OpenRouter's.
+			ReasoningContent string `json:"reasoning_content"`
+			Reasoning        string `json:"reasoning"`
+			ToolCalls        []struct {
+				Index    *int   `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens            int `json:"prompt_tokens"`
+		CompletionTokens        int `json:"completion_tokens"`
+		CompletionTokensDetails *struct {
+			ReasoningTokens int `json:"reasoning_tokens"`
+		} `json:"completion_tokens_details"`
+	} `json:"usage"`
+	Error *chatError `json:"error"`
+}
+
+type chatError struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+}
+
+// chatErrorBody reads {"error": {"message", "type", "code"}} (or Ollama's
+// {"error": "text"}).
+func chatErrorBody(raw []byte) (code, msg string) {
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(raw, &e) != nil || len(e.Error) == 0 {
+		return "", ""
+	}
+	var ce chatError
+	if json.Unmarshal(e.Error, &ce) == nil {
+		var c string
+		if json.Unmarshal(ce.Code, &c) != nil {
+			c = strings.Trim(string(ce.Code), `"`)
+			if c == "null" {
+				c = ""
+			}
+		}
+		return c, ce.Message
+	}
+	var s string
+	if json.Unmarshal(e.Error, &s) == nil {
+		return "", s
+	}
+	return "", ""
+}
+
+var doneMarker = []byte("[DONE]")
+
+// readChatStream reads chunks until [DONE] or the end of the body. A body
+// that ends without any choice finishing was cut short.
+func readChatStream(body io.Reader, secrets Secrets, resp *Response, emit EmitFunc) error {
+	var text, reasoning strings.Builder
+	var calls []*results.ToolCall
+	var args []*strings.Builder
+	callAt := map[int]int{} // stream index -> position in calls
+	finished := false
+	defer func() {
+		// Calls arrive keyed by index; keep them in index order.
+		resp.Text, resp.Reasoning = text.String(), reasoning.String()
+		for _, idx := range slices.Sorted(maps.Keys(callAt)) {
+			c := calls[callAt[idx]]
+			c.Arguments = results.Arguments(args[callAt[idx]].String())
+			resp.ToolCalls = append(resp.ToolCalls, *c)
+		}
+	}()
+	sr := NewSSEReader(body)
+	for {
+		ev, err := sr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, ErrSSELineTooLong) {
+				return &Failure{Status: results.StatusError, Type: results.FailStreamTruncated, Message: secrets.Clean("stream cut: "+err.Error(), maxMessage), Err: err}
+			}
+			if f := NetFailure(err, secrets); f != nil {
+				f.Type = results.FailStreamTruncated
+				return f
+			}
+			return err
+		}
+		data := bytes.TrimSpace(ev.Data)
+		if bytes.Equal(data, doneMarker) {
+			break
+		}
+		if len(data) == 0 {
+			continue
+		}
+		var ch chatChunk
+		if err := json.Unmarshal(data, &ch); err != nil {
+			return &Failure{Status: results.StatusError, Type: "invalid_stream",
+				Message: secrets.Clean(fmt.Sprintf("chunk is not JSON: %s", data), maxMessage), Err: err}
+		}
+		if ch.Error != nil {
+			msg := ch.Error.Message
+			if msg == "" {
+				msg = string(data)
+			}
+			return &Failure{Status: results.StatusError, Type: results.FailStreamError, Message: secrets.Clean(msg, maxMessage)}
+		}
+		if u := ch.Usage; u != nil {
+			in, out := u.PromptTokens, u.CompletionTokens
+			resp.Usage.InputTokens, resp.Usage.OutputTokens = &in, &out
+			if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens > 0 {
+				r := d.ReasoningTokens
+				resp.Usage.ReasoningTokens = &r
+			}
+		}
+		for _, choice := range ch.Choices {
+			d := &choice.Delta
+			if r := d.ReasoningContent + d.Reasoning; r != "" {
+				reasoning.WriteString(r)
+				emit(Event{Kind: EventReasoning, Text: r})
+			}
+			if d.Content != "" {
+				text.WriteString(d.Content)
+				emit(Event{Kind: EventText, Text: d.Content})
+			}
+			for i, tc := range d.ToolCalls {
+				idx := i
+				if tc.Index != nil {
+					idx = *tc.Index
+				}
+				at, ok := callAt[idx]
+				if !ok {
+					at = len(calls)
+					callAt[idx] = at
+					calls = append(calls, &results.ToolCall{})
+					args = append(args, &strings.Builder{})
+				}
+				c := calls[at]
+				if tc.ID != "" {
+					c.ID = tc.ID
+				}
+				c.Name += tc.Function.Name
+				args[at].WriteString(tc.Function.Arguments)
+				emit(Event{Kind: EventToolCall, Text: tc.Function.Arguments, Call: at})
+			}
+			if choice.FinishReason != "" {
+				resp.FinishReason = choice.FinishReason
+				finished = true
+			}
+		}
+	}
+	if !finished {
+		// The body ended cleanly but no choice ever finished: the server
+		// closed the stream early.
+		return &Failure{Status: results.StatusError, Type: results.FailStreamTruncated, Message: "stream ended without a finish_reason"}
+	}
+	return nil
+}

@@ -1,0 +1,268 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptrace"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"bench/results"
+)
+
+// DefaultMaxRetries is how many times a 429, a 5xx or a reset connection is
+// retried when the entry does not set max_retries.
+const DefaultMaxRetries = 2
+
+// maxErrorBody bounds how much of an error answer is read.
+const maxErrorBody = 64 << 10
+
+// maxMessage bounds a failure message kept in a record.
+const maxMessage = 300
+
+// httpEndpoint is the one HTTP streaming path every HTTP kind sends its
+// cells through: the request with the cell's context, the status classified
+// the same way everywhere, error bodies read bounded and cleaned of secrets,
+// retries of 429, 5xx and reset connections honouring Retry-After, and the
+// phases of each attempt stamped for the cell's timeline.
+type httpEndpoint struct {
+	client     *http.Client
+	secrets    Secrets
+	maxRetries int
+	// backoff is the first wait when a retryable answer names none; it
+	// doubles per retry and is jittered by ±50%.
+	backoff time.Duration
+	// errorBody reads a protocol's error body into an error code (may be
+	// "") and a message; nil takes the body as text.
+	errorBody func(body []byte) (code, msg string)
+	// refine adjusts a status failure for protocol-specific cases.
+	refine func(f *Failure, code string)
+}
+
+// httpRequest is one cell's request.
+type httpRequest struct {
+	URL    string
+	Body   []byte
+	Accept string
+	// Bearer is the API key sent as Authorization: Bearer, if any.
+	Bearer string
+}
+
+// post sends the request and returns the accepted (2xx) response, whose
+// body the caller streams and closes. Anything else is a classified
+// failure. A 429 (but not an exhausted quota), a 5xx and a connection reset
+// before any answer are retried up to maxRetries times, waiting what the
+// server asks (retry-after-ms, Retry-After in seconds or as a date) or a
+// jittered back-off, never past the cell's deadline; waits are added to
+// resp.RetryWaitMS and retries to resp.Retries.
+func (e *httpEndpoint) post(ctx context.Context, r Request, hr httpRequest, resp *Response, emit EmitFunc) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		res, retryable, wait, err := e.attempt(ctx, r, hr, attempt, emit)
+		if err == nil {
+			return res, nil
+		}
+		var f *Failure
+		if !retryable || !errors.As(err, &f) {
+			return nil, err
+		}
+		if attempt >= e.maxRetries {
+			if attempt > 0 {
+				f.Message += fmt.Sprintf(" (after %d retries)", attempt)
+			}
+			return nil, f
+		}
+		if wait == 0 {
+			wait = jitter(e.backoff << attempt)
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+			// Waiting would outlive the cell: report what the server said
+			// rather than a timeout of our own making.
+			f.Message += fmt.Sprintf(" (retry in %s is past the cell's deadline)", wait.Round(time.Millisecond))
+			return nil, f
+		}
+		reason := f.Type
+		emit(Event{Kind: EventRetry, Text: reason, Wait: wait})
+		if resp.Metrics == nil {
+			resp.Metrics = map[string]any{}
+		}
+		statuses, _ := resp.Metrics["retry_statuses"].([]int)
+		resp.Metrics["retry_statuses"] = append(statuses, f.HTTPStatus)
+		start := time.Now()
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			resp.RetryWaitMS += time.Since(start).Milliseconds()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		resp.RetryWaitMS += time.Since(start).Milliseconds()
+		resp.Retries++
+	}
+}
+
+// attempt sends the request once. retryable says whether the failure may be
+// retried; wait is the server's own Retry-After, or 0.
+func (e *httpEndpoint) attempt(ctx context.Context, r Request, hr httpRequest, attempt int, emit EmitFunc) (res *http.Response, retryable bool, wait time.Duration, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hr.URL, bytes.NewReader(hr.Body))
+	if err != nil {
+		return nil, false, 0, &Failure{Status: results.StatusError, Type: "bad_request", Message: e.secrets.Clean(err.Error(), maxMessage), Err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if hr.Accept != "" {
+		req.Header.Set("Accept", hr.Accept)
+	}
+	if hr.Bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+hr.Bearer)
+	}
+	if r.TraceParent != "" {
+		req.Header.Set("Traceparent", r.TraceParent)
+	}
+	ph := &phases{now: r.now}
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), ph.trace()))
+
+	emit(Event{Kind: EventRequestStart, Attempt: attempt})
+	res, err = e.client.Do(req)
+	ph.emit(emit)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false, 0, ctx.Err()
+		}
+		f := NetFailure(err, e.secrets)
+		if f == nil {
+			return nil, false, 0, err
+		}
+		return nil, f.Type == results.FailConnectionReset, 0, f
+	}
+	if res.StatusCode/100 == 2 {
+		return res, false, 0, nil
+	}
+	defer res.Body.Close()
+	f, code := e.statusFailure(res)
+	if ctx.Err() != nil {
+		// The deadline cut the error body; the runner classifies that.
+		return nil, false, 0, ctx.Err()
+	}
+	retry := res.StatusCode >= 500 || (res.StatusCode == http.StatusTooManyRequests && code != "insufficient_quota")
+	return nil, retry, retryAfter(res.Header, time.Now()), f
+}
+
+// statusFailure classifies a non-2xx answer from its status and body.
+func (e *httpEndpoint) statusFailure(res *http.Response) (*Failure, string) {
+	raw, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+	code, msg := "", strings.TrimSpace(string(raw))
+	if e.errorBody != nil {
+		if c, m := e.errorBody(raw); m != "" {
+			code, msg = c, m
+		}
+	}
+	if msg == "" {
+		msg = res.Status
+	}
+	if code != "" {
+		msg = code + ": " + msg
+	}
+	f := HTTPFailure(res.StatusCode, e.secrets.Clean(msg, maxMessage), nil)
+	if res.StatusCode == http.StatusNotFound && code != "model_not_found" && !strings.Contains(strings.ToLower(msg), "model") {
+		// A 404 that names no model is a wrong base_url (Ollama answers
+		// "404 page not found" for a missing /v1): a config error to fix,
+		// not a model to skip.
+		f.Status, f.Type = results.StatusError, results.FailEndpointNotFound
+		f.Message += " (is base_url right?)"
+	}
+	if res.StatusCode == http.StatusTooManyRequests && code == "insufficient_quota" {
+		// Out of credit: no wait will help, so it is not retried.
+		f.Type = "insufficient_quota"
+	}
+	if e.refine != nil {
+		e.refine(f, code)
+	}
+	return f, code
+}
+
+// phases stamps the phases of one attempt with the cell's clock. The
+// callbacks run on the transport's goroutines, so the stamps are kept under
+// a lock and emitted on the provider's goroutine once Do returns.
+type phases struct {
+	now                    func() time.Time
+	mu                     sync.Mutex
+	connected, wrote, byte time.Time
+	reused                 bool
+}
+
+func (p *phases) trace() *httptrace.ClientTrace {
+	stamp := func(t *time.Time) {
+		now := p.now()
+		p.mu.Lock()
+		if t.IsZero() {
+			*t = now
+		}
+		p.mu.Unlock()
+	}
+	return &httptrace.ClientTrace{
+		GotConn: func(ci httptrace.GotConnInfo) {
+			p.mu.Lock()
+			p.reused = ci.Reused
+			p.mu.Unlock()
+			stamp(&p.connected)
+		},
+		WroteRequest:         func(httptrace.WroteRequestInfo) { stamp(&p.wrote) },
+		GotFirstResponseByte: func() { stamp(&p.byte) },
+	}
+}
+
+func (p *phases) emit(emit EmitFunc) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.connected.IsZero() {
+		detail := "new"
+		if p.reused {
+			detail = "reused"
+		}
+		emit(Event{Kind: EventConnected, At: p.connected, Text: detail})
+	}
+	if !p.wrote.IsZero() {
+		emit(Event{Kind: EventRequestWritten, At: p.wrote})
+	}
+	if !p.byte.IsZero() {
+		emit(Event{Kind: EventFirstByte, At: p.byte})
+	}
+}
+
+// jitter spreads d uniformly over [d/2, 3d/2) so that cells rate-limited
+// together do not retry together.
+func jitter(d time.Duration) time.Duration {
+	return d/2 + time.Duration(rand.Int64N(int64(d)+1))
+}
+
+// retryAfter reads how long the server asks us to wait: OpenAI's
+// retry-after-ms first (finer), then Retry-After in seconds or as an HTTP
+// date. It returns 0 when neither is usable.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < 1e9 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s > 0 && s < 1e6 {
+			return time.Duration(s * float64(time.Second))
+		}
+		return 0
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}

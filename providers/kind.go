@@ -1,0 +1,92 @@
+package providers
+
+import (
+	"fmt"
+	"slices"
+
+	"bench/config"
+)
+
+// Kind is one provider type. Everything bench knows of a type is declared
+// in the type's own file: its name, its options with their defaults and
+// checks (config.Kind), how to build it (and so how inventory probes it and
+// which secrets it holds: see Provider), where its server process is
+// (Resolve fills config.Provider.Server), and the one line that tells a user
+// what to start when it is down.
+//
+// Adding a kind is one file that declares a type implementing Kind, plus
+// its line in registry.
+type Kind interface {
+	config.Kind
+	// New builds the provider of a checked entry.
+	New(p *config.Provider) (Provider, error)
+	// Hint tells the user, in one clause, what to start, export, install or
+	// pull when every cell of the entry for models failed with failureType
+	// without reaching a model. absent says the server (or CLI, or key) is
+	// not there at all, rather than lacking the models.
+	Hint(p *config.Provider, failureType string, models []string) (hint string, absent bool)
+}
+
+// registry lists the kinds in the order the docs give them.
+var registry = []Kind{
+	ollamaOpenAIKind{},
+	ollamaKind{},
+	responsesKind{},
+	claudeCodeKind{},
+}
+
+// Kinds is the registry in the form config.Load takes.
+var Kinds config.Kinds = kinds{}
+
+type kinds struct{}
+
+func (kinds) Kind(name string) (config.Kind, bool) {
+	k, ok := Lookup(name)
+	return k, ok
+}
+
+func (kinds) Names() []string {
+	names := make([]string, len(registry))
+	for i, k := range registry {
+		names[i] = k.Name()
+	}
+	return names
+}
+
+// Lookup returns the kind named name.
+func Lookup(name string) (Kind, bool) {
+	i := slices.IndexFunc(registry, func(k Kind) bool { return k.Name() == name })
+	if i < 0 {
+		return nil, false
+	}
+	return registry[i], true
+}
+
+// New builds the provider for a config entry, by its type.
+func New(p *config.Provider) (Provider, error) {
+	k, ok := Lookup(p.Type)
+	if !ok {
+		// config.Load rejects unknown types.
+		return nil, fmt.Errorf("provider %s: unknown type %q", p.Name, p.Type)
+	}
+	return k.New(p)
+}
+
+// options returns the entry's options as the kind's type T: what Resolve
+// and New of a kind use.
+func options[T any](p *config.Provider) *T {
+	if o, ok := p.Options.(*T); ok {
+		return o
+	}
+	// An entry built in code (a test) without options gets the defaults.
+	k, ok := Lookup(p.Type)
+	if ok {
+		if o, ok := k.Options().(*T); ok {
+			p.Options = o
+			return o
+		}
+	}
+	o := new(T)
+	p.Options = o
+	return o
+}

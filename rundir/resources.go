@@ -1,0 +1,188 @@
+package rundir
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// SuiteRecord is the structured form of one suite's resource files
+// (resources_<provider>_<model>[_<thinking>].json), what the report reads to
+// fill resources_before, resources_after and resources_peak.
+type SuiteRecord struct {
+	Provider      string  `json:"provider"`
+	ProviderType  string  `json:"provider_type"`
+	Model         string  `json:"model"`
+	ThinkingLevel *string `json:"thinking_level"`
+	// Before is taken when the suite's first cell starts, After when its last
+	// ended; Peak is what the sampler saw in between (null until it ends).
+	Before *Snapshot `json:"before"`
+	After  *Snapshot `json:"after"`
+	Peak   *Peak     `json:"peak"`
+}
+
+// Peak is the highest load the sampler saw during a suite.
+type Peak struct {
+	Samples    int   `json:"samples"`
+	IntervalMS int64 `json:"interval_ms"`
+	// CPUPercent is the busiest interval of the whole machine; CPUPercentMean
+	// the mean over the intervals.
+	CPUPercent     *float64 `json:"cpu_percent"`
+	CPUPercentMean *float64 `json:"cpu_percent_mean"`
+	MemUsed        *uint64  `json:"mem_used_bytes"`
+	// ServerRSS and ServerCPUPercent are the model server tree's peaks.
+	ServerRSS        *uint64  `json:"server_rss_bytes"`
+	ServerCPUPercent *float64 `json:"server_cpu_percent"`
+	// Unavailable maps a null field's JSON name to why it is null.
+	Unavailable map[string]string `json:"unavailable,omitempty"`
+}
+
+// FileBase is the file-name-safe stem of a suite's resource files:
+// resources_<provider>_<model>[_<thinking>], every character outside
+// [A-Za-z0-9._-] replaced by '_' (llama3.2:3b -> llama3.2_3b).
+func FileBase(provider, model string, thinking *string) string {
+	b := "resources_" + safe(provider) + "_" + safe(model)
+	if thinking != nil {
+		b += "_" + safe(*thinking)
+	}
+	return b
+}
+
+func safe(s string) string {
+	if s == "" {
+		return "_"
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// ReadSuite reads the structured resource file of a suite from a run
+// directory. A missing file is (nil, nil): the run recorded no resources. A
+// file whose content names another suite (two names mapping to one file
+// name) is an error rather than someone else's figures.
+func ReadSuite(runDir, provider, model string, thinking *string) (*SuiteRecord, error) {
+	path := filepath.Join(runDir, FileBase(provider, model, thinking)+".json")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read resources: %w", err)
+	}
+	var rec SuiteRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	if rec.Provider != provider || rec.Model != model || !sameLevel(rec.ThinkingLevel, thinking) {
+		return nil, fmt.Errorf("%s belongs to %s/%s, not %s/%s", path, rec.Provider, rec.Model, provider, model)
+	}
+	return &rec, nil
+}
+
+func sameLevel(a, b *string) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// Snapshot is the machine at one moment. Sizes are bytes; percents are 0-100
+// (a process's CPU percent is of one core, as top shows it, so it can pass 100).
+type Snapshot struct {
+	TakenAt time.Time `json:"taken_at"`
+
+	CPUCount *int `json:"cpu_count"`
+	// CPUPercent is the whole machine's busy share over CPUWindowMS.
+	CPUPercent  *float64 `json:"cpu_percent"`
+	CPUWindowMS int64    `json:"cpu_window_ms"`
+
+	Load1  *float64 `json:"load1"`
+	Load5  *float64 `json:"load5"`
+	Load15 *float64 `json:"load15"`
+
+	MemTotal     *uint64 `json:"mem_total_bytes"`
+	MemUsed      *uint64 `json:"mem_used_bytes"`
+	MemAvailable *uint64 `json:"mem_available_bytes"`
+	SwapTotal    *uint64 `json:"swap_total_bytes"`
+	SwapUsed     *uint64 `json:"swap_used_bytes"`
+
+	// Disk is the file system holding the run directory; OutDirBytes is the
+	// run directory's own size.
+	DiskPath    string  `json:"disk_path"`
+	DiskTotal   *uint64 `json:"disk_total_bytes"`
+	DiskUsed    *uint64 `json:"disk_used_bytes"`
+	DiskFree    *uint64 `json:"disk_free_bytes"`
+	OutDirBytes *uint64 `json:"out_dir_bytes"`
+
+	ProcessCount *int `json:"process_count"`
+
+	// Server is the local model server, null when there is none to measure
+	// (the reason is under Unavailable["server"]).
+	Server *Server `json:"server"`
+
+	// Unavailable maps a null field's JSON name to why it is null.
+	Unavailable map[string]string `json:"unavailable,omitempty"`
+}
+
+// Server is the model server process and its descendants (Ollama runs each
+// loaded model in a child runner process, which is where the weights live).
+type Server struct {
+	PID     int32  `json:"pid"`
+	Name    string `json:"name"`
+	FoundBy string `json:"found_by"`
+	// Processes is how many processes the tree had (server + descendants).
+	Processes int `json:"processes"`
+	// RSSBytes is the resident memory of the whole tree.
+	RSSBytes *uint64 `json:"rss_bytes"`
+	// CPUPercent is the tree's CPU time over the measuring window, in percent
+	// of one core.
+	CPUPercent *float64 `json:"cpu_percent"`
+}
+
+// Bytes renders a byte count in binary units, "n/a" for null.
+func Bytes(v *uint64) string {
+	if v == nil {
+		return "n/a"
+	}
+	n := float64(*v)
+	for _, u := range []string{"B", "KiB", "MiB", "GiB", "TiB"} {
+		if n < 1024 || u == "TiB" {
+			if u == "B" {
+				return fmt.Sprintf("%d B", *v)
+			}
+			return fmt.Sprintf("%.1f %s", n, u)
+		}
+		n /= 1024
+	}
+	return ""
+}
+
+// Pct renders a percent with one decimal, "n/a" for null.
+func Pct(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", *v)
+}
+
+// Float renders a number with two decimals, "n/a" for null.
+func Float(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", *v)
+}
+
+// Int renders an integer, "n/a" for null.
+func Int(v *int) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprint(*v)
+}
