@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # test.sh is bench's test command (the one the README gives). On a fresh
 # machine it first installs what the tests run against for real, if missing:
-# Ollama v0.9.6 built from the Go module proxy (2-4 minutes on 2 cores, once)
-# and the pinned Claude Code CLI from npm into .tools/. Then it vets and tests
-# every package. Servers are required: a test that cannot find them fails
-# rather than skips. Extra arguments go to `go test` (e.g. -run, -v).
+# Ollama v0.9.6 built from the Go module proxy (2-4 minutes on 2 cores, once),
+# the pinned Claude Code CLI from npm into .tools/, and the OpenTelemetry
+# Collector built with its builder into .tools/otelcol/ (2-3 minutes on 2
+# cores, once, and again when scripts/otelcol/manifest.yaml changes). Then it
+# vets and tests every package. Servers are required: a test that cannot find
+# them fails rather than skips. Extra arguments go to `go test` (e.g. -run, -v).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -13,6 +15,8 @@ BENCH_OLLAMA_BIN="$(scripts/ollama-test-server.sh install)"
 export BENCH_OLLAMA_BIN
 BENCH_CLAUDE_BIN="$(scripts/install-claude-cli.sh)"
 export BENCH_CLAUDE_BIN
+BENCH_OTELCOL_BIN="$(scripts/otelcol.sh install)"
+export BENCH_OTELCOL_BIN
 
 go vet ./...
 # -race: the runner, the providers and the resource sampler are concurrent.
