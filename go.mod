@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/ollama/ollama v0.9.6
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/shirou/gopsutil/v3 v3.24.5
 	golang.org/x/sync v0.24.0
@@ -22,5 +23,6 @@ require (
 	github.com/yusufpapurcu/wmi v1.2.4 // indirect
 	golang.org/x/crypto v0.36.0 // indirect
 	golang.org/x/sys v0.31.0 // indirect
+	golang.org/x/text v0.23.0 // indirect
 	gopkg.in/check.v1 v1.0.0-20201130134442-10cb98267c6c // indirect
 )
