@@ -261,7 +261,7 @@ func (b *builder) turn(k int) {
 		s.StateChange = ptr("No reply came back: the request failed, so the loop ended here.")
 		s.Success = ptr(false)
 		s.Eval = -1
-		s.EvalReason = ptr("The model request failed: " + excerpt(tn.Err))
+		s.EvalReason = ptr("The model request failed: " + sentence(excerpt(tn.Err)))
 		s.Directive = ptr(fmt.Sprintf("The request of turn %d failed (%s), so the task ended without an answer.", no, excerpt(tn.Err)))
 		b.add(s, label, tn.Start, tn.End)
 		return
@@ -398,7 +398,7 @@ func (b *builder) callStep(turn, j int, cl Call, plan int, mode string, group *s
 			s.EvalReason = ptr(fmt.Sprintf("The call returned a result and the %s check matched it to an expected call.", cl.Check.Name))
 		default:
 			s.Eval = -1
-			s.EvalReason = ptr(fmt.Sprintf("The %s check did not match this call: %s", cl.Check.Name, orDash(cl.Check.Reason)))
+			s.EvalReason = ptr(fmt.Sprintf("The %s check did not match this call: %s", cl.Check.Name, sentence(orDash(cl.Check.Reason))))
 			s.Directive = ptr(fmt.Sprintf("%s did not match this call (%s): call only what the task needs, with the expected arguments.", cl.Check.Name, orDash(cl.Check.Reason)))
 		}
 	}
@@ -514,7 +514,7 @@ func (b *builder) observation(turn int) string {
 		if len(b.c.Task.Tools) == 0 {
 			return o + "; no tool is offered."
 		}
-		return o + fmt.Sprintf("; %d tool(s) are offered: %s.", len(b.c.Task.Tools), strings.Join(b.toolNames(), ", "))
+		return o + fmt.Sprintf("; offered tools (%d): %s.", len(b.c.Task.Tools), strings.Join(b.toolNames(), ", "))
 	}
 	parts := make([]string, 0, len(b.prevCalls))
 	for _, cs := range b.prevCalls {
@@ -529,7 +529,7 @@ func (b *builder) observation(turn int) string {
 
 func (b *builder) toolAvailability(name string) string {
 	if b.offered[name] {
-		return fmt.Sprintf("%s is one of the %d offered tools (%s).", quoteName(name), len(b.c.Task.Tools), strings.Join(b.toolNames(), ", "))
+		return fmt.Sprintf("%s is an offered tool (offered: %s).", quoteName(name), strings.Join(b.toolNames(), ", "))
 	}
 	if len(b.c.Task.Tools) == 0 {
 		return fmt.Sprintf("%s is not offered: the task offers no tool.", quoteName(name))
@@ -566,7 +566,7 @@ func (b *builder) finishDirectives() {
 			d += " It was not retried."
 		}
 		if chk := b.callOf[st].Check; chk != nil && !chk.Pass {
-			d += fmt.Sprintf(" %s did not match this call either: %s", chk.Name, orDash(chk.Reason))
+			d += fmt.Sprintf(" %s did not match this call either: %s", chk.Name, sentence(orDash(chk.Reason)))
 		}
 		s.Directive = ptr(d)
 	}
@@ -690,7 +690,7 @@ func (b *builder) goalNotes() string {
 		parts = append(parts, "The run was interrupted before a final answer.")
 	}
 	if o.Note != "" {
-		parts = append(parts, "Note: "+o.Note)
+		parts = append(parts, "Note: "+sentence(o.Note))
 	}
 	calls := fmt.Sprintf("bench ran %d tool call(s)", b.calledTotal)
 	if len(b.failed) > 0 {
@@ -881,6 +881,15 @@ func excerpt(s string) string {
 		return s
 	}
 	return string(r[:excerptRunes]) + fmt.Sprintf("… (%d more characters)", len(r)-excerptRunes)
+}
+
+// sentence ends s with a full stop unless it already ends a sentence.
+func sentence(s string) string {
+	s = strings.TrimRight(s, " \n\t")
+	if s == "" || strings.HasSuffix(s, ".") || strings.HasSuffix(s, "!") || strings.HasSuffix(s, "?") {
+		return s
+	}
+	return s + "."
 }
 
 func quote(s string) string { return "«" + excerpt(s) + "»" }
