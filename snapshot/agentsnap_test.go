@@ -27,7 +27,7 @@ func pairDir(p pair) string { return slug(p.name, 100, false) }
 
 // writePair writes a pair the way bench run does, with Write, into
 // dir/base and dir/current, and returns the two files.
-func writePair(t *testing.T, dir string, p pair) (basePath, curPath string) {
+func writePair(t testing.TB, dir string, p pair) (basePath, curPath string) {
 	t.Helper()
 	for _, side := range []struct {
 		sub  string

@@ -218,6 +218,9 @@ func rawOrNull(r json.RawMessage) json.RawMessage {
 // becomes null as JSON.stringify writes Infinity. Text that is not JSON is
 // compared byte for byte.
 func sameJSON(a, b json.RawMessage) bool {
+	if bytes.Equal(a, b) {
+		return true // the common case, and equal text is always an equal value
+	}
 	va, errA := jsValue(a)
 	vb, errB := jsValue(b)
 	if errA != nil || errB != nil {

@@ -245,8 +245,105 @@ func Read(path string) (*Snapshot, error) {
 
 // Parse decodes and checks a snapshot's bytes (Read without the file).
 func Parse(data []byte) (*Snapshot, error) {
-	// Decode the top level by field first, so a wrong type is reported with
-	// the field's name and bench's own wording.
+	if s, ok := parseFast(data); ok {
+		return s, nil
+	}
+	return parseChecked(data)
+}
+
+// wire is the file's shape with every required field a pointer, so one
+// Unmarshal can tell a complete snapshot from one with a missing or null
+// field.
+type wire struct {
+	Version     *int         `json:"version"`
+	Model       *string      `json:"model"`
+	Input       *string      `json:"input"`
+	Output      *string      `json:"output"`
+	Tools       *[]wireTool  `json:"tools"`
+	Error       *string      `json:"error"`
+	Fingerprint *Fingerprint `json:"fingerprint"`
+}
+
+type wireTool struct {
+	Name       *string         `json:"name"`
+	Args       json.RawMessage `json:"args"`
+	ResultHash *string         `json:"result_hash"`
+}
+
+// parseFast decodes a well-formed snapshot in one pass, the common case
+// (bench's own files). Anything unusual (a syntax or type error, a missing
+// or null field, a bad value) returns !ok, and parseChecked then decodes
+// field by field to accept it or say exactly what is wrong.
+func parseFast(data []byte) (*Snapshot, bool) {
+	if !plainKeys(data) {
+		return nil, false
+	}
+	var w wire
+	if json.Unmarshal(data, &w) != nil || w.Version == nil || w.Model == nil ||
+		w.Input == nil || w.Output == nil || w.Tools == nil {
+		return nil, false
+	}
+	s := &Snapshot{Version: *w.Version, Model: *w.Model, Input: *w.Input, Output: *w.Output, Error: w.Error,
+		Tools: make([]Tool, len(*w.Tools))}
+	if w.Fingerprint != nil {
+		s.Fingerprint = *w.Fingerprint
+	}
+	for i, t := range *w.Tools {
+		if t.Name == nil || t.ResultHash == nil || len(t.Args) == 0 {
+			return nil, false
+		}
+		var args bytes.Buffer
+		if json.Compact(&args, t.Args) != nil {
+			return nil, false
+		}
+		s.Tools[i] = Tool{Name: *t.Name, Args: args.Bytes(), ResultHash: *t.ResultHash}
+	}
+	if validate(s) != nil {
+		return nil, false
+	}
+	return s, true
+}
+
+// plainKeys reports whether every object key in data is made of a-z, 0-9
+// and "_" only, with no escapes. Unmarshal into a struct matches keys case
+// insensitively ("MODEL" fills Model) while agentsnap and parseChecked do
+// not; such keys can only differ from bench's own if they hold another
+// byte, so the fast path leaves them to parseChecked.
+func plainKeys(data []byte) bool {
+	for i := 0; i < len(data); i++ {
+		if data[i] != '"' {
+			continue
+		}
+		plain := true
+		for i++; i < len(data) && data[i] != '"'; i++ {
+			c := data[i]
+			if c == '\\' {
+				plain = false
+				i++ // skip the escaped byte, which may be a quote
+				continue
+			}
+			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_') {
+				plain = false
+			}
+		}
+		if plain {
+			continue
+		}
+		// A string that is not plain: fine as a value, not as a key.
+		j := i + 1
+		for j < len(data) && (data[j] == ' ' || data[j] == '\t' || data[j] == '\n' || data[j] == '\r') {
+			j++
+		}
+		if j < len(data) && data[j] == ':' {
+			return false
+		}
+	}
+	return true
+}
+
+// parseChecked decodes field by field, so a wrong type is reported with the
+// field's name and bench's own wording.
+func parseChecked(data []byte) (*Snapshot, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, describeJSONError(data, err)
@@ -265,7 +362,7 @@ func Parse(data []byte) (*Snapshot, error) {
 		{"input", &s.Input, true},
 		{"output", &s.Output, true},
 		{"tools", &s.Tools, true},
-		{"error", &s.Error, true},
+		{"error", &s.Error, false}, // missing is no error, as agentsnap reads it
 		{"fingerprint", &s.Fingerprint, false},
 	} {
 		raw, ok := top[f.name]
@@ -290,8 +387,8 @@ func Parse(data []byte) (*Snapshot, error) {
 func decodeField(name string, raw json.RawMessage, dst any) error {
 	if string(bytes.TrimSpace(raw)) == "null" {
 		switch name {
-		case "error", "tools":
-			return nil // no error; no tools
+		case "error", "tools", "fingerprint":
+			return nil // no error; no tools; an empty fingerprint
 		}
 		return fmt.Errorf("field %s: null, want %s", name, wantType(name))
 	}

@@ -302,3 +302,18 @@ func TestInputAndErrorString(t *testing.T) {
 		}
 	}
 }
+
+func TestReadKeysAreCaseSensitive(t *testing.T) {
+	// agentsnap reads keys exactly; so must bench, though encoding/json
+	// would match "MODEL" to Model.
+	s, err := Parse([]byte(`{"version":1,"model":"a","MODEL":"b","input":"","output":"","tools":[{"name":"x","Name":"y","args":{},"result_hash":"` + ResultHash("") + `"}],"error":null}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Model != "a" || s.Tools[0].Name != "x" {
+		t.Errorf("model %q, tool %q: a differently cased key was taken", s.Model, s.Tools[0].Name)
+	}
+	if _, err := Parse([]byte(`{"version":1,"MODEL":"b","input":"","output":"","tools":[],"error":null}`)); err == nil || !strings.Contains(err.Error(), "field model: missing") {
+		t.Errorf("MODEL alone: err = %v, want model missing", err)
+	}
+}
