@@ -154,6 +154,20 @@ func NewTool(name string, args json.RawMessage, result string) Tool {
 	return Tool{Name: name, Args: ArgsObject(args), ResultHash: ResultHash(result)}
 }
 
+// New is an empty snapshot of cell k: version 1, the model and the
+// fingerprint's key fields set (thinking_level null when k has none), so
+// Write(dir, k, s) accepts it. The caller fills in the rest.
+func New(k Key) *Snapshot {
+	s := &Snapshot{Version: Version, Model: k.Model, Tools: []Tool{}, Fingerprint: Fingerprint{
+		Provider: k.Provider, ProviderType: k.ProviderType, PromptID: k.PromptID, Repetition: k.Repetition,
+	}}
+	if k.ThinkingLevel != "" {
+		tl := k.ThinkingLevel
+		s.Fingerprint.ThinkingLevel = &tl
+	}
+	return s
+}
+
 // KeyOf is the cell key a snapshot records (its model and fingerprint).
 func KeyOf(s *Snapshot) Key {
 	k := Key{
@@ -211,6 +225,10 @@ func Write(dir string, k Key, s *Snapshot) error {
 		return fmt.Errorf("snapshot: write %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name()) // a no-op once renamed
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes it 0600
+		tmp.Close()
+		return fmt.Errorf("snapshot: write %s: %w", path, err)
+	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return fmt.Errorf("snapshot: write %s: %w", path, err)

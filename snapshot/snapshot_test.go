@@ -317,3 +317,29 @@ func TestReadKeysAreCaseSensitive(t *testing.T) {
 		t.Errorf("MODEL alone: err = %v, want model missing", err)
 	}
 }
+
+func TestNew(t *testing.T) {
+	for _, k := range []Key{
+		{Provider: "ollama", ProviderType: "ollama", Model: "qwen3:4b", PromptID: "P0"},
+		{Provider: "c", ProviderType: "claude_code_cli", Model: "sonnet", ThinkingLevel: "high", PromptID: "P9", Repetition: 3},
+	} {
+		s := New(k)
+		if got := KeyOf(s); got != k {
+			t.Errorf("KeyOf(New(%s)) = %s", k, got)
+		}
+		if (s.Fingerprint.ThinkingLevel == nil) != (k.ThinkingLevel == "") {
+			t.Errorf("New(%s): thinking_level %v", k, s.Fingerprint.ThinkingLevel)
+		}
+		dir := t.TempDir()
+		if err := Write(dir, k, s); err != nil {
+			t.Fatalf("Write(New(%s)): %v", k, err)
+		}
+		fi, err := os.Stat(filepath.Join(dir, FileName(k)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o644 {
+			t.Errorf("snapshot file mode %v, want 0644", fi.Mode().Perm())
+		}
+	}
+}
