@@ -224,7 +224,7 @@ func Write(dir string, k Key, s *Snapshot) error {
 	if err != nil {
 		return fmt.Errorf("snapshot: write %s: %w", path, err)
 	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
+	defer os.Remove(tmp.Name())              // a no-op once renamed
 	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes it 0600
 		tmp.Close()
 		return fmt.Errorf("snapshot: write %s: %w", path, err)
