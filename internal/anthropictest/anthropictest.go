@@ -169,7 +169,8 @@ func (s *Server) Script(model string, r Reply) {
 // where the conversation is, not on how many requests came before (a client
 // may send side requests). Past the last reply the last one repeats, which
 // scripts a model that loops. A turn's tool_use block gets the id
-// "toolu_<model>_<n>", unique in the conversation.
+// "toolu_<model>_<n>" and its message the id "msg_test_<model>_<n>", unique
+// in the conversation.
 func (s *Server) Conversation(model string, turns ...Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -188,20 +189,24 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
+// ids name a reply's message and its tool_use block.
+type ids struct{ msg, tool string }
+
 // reply picks the reply for a model at a turn of its conversation, and the
-// id its tool_use block gets ("" outside a conversation: the writer's fixed
-// id).
-func (s *Server) reply(model string, turn int) (Reply, string, bool) {
+// ids it is sent with. In a conversation both are unique per turn: Claude
+// Code merges assistant messages that share a message id into one turn.
+func (s *Server) reply(model string, turn int) (Reply, ids, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c, ok := s.convs[model]; ok && len(c) > 0 {
-		return c[min(turn, len(c)-1)], fmt.Sprintf("toolu_%s_%d", model, turn), true
+		return c[min(turn, len(c)-1)], ids{fmt.Sprintf("msg_test_%s_%d", model, turn), fmt.Sprintf("toolu_%s_%d", model, turn)}, true
 	}
+	fixed := ids{"msg_test_" + model, "toolu_test_1"}
 	if r, ok := s.extra[model]; ok {
-		return r, "", true
+		return r, fixed, true
 	}
 	r, ok := scripts[model]
-	return r, "", ok
+	return r, fixed, ok
 }
 
 // Turn returns how many assistant turns the request's messages hold: 0 for
@@ -322,7 +327,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := Request{Body: body}
-	rep, toolID, ok := s.reply(head.Model, req.Turn())
+	rep, id, ok := s.reply(head.Model, req.Turn())
 	if !ok {
 		writeError(w, http.StatusNotFound, "not_found_error", "model: "+head.Model)
 		return
@@ -332,10 +337,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !head.Stream {
-		writeMessage(w, head.Model, rep, toolID)
+		writeMessage(w, head.Model, rep, id)
 		return
 	}
-	s.stream(w, r, head.Model, rep, toolID)
+	s.stream(w, r, head.Model, rep, id)
 }
 
 func writeError(w http.ResponseWriter, status int, typ, msg string) {
@@ -352,10 +357,7 @@ func writeError(w http.ResponseWriter, status int, typ, msg string) {
 }
 
 // writeMessage answers a non-streaming request with the whole message.
-func writeMessage(w http.ResponseWriter, model string, rep Reply, toolID string) {
-	if toolID == "" {
-		toolID = "toolu_test"
-	}
+func writeMessage(w http.ResponseWriter, model string, rep Reply, id ids) {
 	var content []map[string]any
 	if len(rep.Thinking) > 0 {
 		content = append(content, map[string]any{"type": "thinking", "thinking": strings.Join(rep.Thinking, ""), "signature": "sig"})
@@ -367,21 +369,18 @@ func writeMessage(w http.ResponseWriter, model string, rep Reply, toolID string)
 	if rep.ToolName != "" {
 		var input any = map[string]any{}
 		_ = json.Unmarshal([]byte(strings.Join(rep.ToolInput, "")), &input)
-		content = append(content, map[string]any{"type": "tool_use", "id": toolID, "name": rep.ToolName, "input": input})
+		content = append(content, map[string]any{"type": "tool_use", "id": id.tool, "name": rep.ToolName, "input": input})
 		stop = "tool_use"
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
-		"id": "msg_test", "type": "message", "role": "assistant", "model": model,
+		"id": id.msg, "type": "message", "role": "assistant", "model": model,
 		"content": content, "stop_reason": stop, "stop_sequence": nil,
 		"usage": map[string]int{"input_tokens": rep.InputTokens, "output_tokens": rep.OutputTokens},
 	})
 }
 
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, rep Reply, toolID string) {
-	if toolID == "" {
-		toolID = "toolu_test_1"
-	}
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, rep Reply, id ids) {
 	fl, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -395,7 +394,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, re
 		}
 	}
 	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": "msg_test_" + model, "type": "message", "role": "assistant", "model": model,
+		"id": id.msg, "type": "message", "role": "assistant", "model": model,
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
 		"usage": map[string]int{"input_tokens": rep.InputTokens, "output_tokens": 1},
 	}})
@@ -444,7 +443,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, re
 		for _, p := range rep.ToolInput {
 			ds = append(ds, map[string]any{"type": "input_json_delta", "partial_json": p})
 		}
-		block(map[string]any{"type": "tool_use", "id": toolID, "name": rep.ToolName, "input": map[string]any{}}, ds)
+		block(map[string]any{"type": "tool_use", "id": id.tool, "name": rep.ToolName, "input": map[string]any{}}, ds)
 		stop = "tool_use"
 	}
 	send("message_delta", map[string]any{"type": "message_delta",
