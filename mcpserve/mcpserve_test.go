@@ -285,3 +285,24 @@ func TestCLIConfig(t *testing.T) {
 		t.Error(ToolName("bench", "get_weather"))
 	}
 }
+
+// BenchmarkServeCall measures one tools/call round trip through the SDK
+// client and bench's server over pipes, call log included.
+func BenchmarkServeCall(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	go func() { _ = Serve(ctx, loadTools(b), sr, sw, io.Discard) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "get_weather", Arguments: map[string]any{"city": "Paris"}}
+	for b.Loop() {
+		if _, err := cs.CallTool(ctx, params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -331,3 +331,41 @@ func BenchmarkAnswer(b *testing.B) {
 		s.Answer("get_weather", args)
 	}
 }
+
+// FuzzDecodeTool: any YAML decodes to a tool or a positioned error, never a
+// panic; a decoded tool answers any call and round-trips through JSON.
+func FuzzDecodeTool(f *testing.F) {
+	for _, seed := range []string{
+		weather,
+		"name: t\nrules:\n  - {args_regex: {q: \"(?i)a+\"}, result: x}\n",
+		"name: t\nmode: text\nfail_first: boom\n",
+		"name: t\nrules:\n  - result: &a {x: [1, 2, {y: *a}]}\n",
+		"name: t\nparameters: {type: object, properties: {a: {type: integer}}}\non_unmatched: {error: 1}\n",
+		"name: t\nrules:\n  - {args: {a: 2021-07-04, b: 0x1F, c: 1_000}, result: ok}\n",
+		"name: [\n", "- - -", "name: t\nrules: [{result: .nan}]\n", "",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		var tool Tool
+		err := yaml.Unmarshal([]byte(src), &tool)
+		if err != nil {
+			return
+		}
+		s := NewSession([]Tool{tool})
+		for _, args := range []string{`{}`, `{"a":2,"q":"aaa"}`, `[`, ``} {
+			r := s.Answer(tool.Name, json.RawMessage(args))
+			if r.Text == "" {
+				t.Fatalf("empty answer for %s", args)
+			}
+		}
+		b, err := json.Marshal(tool)
+		if err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+		var back Tool
+		if err := yaml.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%s does not load back: %v", b, err)
+		}
+	})
+}

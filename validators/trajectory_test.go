@@ -365,3 +365,36 @@ func BenchmarkToolSequence(b *testing.B) {
 		s.Check(in)
 	}
 }
+
+// FuzzDecodeTrajectorySpec: any YAML gives a spec or a positioned error,
+// never a panic, and a decoded spec judges any trajectory.
+func FuzzDecodeTrajectorySpec(f *testing.F) {
+	for _, seed := range []string{
+		lookupConvert,
+		`{type: tool_sequence, allow_extra: false, calls: [{name: a, optional: true}]}`,
+		`{type: tool_sequence, calls: [{name: a, args_regex: {q: "(?s).*"}, args_subset: {n: {m: [1]}}}]}`,
+		`{type: tool_sequence, calls: [{name: a, args: {}}, {name: b, args: &x {k: 1}}, {name: c, args: *x}]}`,
+		`{type: no_unknown_tools}`,
+		`{type: max_tool_calls, value: 0}`,
+		`{type: max_tool_calls, value: 99999999999999999999}`,
+		`{type: tool_sequence, calls: [{name: a, args_regex: {q: "\\"}}]}`,
+		"type: tool_sequence\ncalls:\n  - name: a\n    args_subset: {x: .inf}\n",
+	} {
+		f.Add(seed)
+	}
+	traj := calls(`a {"q":"x","n":{"m":[1]}}`, `b {"k":1}`, `c`, `lookup {"city":"Paris"}`)
+	f.Fuzz(func(t *testing.T, src string) {
+		var s Spec
+		err := yaml.Unmarshal([]byte(src), &s)
+		if err != nil {
+			return
+		}
+		o := s.Check(Input{Calls: traj, Offered: []string{"a", "b"}})
+		if o.Pass != nil && !*o.Pass && o.Violation == "" {
+			t.Fatalf("failure without violation: %s", src)
+		}
+		if _, err := json.Marshal(&s); err != nil {
+			t.Fatalf("spec does not encode: %v", err)
+		}
+	})
+}
