@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"bench/internal/yamlerr"
+	"bench/scripted"
 )
 
 //go:embed default.yaml
@@ -93,14 +95,81 @@ func Parse(name string, data []byte) ([]Prompt, error) {
 		if p.Validator == nil && len(p.Validators) == 0 {
 			at("validator", "missing; use {type: noop} for a prompt that is only timed")
 		}
-		for j, t := range p.Tools {
-			if strings.TrimSpace(t.Name) == "" {
-				at(fmt.Sprintf("tools[%d].name", j), "missing")
-			}
+		var pn *yaml.Node
+		if i < len(list.Content) {
+			pn = list.Content[i]
 		}
+		errs = append(errs, checkTask(name, i, p, pn)...)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	return f.Prompts, nil
+}
+
+// checkTask checks the agentic parts of a prompt: max_turns, and that
+// scripted tools and trajectory checks appear only on a task whose tools
+// they name.
+func checkTask(file string, i int, p *Prompt, pn *yaml.Node) []error {
+	var errs []error
+	at := func(line int, field, msg string) {
+		errs = append(errs, &yamlerr.Error{File: file, Line: line, Field: fmt.Sprintf("prompts[%d].%s", i, field), Msg: msg})
+	}
+	if kn, vn := key(pn, "max_turns"); kn != nil {
+		if p.MaxTurns < 1 || p.MaxTurns > MaxTurnsLimit {
+			at(vn.Line, "max_turns", fmt.Sprintf("want an integer from 1 to %d, got %s", MaxTurnsLimit, vn.Value))
+			return errs
+		}
+	}
+	specs := p.Checks()
+	field := func(k int) string {
+		if p.Validator != nil {
+			if k == 0 {
+				return "validator"
+			}
+			k--
+		}
+		return fmt.Sprintf("validators[%d]", k)
+	}
+	if !p.Agentic() {
+		for j, t := range p.Tools {
+			if strings.TrimSpace(t.Name) == "" {
+				at(p.Line, fmt.Sprintf("tools[%d].name", j), "missing")
+			}
+			if t.Scripted() {
+				at(t.Line, fmt.Sprintf("tools[%d]", j), "scripted results (rules, on_unmatched, fail_first, mode) need max_turns on the prompt")
+			}
+		}
+		for k := range specs {
+			if specs[k].Trajectory() {
+				at(specs[k].Line, field(k), specs[k].Type+" judges a task's tool calls across turns and needs max_turns on the prompt (max_turns: 1 for a single reply)")
+			}
+		}
+		return errs
+	}
+	for _, e := range scripted.CheckTask(p.Tools) {
+		at(e.Line, e.Field, e.Msg)
+	}
+	names := p.ToolNames()
+	for k := range specs {
+		for m, c := range specs[k].Calls {
+			if !slices.Contains(names, c.Name) {
+				at(c.Line, fmt.Sprintf("%s.calls[%d].name", field(k), m), fmt.Sprintf("tool %q is not one of the task's tools [%s]", c.Name, strings.Join(names, ", ")))
+			}
+		}
+	}
+	return errs
+}
+
+// key returns a mapping's key and value nodes for name, or nils.
+func key(m *yaml.Node, name string) (*yaml.Node, *yaml.Node) {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == name {
+			return m.Content[i], m.Content[i+1]
+		}
+	}
+	return nil, nil
 }

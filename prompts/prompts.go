@@ -1,15 +1,112 @@
 // Package prompts holds the built-in prompt suite and the loader for prompt
 // files.
+//
+// # Prompt files
+//
+// A prompt file is YAML with a top-level prompts: list. It is decoded
+// strictly: an unknown key, a wrong type, a bad validator or tool is an error
+// naming file:line and the field. Each prompt has an id, a prompt, optional
+// name and system, optional native tools (name, description, parameters as a
+// JSON schema), and a validator (one check) or validators (a list that must
+// all pass); see package validators for the check types.
+//
+// # Agentic tasks
+//
+// A prompt that declares max_turns is an agentic task: bench sends it, the
+// model calls tools, bench answers each call from the task's script and
+// sends the results back, until the model gives a final answer or max_turns
+// model replies have been made. Its tools then carry scripted results
+// (package scripted):
+//
+//	prompts:
+//	  - id: T1
+//	    name: weather_in_fahrenheit
+//	    system: "You are an assistant with tools. Use them; do not guess."
+//	    prompt: "What is the temperature in Paris right now, in Fahrenheit? Answer like: 64.4 F"
+//	    max_turns: 4                  # model replies at most, 1-100
+//	    tools:
+//	      - name: get_weather         # native: offered through the provider's tool API
+//	        description: "Current weather of a city, in Celsius."
+//	        parameters:               # JSON schema of the arguments, type object
+//	          type: object
+//	          properties:
+//	            city: {type: string}
+//	          required: [city]
+//	        fail_first: "error: 503 upstream timeout, try again"  # the first call fails, whatever its arguments
+//	        rules:                    # tried in order; the first that matches answers
+//	          - args_subset: {city: Paris}            # these keys equal, others allowed
+//	            result: {city: Paris, temp_c: 18}     # a mapping or list is sent as compact JSON
+//	          - args_regex: {city: "(?i)lyon"}        # each named argument fully matches
+//	            result: "21 C, sunny"                 # a string is sent as written
+//	          - args: {city: Atlantis}                # the arguments are exactly this object
+//	            result: "error: no such city"
+//	            is_error: true                        # the result is a tool error
+//	        on_unmatched: "error: unknown city"       # no rule matched (default: an error naming the tool and arguments)
+//	      - name: convert_temperature
+//	        parameters:
+//	          type: object
+//	          properties:
+//	            value: {type: number}
+//	            to: {type: string, enum: [C, F]}
+//	        rules:
+//	          - args: {value: 18, to: F}
+//	            result: "64.4"
+//	      - name: delete_city         # a distractor: offered, never meant to be used
+//	        description: "Remove a city from the database."
+//	    validators:
+//	      - type: tool_sequence
+//	        calls:
+//	          - {name: get_weather, args_subset: {city: Paris}}
+//	          - {name: convert_temperature, args: {value: 18, to: F}}
+//	      - {type: no_unknown_tools}
+//	      - {type: max_tool_calls, value: 4}
+//	      - {type: regex_fullmatch, pattern: "64\\.4 ?F"}
+//
+// The rules of the form:
+//
+//   - max_turns is a positive integer (at most 100) and makes the prompt a
+//     task. Scripted results (rules, on_unmatched, fail_first, mode) and the
+//     trajectory checks (tool_sequence, no_unknown_tools, max_tool_calls) are
+//     accepted only on a task; use max_turns: 1 for a single reply whose
+//     calls are still checked.
+//   - A rule is {args | args_subset and/or args_regex, result, is_error}:
+//     args is an exact match on the argument object (numbers by value),
+//     args_subset requires the given keys (nested objects as subsets),
+//     args_regex fully matches named top-level arguments against Go RE2
+//     patterns (a non-string value as its compact JSON); a rule with no
+//     match answers any call. A result is a non-empty string, or any other
+//     YAML value sent as compact JSON with its keys in the order written.
+//   - fail_first is the error result of a tool's first call in a cell,
+//     whatever its arguments; the next call goes through the rules, so the
+//     model has to retry. on_unmatched is the error for arguments no rule
+//     expects. A call of a tool the task does not have gets an error naming
+//     the available tools, and counts as an unknown tool.
+//   - mode: text makes a tool a command the model writes instead of a
+//     native tool: nothing is offered through the tool API (say how to run
+//     commands in system), toolparse detects the command in the reply (name
+//     = the command word, the only argument {command: "the command line"},
+//     so rules match it with args_regex: {command: ...}), and the result
+//     goes back as the command's output. A text tool has no parameters and
+//     is named by its command word (df, cat); all tools of a task have one
+//     mode.
+//   - In a task, tool names are unique, a native name has 1-64 letters,
+//     digits, _ or -, parameters (when given) is a schema of type object,
+//     and every tool a tool_sequence names is one of the task's tools.
+//
+// Existing prompts without max_turns load and run as before.
 package prompts
 
-import "bench/validators"
+import (
+	"bench/scripted"
+	"bench/validators"
+)
 
-// Tool is a native tool a prompt offers the model.
-type Tool struct {
-	Name        string         `yaml:"name" json:"name"`
-	Description string         `yaml:"description" json:"description,omitempty"`
-	Parameters  map[string]any `yaml:"parameters" json:"parameters,omitempty"`
-}
+// Tool is a tool a prompt offers the model, with its scripted results when
+// the prompt is an agentic task.
+type Tool = scripted.Tool
+
+// MaxTurnsLimit bounds max_turns, so a typo cannot make a cell run for hours.
+const MaxTurnsLimit = 100
 
 // Prompt is one benchmark prompt with the checks its answer must pass.
 type Prompt struct {
@@ -18,6 +115,9 @@ type Prompt struct {
 	System string `yaml:"system" json:"system,omitempty"`
 	Prompt string `yaml:"prompt" json:"prompt"`
 	Tools  []Tool `yaml:"tools" json:"tools,omitempty"`
+	// MaxTurns, when set, makes the prompt an agentic task: at most this
+	// many model replies, the tools answered from their scripts in between.
+	MaxTurns int `yaml:"max_turns" json:"max_turns,omitempty"`
 	// Validator is the single-check form; Validators the all-must-pass form.
 	Validator  *validators.Spec  `yaml:"validator" json:"validator,omitempty"`
 	Validators []validators.Spec `yaml:"validators" json:"validators,omitempty"`
@@ -51,3 +151,36 @@ func (p *Prompt) ExpectedTools() []string {
 	}
 	return out
 }
+
+// Agentic reports whether the prompt is a multi-turn task (it declares
+// max_turns).
+func (p *Prompt) Agentic() bool { return p.MaxTurns > 0 }
+
+// TextMode reports whether the task's tools are commands the model writes
+// (mode: text) rather than native tools.
+func (p *Prompt) TextMode() bool { return len(p.Tools) > 0 && p.Tools[0].IsText() }
+
+// NativeTools returns the tools to offer through the provider's tool API:
+// every tool but the text-mode ones.
+func (p *Prompt) NativeTools() []Tool {
+	var out []Tool
+	for _, t := range p.Tools {
+		if !t.IsText() {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// ToolNames returns the names of every tool the prompt offers, native or
+// text-mode, in order: validators.Input.Offered for a task.
+func (p *Prompt) ToolNames() []string {
+	out := make([]string, 0, len(p.Tools))
+	for _, t := range p.Tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// NewSession starts the scripted answers for one cell of the task.
+func (p *Prompt) NewSession() *scripted.Session { return scripted.NewSession(p.Tools) }

@@ -22,6 +22,16 @@
 //	json_keys        {type: json_keys, required_keys: [a, b], key_rules: {...}}  key_rules optional
 //	tool_invocation  {type: tool_invocation, expected_tools: [df]}
 //
+// Trajectory checks judge an agentic task (a prompt with max_turns) by the
+// tool calls it made across all its turns, Input.Calls, in order; they sit
+// in the same all-must-pass list as the checks on the final answer, and the
+// prompt loader accepts them only on a prompt with max_turns:
+//
+//	tool_sequence     {type: tool_sequence, calls: [{name: lookup, args_subset: {city: Paris}}, ...]}
+//	                  calls: non-empty list; allow_extra: true (default) or false
+//	no_unknown_tools  {type: no_unknown_tools}
+//	max_tool_calls    {type: max_tool_calls, value: 4}     value: an integer >= 0
+//
 // # Edge rules
 //
 // Whitespace. Every check looks at the answer with surrounding whitespace
@@ -89,6 +99,45 @@
 // from text, see package toolparse) has a name equal to one of
 // expected_tools (case-sensitive). parsed_output: {"tool_calls": [...],
 // "matched_tools": [...]}.
+//
+// tool_sequence. Each expected call is {name, optional, and at most one of
+// the argument matches of package scripted}: args (the arguments equal this
+// object exactly; numbers by value), args_subset (every key given is present
+// and equal, nested objects as subsets too, other keys allowed) or
+// args_regex (each named top-level argument fully matches a Go RE2 pattern;
+// a non-string value is matched as its compact JSON); args_subset and
+// args_regex may be combined; with none, any arguments do. Names compare
+// case-sensitively. The expected calls must appear in the trajectory in
+// their order; an optional one may be absent. By default other calls may
+// come before, between and after them (a retry after a failed call, a
+// harmless extra lookup): the check asks "were the right calls made with the
+// right arguments, in order?", while loops and stray tools are the business
+// of max_tool_calls and no_unknown_tools. With allow_extra: false the
+// trajectory must be exactly the expected calls (optional ones skippable),
+// so a retry has to be listed as a second expected call, and a list of only
+// optional calls is allowed (no call but these); with extra calls allowed,
+// an all-optional list would pass anything and is a load error. Matching is
+// an ordered subsequence search over the whole trajectory, so an optional
+// call never takes a call that a later expected call needs. parsed_output:
+// {"tool_calls": [...], "matched": [call index per expected call, -1 when
+// skipped], "wrong_args": n}, where wrong_args counts the calls of an
+// expected tool whose arguments match none of that tool's expected calls.
+// The violation names the first expected call not found and a call of that
+// tool with its arguments ("missing call 1 of 3: lookup
+// args_subset={"city":"Paris"}; got lookup {"city":"Pariss"}"), or the
+// first call allow_extra: false rejects.
+//
+// no_unknown_tools. Fails when a call's name is not in Input.Offered (the
+// names of the task's tools, native or text-mode). parsed_output:
+// {"tool_calls": [...], "unknown_tools": [...]}.
+//
+// max_tool_calls. Fails when the trajectory has more than value calls, every
+// call counted (unknown, failed and repeated ones too); value 0 says the
+// task needs no tool. parsed_output: {"tool_call_count": n}.
+//
+// Trajectory checks read only Input.Calls, the answer checks never do; a
+// runner that fills no Calls makes tool_sequence fail and max_tool_calls
+// pass.
 //
 // Several checks. Violations of the failed checks are joined with "; ".
 // parsed_output is the single check's object, or with several judging

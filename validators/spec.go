@@ -1,6 +1,7 @@
 package validators
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"bench/internal/yamlerr"
+	"bench/scripted"
 )
 
 // The validator types of the results schema.
@@ -26,6 +28,14 @@ const (
 	TypeToolInvocation = "tool_invocation"
 )
 
+// The trajectory types, which judge an agentic cell's tool calls across all
+// its turns (Input.Calls) rather than the final answer.
+const (
+	TypeToolSequence   = "tool_sequence"
+	TypeNoUnknownTools = "no_unknown_tools"
+	TypeMaxToolCalls   = "max_tool_calls"
+)
+
 // allowedKeys lists, per type, the keys a spec may carry besides "type"; the
 // first of each list marked required is checked for presence.
 var allowedKeys = map[string][]string{
@@ -38,6 +48,9 @@ var allowedKeys = map[string][]string{
 	TypeExactBullets:   {"value"},
 	TypeJSONKeys:       {"required_keys", "key_rules"},
 	TypeToolInvocation: {"expected_tools"},
+	TypeToolSequence:   {"calls", "allow_extra"},
+	TypeNoUnknownTools: {},
+	TypeMaxToolCalls:   {"value"},
 }
 
 // requiredKey is the key each type cannot do without (json_keys may omit
@@ -51,16 +64,35 @@ var requiredKey = map[string]string{
 	TypeExactBullets:   "value",
 	TypeJSONKeys:       "required_keys",
 	TypeToolInvocation: "expected_tools",
+	TypeToolSequence:   "calls",
+	TypeMaxToolCalls:   "value",
 }
 
-// Types returns the validator type names, sorted.
+// trajectoryTypes are the types that read Input.Calls.
+var trajectoryTypes = []string{TypeMaxToolCalls, TypeNoUnknownTools, TypeToolSequence}
+
+// Types returns the validator type names of the results schema, sorted;
+// TrajectoryTypes returns the others.
 func Types() []string {
 	out := make([]string, 0, len(allowedKeys))
 	for t := range allowedKeys {
-		out = append(out, t)
+		if !slices.Contains(trajectoryTypes, t) {
+			out = append(out, t)
+		}
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TrajectoryTypes returns the names of the trajectory validator types,
+// sorted: they judge the tool calls of an agentic task across its turns.
+func TrajectoryTypes() []string { return slices.Clone(trajectoryTypes) }
+
+// allTypes lists every type a spec may name, for error messages.
+func allTypes() string {
+	all := append(Types(), trajectoryTypes...)
+	sort.Strings(all)
+	return strings.Join(all, ", ")
 }
 
 // The value types a key rule may name.
@@ -79,6 +111,11 @@ type Spec struct {
 	RequiredKeys  []string           `yaml:"required_keys" json:"required_keys,omitempty"`
 	KeyRules      map[string]KeyRule `yaml:"key_rules" json:"key_rules,omitempty"`
 	ExpectedTools []string           `yaml:"expected_tools" json:"expected_tools,omitempty"`
+	// Calls are the expected calls of tool_sequence, in order.
+	Calls []ExpectedCall `yaml:"calls" json:"calls,omitempty"`
+	// AllowExtra, for tool_sequence, says whether calls other than the
+	// expected ones may come before, between and after them (nil: yes).
+	AllowExtra *bool `yaml:"allow_extra" json:"allow_extra,omitempty"`
 	// Line is where the spec starts in its prompt file.
 	Line int `yaml:"-" json:"-"`
 
@@ -116,7 +153,7 @@ func (s *Spec) UnmarshalYAML(n *yaml.Node) error {
 	}
 	tn, ok := vals["type"]
 	if !ok {
-		return yamlerr.At(n, "validator.type", "missing; one of: "+strings.Join(Types(), ", "))
+		return yamlerr.At(n, "validator.type", "missing; one of: "+allTypes())
 	}
 	typ, err := str(tn, "validator.type")
 	if err != nil {
@@ -124,7 +161,7 @@ func (s *Spec) UnmarshalYAML(n *yaml.Node) error {
 	}
 	allowed, ok := allowedKeys[typ]
 	if !ok {
-		return yamlerr.At(tn, "validator.type", fmt.Sprintf("unknown validator type %q; one of: %s", typ, strings.Join(Types(), ", ")))
+		return yamlerr.At(tn, "validator.type", fmt.Sprintf("unknown validator type %q; one of: %s", typ, allTypes()))
 	}
 	s.Type = typ
 	for i, k := range order {
@@ -197,8 +234,115 @@ func (s *Spec) UnmarshalYAML(n *yaml.Node) error {
 			return err
 		}
 		s.ExpectedTools = ts
+	case TypeToolSequence:
+		cs, err := expectedCalls(vals["calls"])
+		if err != nil {
+			return err
+		}
+		s.Calls = cs
+		if an, ok := vals["allow_extra"]; ok {
+			var b bool
+			if an.Kind != yaml.ScalarNode || an.Tag != "!!bool" || an.Decode(&b) != nil {
+				return yamlerr.At(an, "validator.allow_extra", "want true or false, got "+describe(an))
+			}
+			s.AllowExtra = &b
+		}
+		if s.allowExtra() && !slices.ContainsFunc(s.Calls, func(c ExpectedCall) bool { return !c.Optional }) {
+			return yamlerr.At(vals["calls"], "validator.calls", "every call is optional and extra calls are allowed, so any trajectory passes; make one required or set allow_extra: false")
+		}
+	case TypeMaxToolCalls:
+		var v int
+		vn := vals["value"]
+		if vn.Kind != yaml.ScalarNode || vn.Tag != "!!int" || vn.Decode(&v) != nil || v < 0 {
+			return yamlerr.At(vn, "validator.value", "want an integer >= 0, got "+describe(vn))
+		}
+		s.Value = v
 	}
 	return nil
+}
+
+func (s *Spec) allowExtra() bool { return s.AllowExtra == nil || *s.AllowExtra }
+
+// Trajectory reports whether the spec judges the calls of an agentic task
+// (Input.Calls) rather than the final answer.
+func (s *Spec) Trajectory() bool { return slices.Contains(trajectoryTypes, s.Type) }
+
+// ExpectedCall is one call a tool_sequence expects: the tool's name and how
+// its arguments must match (see scripted.Match).
+type ExpectedCall struct {
+	Name  string
+	Match scripted.Match
+	// Optional calls may be left out of the trajectory.
+	Optional bool
+	// Line is where the call starts in its prompt file.
+	Line int
+}
+
+// MarshalJSON writes the call in its file form, e.g. {"name": "get_weather",
+// "args_subset": {"city": "Paris"}}.
+func (c ExpectedCall) MarshalJSON() ([]byte, error) {
+	m := c.Match.JSONFields()
+	m["name"] = c.Name
+	if c.Optional {
+		m["optional"] = true
+	}
+	return json.Marshal(m)
+}
+
+// String renders the call for violations: name, then its argument match.
+func (c *ExpectedCall) String() string {
+	if c.Match.IsZero() {
+		return c.Name
+	}
+	return c.Name + " " + shorten(c.Match.String())
+}
+
+var callKeys = append([]string{"name"}, append(scripted.MatchKeys, "optional")...)
+
+func expectedCalls(n *yaml.Node) ([]ExpectedCall, error) {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		return nil, yamlerr.At(n, "validator.calls", "want a non-empty list of calls like {name: get_weather, args_subset: {city: Paris}}, got "+describe(n))
+	}
+	var out []ExpectedCall
+	for i, cn := range n.Content {
+		cn = resolve(cn)
+		field := fmt.Sprintf("validator.calls[%d]", i)
+		if cn.Kind != yaml.MappingNode {
+			return nil, yamlerr.At(cn, field, "want a mapping like {name: get_weather, args_subset: {city: Paris}}, got "+describe(cn))
+		}
+		c := ExpectedCall{Line: cn.Line}
+		var nameNode *yaml.Node
+		for j := 0; j+1 < len(cn.Content); j += 2 {
+			k, v := cn.Content[j], resolve(cn.Content[j+1])
+			if !slices.Contains(callKeys, k.Value) {
+				return nil, yamlerr.At(k, field+"."+k.Value, "unknown key (allowed: "+strings.Join(callKeys, ", ")+")")
+			}
+			switch k.Value {
+			case "name":
+				nameNode = v
+			case "optional":
+				if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&c.Optional) != nil {
+					return nil, yamlerr.At(v, field+".optional", "want true or false, got "+describe(v))
+				}
+			}
+		}
+		if nameNode == nil {
+			return nil, yamlerr.At(cn, field+".name", "missing")
+		}
+		name, err := str(nameNode, field+".name")
+		if err != nil {
+			return nil, err
+		}
+		if strings.TrimSpace(name) == "" {
+			return nil, yamlerr.At(nameNode, field+".name", "empty")
+		}
+		c.Name = name
+		if c.Match, err = scripted.DecodeMatch(cn, field); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // compileFull compiles a regex_fullmatch pattern anchored at both ends of

@@ -15,6 +15,14 @@ import (
 type Input struct {
 	Text      string
 	ToolCalls []toolparse.Call
+	// Calls is an agentic cell's trajectory: every tool call the model
+	// made, across all turns, in order (native calls, or the commands
+	// detected in text mode), each with its arguments. The trajectory
+	// types read only this; the others never do.
+	Calls []toolparse.Call
+	// Offered names the tools the task offered (native and text-mode); a
+	// call of any other name is an unknown tool.
+	Offered []string
 }
 
 // Outcome is a check's verdict. Pass is nil when the check does not judge
@@ -174,6 +182,21 @@ func (s *Spec) Check(in Input) Outcome {
 			return fail(p, "no tool call, expected one of [%s]", strings.Join(s.ExpectedTools, ", "))
 		}
 		return fail(p, "called [%s], expected one of [%s]", shorten(strings.Join(names, ", ")), strings.Join(s.ExpectedTools, ", "))
+	case TypeToolSequence:
+		return s.checkSequence(in.Calls)
+	case TypeNoUnknownTools:
+		return checkUnknown(in.Calls, in.Offered)
+	case TypeMaxToolCalls:
+		max, ok := s.Value.(int)
+		if !ok || max < 0 {
+			return invalid("max_tool_calls needs an integer value >= 0")
+		}
+		n := len(in.Calls)
+		p := map[string]any{"tool_call_count": n}
+		if n <= max {
+			return pass(p)
+		}
+		return fail(p, "%d tool calls, expected at most %d", n, max)
 	}
 	return invalid(fmt.Sprintf("unknown validator type %q", s.Type))
 }

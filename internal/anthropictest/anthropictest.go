@@ -2,9 +2,15 @@
 // HTTP server whose replies are scripted by the request's model name, so a
 // client under test (the Claude Code CLI, an SDK) picks its case with --model.
 //
-// It reads only the model, the stream flag and the path from a request. The
-// large system prompt, tool list and extra content blocks a client such as
-// Claude Code sends are recorded for assertions but never steer the reply.
+// It reads only the model, the stream flag, the path and (for a scripted
+// conversation) the number of assistant turns from a request. The large
+// system prompt, tool list and extra content blocks a client such as Claude
+// Code sends are recorded for assertions but never steer the reply.
+//
+// A conversation (Script with several replies, see Conversation) drives a
+// client's agent loop: the first reply can be a tool_use, the request that
+// carries its tool_result gets the next reply, and the test reads the
+// tool_result a client sent with Request.ToolResults.
 package anthropictest
 
 import (
@@ -115,6 +121,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	extra    map[string]Reply
+	convs    map[string][]Reply
 	requests []Request
 }
 
@@ -124,6 +131,7 @@ func New() *Server {
 		done:    make(chan struct{}),
 		stalled: make(chan string, 16),
 		extra:   map[string]Reply{},
+		convs:   map[string][]Reply{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
 	s.URL = s.srv.URL
@@ -156,6 +164,20 @@ func (s *Server) Script(model string, r Reply) {
 	s.extra[model] = r
 }
 
+// Conversation scripts a multi-turn exchange for a model: a request whose
+// messages hold n assistant turns gets turns[n], so the reply depends on
+// where the conversation is, not on how many requests came before (a client
+// may send side requests). Past the last reply the last one repeats, which
+// scripts a model that loops. A turn's tool_use block gets the id
+// "toolu_<model>_<n>" and its message the id "msg_test_<model>_<n>", unique
+// in the conversation.
+func (s *Server) Conversation(model string, turns ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.convs[model] = append([]Reply(nil), turns...)
+	delete(s.extra, model)
+}
+
 // Stalled receives the model name each time a stalling reply has sent its
 // last byte, so a test can act once the client is surely waiting.
 func (s *Server) Stalled() <-chan string { return s.stalled }
@@ -167,14 +189,118 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
-func (s *Server) reply(model string) (Reply, bool) {
+// ids name a reply's message and its tool_use block.
+type ids struct{ msg, tool string }
+
+// reply picks the reply for a model at a turn of its conversation, and the
+// ids it is sent with. In a conversation both are unique per turn: Claude
+// Code merges assistant messages that share a message id into one turn.
+func (s *Server) reply(model string, turn int) (Reply, ids, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if c, ok := s.convs[model]; ok && len(c) > 0 {
+		return c[min(turn, len(c)-1)], ids{fmt.Sprintf("msg_test_%s_%d", model, turn), fmt.Sprintf("toolu_%s_%d", model, turn)}, true
+	}
+	fixed := ids{"msg_test_" + model, "toolu_test_1"}
 	if r, ok := s.extra[model]; ok {
-		return r, true
+		return r, fixed, true
 	}
 	r, ok := scripts[model]
-	return r, ok
+	return r, fixed, ok
+}
+
+// Turn returns how many assistant turns the request's messages hold: 0 for
+// the first request of a conversation, 1 once it carries the reply to the
+// first turn (and its tool_result), and so on.
+func (r Request) Turn() int {
+	var body struct {
+		Messages []struct {
+			Role string `json:"role"`
+		} `json:"messages"`
+	}
+	_ = json.Unmarshal(r.Body, &body) // a bad body has no turns
+	n := 0
+	for _, m := range body.Messages {
+		if m.Role == "assistant" {
+			n++
+		}
+	}
+	return n
+}
+
+// ToolResult is a tool_result block a client sent back.
+type ToolResult struct {
+	ToolUseID string
+	// Content is the result's text: a string content as is, a list of
+	// blocks as their text parts joined.
+	Content string
+	IsError bool
+}
+
+// ToolResults returns every tool_result block of the request's messages, in
+// order.
+func (r Request) ToolResults() []ToolResult {
+	var body struct {
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	_ = json.Unmarshal(r.Body, &body)
+	var out []ToolResult
+	for _, m := range body.Messages {
+		var blocks []struct {
+			Type      string          `json:"type"`
+			ToolUseID string          `json:"tool_use_id"`
+			Content   json.RawMessage `json:"content"`
+			IsError   bool            `json:"is_error"`
+		}
+		if json.Unmarshal(m.Content, &blocks) != nil {
+			continue // a plain string content has no blocks
+		}
+		for _, b := range blocks {
+			if b.Type == "tool_result" {
+				out = append(out, ToolResult{ToolUseID: b.ToolUseID, Content: blockText(b.Content), IsError: b.IsError})
+			}
+		}
+	}
+	return out
+}
+
+// blockText is the text of a tool_result content: a string, or the text
+// parts of a list of blocks.
+func blockText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &parts)
+	var texts []string
+	for _, p := range parts {
+		if p.Type == "text" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, "")
+}
+
+// ToolNames returns the names in the request's tools array, the tools the
+// client offered the model.
+func (r Request) ToolNames() []string {
+	var body struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	_ = json.Unmarshal(r.Body, &body)
+	var out []string
+	for _, t := range body.Tools {
+		out = append(out, t.Name)
+	}
+	return out
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
@@ -200,7 +326,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "model: field required")
 		return
 	}
-	rep, ok := s.reply(head.Model)
+	req := Request{Body: body}
+	rep, id, ok := s.reply(head.Model, req.Turn())
 	if !ok {
 		writeError(w, http.StatusNotFound, "not_found_error", "model: "+head.Model)
 		return
@@ -210,10 +337,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !head.Stream {
-		writeMessage(w, head.Model, rep)
+		writeMessage(w, head.Model, rep, id)
 		return
 	}
-	s.stream(w, r, head.Model, rep)
+	s.stream(w, r, head.Model, rep, id)
 }
 
 func writeError(w http.ResponseWriter, status int, typ, msg string) {
@@ -230,7 +357,7 @@ func writeError(w http.ResponseWriter, status int, typ, msg string) {
 }
 
 // writeMessage answers a non-streaming request with the whole message.
-func writeMessage(w http.ResponseWriter, model string, rep Reply) {
+func writeMessage(w http.ResponseWriter, model string, rep Reply, id ids) {
 	var content []map[string]any
 	if len(rep.Thinking) > 0 {
 		content = append(content, map[string]any{"type": "thinking", "thinking": strings.Join(rep.Thinking, ""), "signature": "sig"})
@@ -242,18 +369,18 @@ func writeMessage(w http.ResponseWriter, model string, rep Reply) {
 	if rep.ToolName != "" {
 		var input any = map[string]any{}
 		_ = json.Unmarshal([]byte(strings.Join(rep.ToolInput, "")), &input)
-		content = append(content, map[string]any{"type": "tool_use", "id": "toolu_test", "name": rep.ToolName, "input": input})
+		content = append(content, map[string]any{"type": "tool_use", "id": id.tool, "name": rep.ToolName, "input": input})
 		stop = "tool_use"
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
-		"id": "msg_test", "type": "message", "role": "assistant", "model": model,
+		"id": id.msg, "type": "message", "role": "assistant", "model": model,
 		"content": content, "stop_reason": stop, "stop_sequence": nil,
 		"usage": map[string]int{"input_tokens": rep.InputTokens, "output_tokens": rep.OutputTokens},
 	})
 }
 
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, rep Reply) {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, rep Reply, id ids) {
 	fl, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -267,7 +394,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, re
 		}
 	}
 	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": "msg_test_" + model, "type": "message", "role": "assistant", "model": model,
+		"id": id.msg, "type": "message", "role": "assistant", "model": model,
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
 		"usage": map[string]int{"input_tokens": rep.InputTokens, "output_tokens": 1},
 	}})
@@ -316,7 +443,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, re
 		for _, p := range rep.ToolInput {
 			ds = append(ds, map[string]any{"type": "input_json_delta", "partial_json": p})
 		}
-		block(map[string]any{"type": "tool_use", "id": "toolu_test_1", "name": rep.ToolName, "input": map[string]any{}}, ds)
+		block(map[string]any{"type": "tool_use", "id": id.tool, "name": rep.ToolName, "input": map[string]any{}}, ds)
 		stop = "tool_use"
 	}
 	send("message_delta", map[string]any{"type": "message_delta",

@@ -168,3 +168,71 @@ func TestStallReleasedByClose(t *testing.T) {
 		t.Errorf("events before the stall = %+v", evs)
 	}
 }
+
+// A conversation replies by turn: a tool_use first, then the final text to
+// the request that carries the tool_result, which the test can read.
+func TestConversation(t *testing.T) {
+	s := Start(t)
+	s.Conversation("agent",
+		Reply{Text: []string{"Looking it up."}, ToolName: "mcp__bench__get_weather", ToolInput: []string{`{"city":`, ` "Paris"}`}},
+		Reply{Text: []string{"It is ", "18 C."}},
+	)
+	first := `{"model":"agent","stream":true,"tools":[{"name":"mcp__bench__get_weather","input_schema":{}}],` +
+		`"messages":[{"role":"user","content":"weather?"}]}`
+	evs := readSSE(t, post(t, s, "/v1/messages", first).Body)
+	var start map[string]any
+	var input strings.Builder
+	for _, e := range evs {
+		if cb, ok := e.data["content_block"].(map[string]any); ok && cb["type"] == "tool_use" {
+			start = cb
+		}
+		if d, ok := e.data["delta"].(map[string]any); ok && d["type"] == "input_json_delta" {
+			input.WriteString(d["partial_json"].(string))
+		}
+	}
+	if start == nil || start["name"] != "mcp__bench__get_weather" || start["id"] != "toolu_agent_0" || input.String() != `{"city": "Paris"}` {
+		t.Fatalf("turn 0 tool_use %v input %q", start, input.String())
+	}
+
+	second := `{"model":"agent","stream":true,"messages":[` +
+		`{"role":"user","content":"weather?"},` +
+		`{"role":"system","content":"a reminder"},` +
+		`{"role":"assistant","content":[{"type":"tool_use","id":"toolu_agent_0","name":"mcp__bench__get_weather","input":{"city":"Paris"}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_agent_0","content":[{"type":"text","text":"18 C"},{"type":"text","text":", rain"}]},` +
+		`{"type":"tool_result","tool_use_id":"toolu_x","content":"boom","is_error":true}]}]}`
+	var text strings.Builder
+	for _, e := range readSSE(t, post(t, s, "/v1/messages", second).Body) {
+		if d, ok := e.data["delta"].(map[string]any); ok && d["type"] == "text_delta" {
+			text.WriteString(d["text"].(string))
+		}
+		if d, ok := e.data["delta"].(map[string]any); ok && e.name == "message_delta" && d["stop_reason"] != "end_turn" {
+			t.Errorf("turn 1 stop_reason %v", d["stop_reason"])
+		}
+	}
+	if text.String() != "It is 18 C." {
+		t.Errorf("turn 1 text %q", text.String())
+	}
+	reqs := s.Requests()
+	if len(reqs) != 2 || reqs[0].Turn() != 0 || reqs[1].Turn() != 1 {
+		t.Fatalf("requests %d, turns %d %d", len(reqs), reqs[0].Turn(), reqs[1].Turn())
+	}
+	if got := reqs[0].ToolNames(); len(got) != 1 || got[0] != "mcp__bench__get_weather" {
+		t.Errorf("tool names %v", got)
+	}
+	want := []ToolResult{{ToolUseID: "toolu_agent_0", Content: "18 C, rain"}, {ToolUseID: "toolu_x", Content: "boom", IsError: true}}
+	if got := reqs[1].ToolResults(); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("tool results %+v\nwant %+v", got, want)
+	}
+	if len(reqs[0].ToolResults()) != 0 {
+		t.Errorf("first request has tool results")
+	}
+
+	// Past the last turn the last reply repeats; non-streaming works too.
+	third := `{"model":"agent","messages":[{"role":"assistant","content":"a"},{"role":"assistant","content":"b"},{"role":"assistant","content":"c"}]}`
+	var msg struct {
+		Content []struct{ Text string }
+	}
+	if err := json.NewDecoder(post(t, s, "/v1/messages", third).Body).Decode(&msg); err != nil || len(msg.Content) != 1 || msg.Content[0].Text != "It is 18 C." {
+		t.Errorf("turn 3 = %+v, %v", msg, err)
+	}
+}
