@@ -228,16 +228,9 @@ func (o *Ollama) Stream(ctx context.Context, req Request, emit EmitFunc) (*Respo
 	return resp, err
 }
 
-// ollamaErrorBody reads Ollama's {"error": "text"} body.
-func ollamaErrorBody(raw []byte) (code, msg string) {
-	var e struct {
-		Error string `json:"error"`
-	}
-	if json.Unmarshal(raw, &e) == nil {
-		return "", e.Error
-	}
-	return "", ""
-}
+// ollamaErrorBody reads Ollama's {"error": "text"} body, or the OpenAI
+// form a proxy in front of it may answer with.
+func ollamaErrorBody(raw []byte) (code, msg string) { return chatErrorBody(raw) }
 
 // ollamaChunk is one NDJSON line of /api/chat. Metrics are pointers because
 // Ollama omits zero values and a missing count is not a zero count.
