@@ -90,7 +90,8 @@ func shiftSorted(bs, cs []float64, tieSum, confidence float64) Shift {
 	if nn%2 == 1 {
 		s.Estimate = d.kth(nn/2 + 1)
 	} else {
-		s.Estimate = mid(d.kth(nn/2), d.kth(nn/2+1))
+		m := d.kth(nn / 2)
+		s.Estimate = mid(m, d.next(nn/2, m))
 	}
 	s.Lo = d.kth(k)
 	s.Hi = d.kth(nn + 1 - k)
@@ -113,50 +114,87 @@ func lchoose(n, k int) float64 {
 	return a - b - c
 }
 
-// smallPairs is how many pairwise differences are listed and sorted
-// outright; beyond it the order statistics are selected (see kth).
-// Sorting wins below it (measured by BenchmarkHodgesLehmann).
-const smallPairs = 4096
+// smallPairs is how many pairwise differences are listed outright, with
+// each order statistic then found by quickselect; beyond it they are
+// selected without listing them (see kth). Tuned with
+// BenchmarkHodgesLehmann.
+const smallPairs = 2048
 
 // diffs gives order statistics of the pairwise differences x[i] - y[j] of
 // two sorted samples.
 type diffs struct {
-	x, y   []float64
-	sorted []float64 // all differences, sorted, when there are few
-	rng    *rand.Rand
+	x, y []float64
+	all  []float64 // every difference, when there are few
+	rng  *rand.Rand
 }
 
 func newDiffs(x, y []float64) *diffs {
-	d := &diffs{x: x, y: y}
+	d := &diffs{x: x, y: y, rng: rand.New(rand.NewPCG(0x62656e6368, 0x7374617473))}
 	if len(x)*len(y) <= smallPairs {
-		d.sorted = make([]float64, 0, len(x)*len(y))
+		d.all = make([]float64, 0, len(x)*len(y))
 		for _, xi := range x {
 			for _, yj := range y {
-				d.sorted = append(d.sorted, xi-yj)
+				d.all = append(d.all, xi-yj)
 			}
 		}
-		slices.Sort(d.sorted)
 	}
 	return d
 }
 
+// nthElement reorders a so that a[k] holds the value a sorted a would
+// hold there, smaller or equal values before it and larger or equal
+// after (C++'s nth_element). Quickselect with a random pivot and a
+// three-way partition, so ties cost nothing extra: expected O(len(a)).
+func nthElement(a []float64, k int, rng *rand.Rand) {
+	lo, hi := 0, len(a)
+	for hi-lo > 12 {
+		p := a[lo+rng.IntN(hi-lo)]
+		// [lo, lt) < p, [lt, i) == p, [gt, hi) > p.
+		lt, i, gt := lo, lo, hi
+		for i < gt {
+			switch v := a[i]; {
+			case v < p:
+				a[lt], a[i] = v, a[lt]
+				lt++
+				i++
+			case v > p:
+				gt--
+				a[i], a[gt] = a[gt], v
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt
+		case k >= gt:
+			lo = gt
+		default:
+			return
+		}
+	}
+	slices.Sort(a[lo:hi])
+}
+
 // kth returns the k-th smallest (1-based) pairwise difference.
 //
-// For many pairs it runs Monahan's selection on the implicit sorted matrix
-// M[i][c] = x[i] - y[len(y)-1-c], whose rows and columns ascend (rounding
-// is monotone, so this holds in floating point too). Each row keeps an
-// active window [lo[i], hi[i]) known to bracket the answer. Each round
-// draws a random active entry p, counts the entries < p and <= p with two
-// pointers in O(len(x)+len(y)), and keeps only the side that holds rank k,
-// or returns p when it has rank k. Once few entries stay active they are
-// listed and sorted. The seed is fixed, so the work done is reproducible;
-// the result never depends on it.
+// For many pairs it selects on the implicit matrix M[i][c] = x[i] -
+// y[len(y)-1-c], whose rows and columns ascend (rounding is monotone, so
+// this holds in floating point too), after Monahan (1984). Each row keeps
+// an active window [lo[i], hi[i]) known to bracket the answer. Each round
+// draws a sample of random active entries and takes two of them, just
+// below and just above the answer's expected place in the sample, as
+// pivots; it counts the entries < and <= each pivot with two pointers in
+// O(len(x)+len(y)) and keeps only the windows' part that holds rank k, or
+// returns a pivot of rank k. With high probability a round keeps a small
+// share of the active entries (4/sqrt(sample size)); once few remain they
+// are listed and quickselected.
+// The seed is fixed, so the work done is reproducible; the result never
+// depends on it.
 func (d *diffs) kth(k int) float64 {
-	if d.sorted != nil {
-		return d.sorted[k-1]
-	}
-	if d.rng == nil {
-		d.rng = rand.New(rand.NewPCG(0x62656e6368, 0x7374617473))
+	if d.all != nil {
+		nthElement(d.all, k-1, d.rng)
+		return d.all[k-1]
 	}
 	x, y := d.x, d.y
 	nx, ny := len(x), len(y)
@@ -166,63 +204,129 @@ func (d *diffs) kth(k int) float64 {
 	for i := range hi {
 		hi[i] = ny
 	}
-	lt := make([]int, nx)
-	le := make([]int, nx)
+	ltA, leA := make([]int, nx), make([]int, nx)
+	ltB, leB := make([]int, nx), make([]int, nx)
+	// The sample is about the cost of one counting pass, up to 1024
+	// entries; its place of the answer has a standard deviation of at
+	// most sqrt(size)/2, and the slack is four of them.
+	size := min(1024, max(64, (nx+ny)/8))
+	slack := int(2 * math.Sqrt(float64(size)))
+	picks := make([]int, size)
+	vals := make([]float64, size)
 	below := 0 // entries known to be smaller than the answer: Σ lo[i]
 	for {
 		active := 0
 		for i := range lo {
 			active += hi[i] - lo[i]
 		}
-		if active <= 4*(nx+ny) {
+		if active <= max(nx+ny, smallPairs) {
 			buf := make([]float64, 0, active)
 			for i := range lo {
 				for c := lo[i]; c < hi[i]; c++ {
 					buf = append(buf, at(i, c))
 				}
 			}
-			slices.Sort(buf)
+			nthElement(buf, k-1-below, d.rng)
 			return buf[k-1-below]
 		}
-		// A uniformly random active entry as the pivot.
-		r := d.rng.IntN(active)
-		var p float64
-		for i := range lo {
+		// A sorted random sample of active entries.
+		for j := range picks {
+			picks[j] = d.rng.IntN(active)
+		}
+		slices.Sort(picks)
+		j, seen := 0, 0
+		for i := 0; i < nx && j < len(picks); i++ {
 			w := hi[i] - lo[i]
-			if r < w {
-				p = at(i, lo[i]+r)
-				break
+			for j < len(picks) && picks[j] < seen+w {
+				vals[j] = at(i, lo[i]+picks[j]-seen)
+				j++
 			}
-			r -= w
+			seen += w
 		}
-		// lt[i] (le[i]) is the number of entries of row i that are < p
-		// (<= p). Both fall as i rises, since the columns ascend.
-		nlt, nle := 0, 0
-		c1, c2 := ny, ny
-		for i := 0; i < nx; i++ {
-			for c1 > 0 && at(i, c1-1) >= p {
-				c1--
-			}
-			for c2 > 0 && at(i, c2-1) > p {
-				c2--
-			}
-			lt[i], le[i] = c1, c2
-			nlt += c1
-			nle += c2
-		}
+		slices.Sort(vals)
+		// The answer is the (k-below)-th of the active entries; bracket
+		// its place in the sample.
+		pos := float64(k-below) / float64(active) * float64(size)
+		a := max(0, int(pos)-slack)
+		b := min(size-1, int(pos)+slack)
+		pa, pb := vals[a], vals[b]
+		nltA, nleA, nltB, nleB := d.count2(pa, pb, ltA, leA, ltB, leB)
 		switch {
-		case k <= nlt: // the answer is < p
+		case k <= nltA: // below both pivots
 			for i := range hi {
-				hi[i] = min(hi[i], lt[i])
+				hi[i] = min(hi[i], ltA[i])
 			}
-		case k > nle: // the answer is > p
+		case k <= nleA:
+			return pa
+		case k <= nltB: // between the pivots: the usual case
 			below = 0
 			for i := range lo {
-				lo[i] = max(lo[i], le[i])
+				lo[i] = max(lo[i], leA[i])
+				hi[i] = min(hi[i], ltB[i])
 				below += lo[i]
 			}
-		default:
-			return p
+		case k <= nleB:
+			return pb
+		default: // above both pivots
+			below = 0
+			for i := range lo {
+				lo[i] = max(lo[i], leB[i])
+				below += lo[i]
+			}
 		}
 	}
+}
+
+// count2 sets ltA[i] (leA[i]) to the number of entries of row i that are
+// < pa (<= pa), and ltB, leB likewise for pb, and returns their totals.
+// All four fall as i rises, since the columns ascend, so one sweep with
+// four pointers does it in O(len(x)+len(y)).
+func (d *diffs) count2(pa, pb float64, ltA, leA, ltB, leB []int) (nltA, nleA, nltB, nleB int) {
+	x, y := d.x, d.y
+	ny := len(y)
+	c1, c2, c3, c4 := ny, ny, ny, ny
+	for i, xi := range x {
+		// Entry c of row i is xi - y[ny-1-c]; column c-1 is y[ny-c].
+		for c1 > 0 && xi-y[ny-c1] >= pa {
+			c1--
+		}
+		for c2 > 0 && xi-y[ny-c2] > pa {
+			c2--
+		}
+		for c3 > 0 && xi-y[ny-c3] >= pb {
+			c3--
+		}
+		for c4 > 0 && xi-y[ny-c4] > pb {
+			c4--
+		}
+		ltA[i], leA[i], ltB[i], leB[i] = c1, c2, c3, c4
+		nltA += c1
+		nleA += c2
+		nltB += c3
+		nleB += c4
+	}
+	return
+}
+
+// next returns the (k+1)-th smallest difference given v, the k-th: v
+// again if more than k differences are <= v, else the smallest difference
+// above v, which is the first entry > v of some row. O(len(x)+len(y)).
+func (d *diffs) next(k int, v float64) float64 {
+	if d.all != nil {
+		return d.kth(k + 1)
+	}
+	x, y := d.x, d.y
+	nx, ny := len(x), len(y)
+	le := make([]int, nx)
+	_, nle, _, _ := d.count2(v, v, make([]int, nx), le, make([]int, nx), make([]int, nx))
+	if nle > k {
+		return v
+	}
+	best := math.Inf(1)
+	for i, c := range le {
+		if c < ny {
+			best = math.Min(best, x[i]-y[ny-1-c])
+		}
+	}
+	return best
 }

@@ -151,52 +151,67 @@ func normalP(u float64, n1, n2 int, tieSum float64) float64 {
 	return math.Min(1, math.Erfc(math.Abs(z/sigma)/math.Sqrt2))
 }
 
-// uDistCache maps a pair of sizes {small, large} to the CDF of U.
-var uDistCache sync.Map
+// uTables holds the exact null CDF of U for every pair of sizes below
+// exactLimit, built together on first use: about 750,000 float64s (6 MB)
+// in a few milliseconds, since one pass of the recurrence yields every
+// smaller pair on its way.
+var uTables struct {
+	once sync.Once
+	cdf  [][][]float64 // cdf[m][n] for 1 <= m <= n < exactLimit
+}
 
-// uDist returns the exact null CDF of U for sizes n1 and n2 without ties:
-// cdf[u] = P(U <= u) for u in 0..n1*n2. The distribution is the same for
-// (n1, n2) and (n2, n1), so both share one cache entry. Callers must not
+// uDist returns the exact null CDF of U for sizes n1 and n2 (both below
+// exactLimit) without ties: cdf[u] = P(U <= u) for u in 0..n1*n2. The
+// distribution is the same for (n1, n2) and (n2, n1). Callers must not
 // modify the slice.
 func uDist(n1, n2 int) []float64 {
+	uTables.once.Do(func() { uTables.cdf = buildUDists(exactLimit - 1) })
 	if n1 > n2 {
 		n1, n2 = n2, n1
 	}
-	key := [2]int{n1, n2}
-	if c, ok := uDistCache.Load(key); ok {
-		return c.([]float64)
-	}
-	c, _ := uDistCache.LoadOrStore(key, buildUDist(n1, n2))
-	return c.([]float64)
+	return uTables.cdf[n1][n2]
 }
 
-// buildUDist computes the exact null CDF of U for sizes m and n by Mann and
-// Whitney's (1947) recurrence on counts of arrangements: the largest of
-// the m+n values is either an x, which then beats all n y's, or a y, which
-// beats no x:
+// buildUDists computes the exact null CDFs of U for all sizes 1 <= m <= n
+// <= max by Mann and Whitney's (1947) recurrence on counts of
+// arrangements: the largest of the m+n values is either an x, which then
+// beats all n y's, or a y, which beats no x:
 //
 //	f(m, n, u) = f(m-1, n, u-n) + f(m, n-1, u),  f(m, 0, 0) = f(0, n, 0) = 1.
 //
 // Only additions of positive counts, so the float64 result is accurate to
 // a few ulps even where the counts (up to C(98, 49) ≈ 2.5e28) exceed 2^53.
-// Cost O(m²n²/4): about 1.5 M additions for 49 and 49.
-func buildUDist(m, n int) []float64 {
-	// f[i] holds the counts for sizes (i, j) at the current column j.
-	f := make([][]float64, m+1)
-	for i := range f {
-		f[i] = []float64{1}
+// Cost O(max⁴/4) additions: 1.4 M for 49.
+func buildUDists(top int) [][][]float64 {
+	// f[m] holds the counts for sizes (m, n) at the current column n; it
+	// grows in place from length m*(n-1)+1 to m*n+1.
+	f := make([][]float64, top+1)
+	for m := range f {
+		f[m] = make([]float64, 1, m*top+1)
+		f[m][0] = 1
 	}
-	for j := 1; j <= n; j++ {
-		for i := 1; i <= m; i++ {
-			next := make([]float64, i*j+1)
-			copy(next, f[i]) // (i, j-1): the largest value is a y
-			for u, c := range f[i-1] {
-				next[u+j] += c // (i-1, j): the largest value is an x
+	out := make([][][]float64, top+1)
+	for m := range out {
+		out[m] = make([][]float64, top+1)
+	}
+	for n := 1; n <= top; n++ {
+		for m := 1; m <= top; m++ {
+			old := len(f[m])
+			f[m] = f[m][:m*n+1]
+			clear(f[m][old:])
+			for u, c := range f[m-1] { // already at column n
+				f[m][u+n] += c
 			}
-			f[i] = next
+			if m <= n {
+				out[m][n] = cumulative(f[m])
+			}
 		}
 	}
-	counts := f[m]
+	return out
+}
+
+// cumulative turns counts into a CDF.
+func cumulative(counts []float64) []float64 {
 	var total float64
 	for _, c := range counts {
 		total += c
