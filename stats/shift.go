@@ -18,8 +18,9 @@ type Shift struct {
 	// Confidence is the interval's coverage. In the exact case it is the
 	// achieved level, at least the one requested unless the samples are
 	// too small to reach it (3 and 3 values give at most 0.9, like R's
-	// "requested conf.level not achievable"); in the normal approximation
-	// it is the requested level.
+	// "requested conf.level not achievable"; 1 and 1 give 0); in the
+	// normal approximation it is the requested level, unless the widest
+	// interval falls short of it.
 	Confidence float64 `json:"confidence"`
 	// Exact tells whether the interval's ends come from the exact U
 	// distribution (both sizes below 50, no ties) or its normal
