@@ -45,12 +45,17 @@
 // # Large samples
 //
 // The Hodges-Lehmann estimate is the median of all n1*n2 pairwise
-// differences. Up to smallPairs differences they are listed and sorted;
-// beyond, the needed order statistics are selected without listing them
-// (Monahan's 1984 algorithm, "Fast computation of the Hodges-Lehmann
-// location estimator", ACM TOMS 10(3)): each round counts the differences
-// below a pivot in O(n1+n2) with two pointers and discards the side that
-// cannot hold the answer, so the cost is O((n1+n2) log(n1 n2)) and the result
-// is exact, never sampled. The pivot is drawn with a fixed seed, so results
-// and timings are reproducible.
+// differences, and the interval's ends are two more of their order
+// statistics. Up to 1,024 differences they are listed and each order
+// statistic found by quickselect. Beyond, nothing is listed: the order
+// statistics are selected from the implicit sorted matrix of differences
+// (after Monahan, "Fast computation of the Hodges-Lehmann location
+// estimator", ACM TOMS 10(3), 1984). Each round counts the differences
+// below two pivots drawn from a random sample of the candidates, in
+// O(n1+n2) with pointers that only move one way, and keeps the candidates
+// between them, a small share; a handful of rounds leave few enough to
+// list. The cost is O((n1+n2) log(n1 n2)) time and O(n1+n2) memory, the
+// result is exact, never sampled or bootstrapped, and the random draws use
+// a fixed seed, so the work done is reproducible too. Two samples of
+// 100,000 take about 0.1 s of CPU; two of 1,000 about 1 ms.
 package stats

@@ -119,7 +119,7 @@ func lchoose(n, k int) float64 {
 // each order statistic then found by quickselect; beyond it they are
 // selected without listing them (see kth). Tuned with
 // BenchmarkHodgesLehmann.
-const smallPairs = 2048
+const smallPairs = 1024
 
 // diffs gives order statistics of the pairwise differences x[i] - y[j] of
 // two sorted samples.
@@ -127,6 +127,9 @@ type diffs struct {
 	x, y []float64
 	all  []float64 // every difference, when there are few
 	rng  *rand.Rand
+	// Scratch space of kth, reused across calls.
+	lo, hi, ltA, leA, ltB, leB, picks []int
+	vals, buf                         []float64
 }
 
 func newDiffs(x, y []float64) *diffs {
@@ -200,20 +203,26 @@ func (d *diffs) kth(k int) float64 {
 	x, y := d.x, d.y
 	nx, ny := len(x), len(y)
 	at := func(i, c int) float64 { return x[i] - y[ny-1-c] }
-	lo := make([]int, nx)
-	hi := make([]int, nx)
+	// A round costs one counting pass, O(nx+ny), plus sorting the sample;
+	// a sample of (nx+ny)/16 keeps the sort well below the pass while a
+	// round keeps only about 4/sqrt(size) of the active entries: the
+	// answer's place in the sample has a standard deviation of at most
+	// sqrt(size)/2, and the slack is four of them.
+	size := min(16384, max(64, (nx+ny)/16))
+	slack := int(2 * math.Sqrt(float64(size)))
+	if d.lo == nil {
+		d.lo, d.hi = make([]int, nx), make([]int, nx)
+		d.ltA, d.leA = make([]int, nx), make([]int, nx)
+		d.ltB, d.leB = make([]int, nx), make([]int, nx)
+		d.picks, d.vals = make([]int, size), make([]float64, size)
+	}
+	lo, hi := d.lo, d.hi
+	ltA, leA, ltB, leB := d.ltA, d.leA, d.ltB, d.leB
+	picks, vals := d.picks, d.vals
+	clear(lo)
 	for i := range hi {
 		hi[i] = ny
 	}
-	ltA, leA := make([]int, nx), make([]int, nx)
-	ltB, leB := make([]int, nx), make([]int, nx)
-	// The sample is about the cost of one counting pass, up to 1024
-	// entries; its place of the answer has a standard deviation of at
-	// most sqrt(size)/2, and the slack is four of them.
-	size := min(1024, max(64, (nx+ny)/8))
-	slack := int(2 * math.Sqrt(float64(size)))
-	picks := make([]int, size)
-	vals := make([]float64, size)
 	below := 0 // entries known to be smaller than the answer: Σ lo[i]
 	for {
 		active := 0
@@ -221,12 +230,13 @@ func (d *diffs) kth(k int) float64 {
 			active += hi[i] - lo[i]
 		}
 		if active <= max(nx+ny, smallPairs) {
-			buf := make([]float64, 0, active)
+			buf := d.buf[:0]
 			for i := range lo {
 				for c := lo[i]; c < hi[i]; c++ {
 					buf = append(buf, at(i, c))
 				}
 			}
+			d.buf = buf
 			nthElement(buf, k-1-below, d.rng)
 			return buf[k-1-below]
 		}
@@ -318,8 +328,8 @@ func (d *diffs) next(k int, v float64) float64 {
 	}
 	x, y := d.x, d.y
 	nx, ny := len(x), len(y)
-	le := make([]int, nx)
-	_, nle, _, _ := d.count2(v, v, make([]int, nx), le, make([]int, nx), make([]int, nx))
+	lt, le := make([]int, nx), make([]int, nx)
+	_, nle, _, _ := d.count2(v, v, lt, le, lt, le)
 	if nle > k {
 		return v
 	}
