@@ -231,3 +231,20 @@ func TestHodgesLehmannErrors(t *testing.T) {
 		t.Errorf("1+1: %+v %v", s, err)
 	}
 }
+
+// CompareSamples may be called from many goroutines: the shared exact
+// tables are built once and only read. Run under -race.
+func TestConcurrentCompare(t *testing.T) {
+	done := make(chan Comparison)
+	for g := 0; g < 8; g++ {
+		go func(g int) {
+			c, _ := CompareSamples(around(100, 0.1, 5+g), around(130, 0.1, 40-g))
+			done <- c
+		}(g)
+	}
+	for g := 0; g < 8; g++ {
+		if c := <-done; c.Test != MethodExact {
+			t.Errorf("test %q", c.Test)
+		}
+	}
+}
