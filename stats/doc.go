@@ -14,18 +14,21 @@
 // The numbers follow R's stats package (R 4.2), so that a reader can check
 // any figure with one line of R:
 //
-//   - MannWhitney is wilcox.test(cur, base) with its defaults: an exact
+//   - MannWhitney(x, y) is wilcox.test(x, y) with its defaults: an exact
 //     p-value when both samples have fewer than 50 values and no value is
 //     tied in the pooled sample, otherwise the normal approximation with the
-//     tie and continuity corrections.
-//   - HodgesLehmann is the estimate and interval of
-//     wilcox.test(cur, base, conf.int = TRUE) in the exact case; beyond it
-//     (ties, or 50 or more values on a side) the interval's ends are order
-//     statistics of the pairwise differences chosen by the normal
-//     approximation (Hollander and Wolfe, Nonparametric Statistical Methods,
-//     2nd ed., section 4.3), where R searches a root of the approximate test
-//     statistic instead; the two agree to within one gap between adjacent
-//     pairwise differences.
+//     tie and continuity corrections. CompareSamples passes cur as x.
+//   - HodgesLehmann(base, cur, conf) is the estimate and interval of
+//     wilcox.test(cur, base, conf.int = TRUE, conf.level = conf) in the
+//     exact case. Beyond it (ties, or 50 or more values on a side) the
+//     interval's ends are the order statistics of the pairwise differences
+//     that the continuity-corrected normal approximation picks (Hollander
+//     and Wolfe, Nonparametric Statistical Methods, section 4.3), where R
+//     searches a root of the approximate statistic with uniroot; the ends
+//     agree with R's to its tolerance. The estimate is always the median
+//     of the pairwise differences, the Hodges-Lehmann estimator itself; R's
+//     asymptotic branch reports the root instead, which can differ by up to
+//     a gap between adjacent differences.
 //   - FisherExact is fisher.test(matrix(c(a, c, b, d), 2))$p.value.
 //   - AdjustHolm and AdjustBH are p.adjust(p, "holm") and p.adjust(p, "BH").
 //
@@ -33,14 +36,26 @@
 // the U test of github.com/aclements/go-moremath/stats, which benchstat
 // (golang.org/x/perf/benchmath) calls.
 //
+// # Deciding
+//
+// CompareSamples gives one comparison's figures; Judge decides a family of
+// them together, correcting for the number of comparisons (Holm by
+// default, so the chance of any false alarm in the family stays at most
+// Alpha). For bench compare a family is naturally the per-prompt
+// comparisons of one metric in one (provider, model, thinking level)
+// group, and the group-level comparisons of one metric another. Floor is
+// in the samples' unit: DefaultOptions suits milliseconds; tokens/s wants
+// HigherIsBetter and a floor of its own.
+//
 // # Why the U test is written here
 //
-// go-moremath recomputes the exact U distribution for every call: 3.3 ms
-// for two samples of 50 and 7 ms for two samples of 25 with ties (measured
-// on the project's 2-core machine), too slow for a compare that may make
-// thousands of comparisons within its 3 s budget. Here the exact null
-// distribution is built once per pair of sample sizes and cached, and ties
-// use R's normal approximation, so a comparison costs a sort.
+// go-moremath recomputes the exact U distribution on every call: about
+// 3 ms for two samples of 50 and 7 ms for two samples of 25 with ties
+// (wall time measured here on a shared 2-core machine), too slow for a
+// compare that may make thousands of comparisons within its 3 s budget.
+// Here the exact null distributions for all sizes below 50 are built
+// together once (6 MB, a few milliseconds) and ties use R's normal
+// approximation, so a comparison costs little more than a sort.
 //
 // # Large samples
 //
