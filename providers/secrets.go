@@ -33,9 +33,6 @@ func (s Secrets) Clean(text string, max int) string {
 			text = strings.ReplaceAll(text, sec, Redacted)
 		}
 	}
-	for _, sec := range s {
-		text = redactPieces(text, sec)
-	}
 	cut := false
 	if max > 0 && len(text) > max {
 		i := max
@@ -49,6 +46,11 @@ func (s Secrets) Clean(text string, max int) string {
 	}
 	if cut {
 		text += "..."
+	}
+	// Last, over the text as it will be kept (the marker included): any
+	// piece of a secret, quoted by a server or formed at a cut.
+	for _, sec := range s {
+		text = redactPieces(text, sec)
 	}
 	return text
 }

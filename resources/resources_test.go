@@ -20,27 +20,6 @@ import (
 
 func sp(s string) *string { return &s }
 
-func TestFileBase(t *testing.T) {
-	tests := []struct {
-		provider, model string
-		thinking        *string
-		want            string
-	}{
-		{"ollama_openai", "llama3.2:3b", nil, "resources_ollama_openai_llama3.2_3b"},
-		{"claude", "claude-opus-4/1", sp("high"), "resources_claude_claude-opus-4_1_high"},
-		{"p", "../../etc/passwd", nil, "resources_p_.._.._etc_passwd"},
-		{"p q", "", sp("low"), "resources_p_q___low"},
-	}
-	for _, tt := range tests {
-		if got := rundir.FileBase(tt.provider, tt.model, tt.thinking); got != tt.want {
-			t.Errorf("rundir.FileBase(%q, %q) = %q, want %q", tt.provider, tt.model, got, tt.want)
-		}
-		if strings.ContainsAny(rundir.FileBase(tt.provider, tt.model, tt.thinking), "/\\: ") {
-			t.Errorf("unsafe file name for %q", tt.model)
-		}
-	}
-}
-
 func TestLoopbackPort(t *testing.T) {
 	tests := []struct {
 		url  string
