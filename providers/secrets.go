@@ -105,6 +105,3 @@ func trimEdges(text, sec string) string {
 	}
 	return text
 }
-
-// Scrub removes secret from msg (Clean without a cut, for one secret).
-func Scrub(msg, secret string) string { return Secrets{secret}.Clean(msg, 0) }

@@ -40,16 +40,6 @@ const (
 	FailEmptyResponse   = "empty_response"
 )
 
-// Unavailable reports whether a failure type says the model was never
-// reached because its server, CLI, key or model was missing.
-func Unavailable(failureType string) bool {
-	switch failureType {
-	case FailConnectionRefused, FailHostUnreachable, FailModelNotFound, FailCLINotFound, FailMissingAPIKey:
-		return true
-	}
-	return false
-}
-
 // ToolCall is one tool invocation: a native call returned by the protocol,
 // or a command detected in the answer's text.
 type ToolCall struct {

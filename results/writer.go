@@ -16,7 +16,6 @@ type Writer struct {
 	buf  bytes.Buffer
 	enc  *json.Encoder
 	path string
-	n    int
 }
 
 // Create opens path for appending (creating it if needed).
@@ -43,15 +42,7 @@ func (w *Writer) Write(r *Record) error {
 	if _, err := w.f.Write(w.buf.Bytes()); err != nil {
 		return fmt.Errorf("write %s: %w", w.path, err)
 	}
-	w.n++
 	return nil
-}
-
-// Count returns how many records were written.
-func (w *Writer) Count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.n
 }
 
 // Close syncs and closes the file.

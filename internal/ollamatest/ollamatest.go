@@ -252,17 +252,8 @@ func freePort() (int, error) {
 // the OpenAI-compatible API).
 func (s *Server) URL() string { return s.url }
 
-// Host is the host:port the server listens on, the form OLLAMA_HOST takes.
-func (s *Server) Host() string { return strings.TrimPrefix(s.url, "http://") }
-
 // Client is an Ollama API client for the server.
 func (s *Server) Client() *api.Client { return s.client }
-
-// Dir is the server's temporary directory (HOME, models and the log).
-func (s *Server) Dir() string { return s.dir }
-
-// LogPath is the file that collects the server's stdout and stderr.
-func (s *Server) LogPath() string { return s.logPath }
 
 // LogTail returns the last n lines of the server log.
 func (s *Server) LogTail(n int) string {
@@ -285,11 +276,6 @@ type ModelOption func(*api.CreateRequest)
 // Without it the server rejects "think": true for the model.
 func WithThinking() ModelOption {
 	return func(r *api.CreateRequest) { r.Template = testmodel.ThinkingTemplate }
-}
-
-// WithParameter sets a model parameter (as PARAMETER in a Modelfile).
-func WithParameter(name string, value any) ModelOption {
-	return func(r *api.CreateRequest) { r.Parameters[name] = value }
 }
 
 // CreateModel writes the scripted GGUF and creates the model name on the

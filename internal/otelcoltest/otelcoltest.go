@@ -290,9 +290,6 @@ func (c *Collector) GRPCEndpoint() string { return c.grpcAddr }
 // line.
 func (c *Collector) OutputPath() string { return c.outPath }
 
-// LogPath is the file that collects the collector's stdout and stderr.
-func (c *Collector) LogPath() string { return c.logPath }
-
 // LogTail returns the last n lines of the collector's log.
 func (c *Collector) LogTail(n int) string {
 	b, err := os.ReadFile(c.logPath)
