@@ -23,6 +23,9 @@ type use struct {
 // its line on each side) is used or talked about.
 func judge(before, after string) use {
 	standalone := isStandalone(before, after)
+	// A list marker and quote or emphasis marks are all that may precede
+	// a span that starts its line; a long before cannot be that.
+	lineStart := len(before) <= maxSpan && strings.Trim(listMarker.ReplaceAllString(before, ""), " \t>*_") == ""
 	if len(before) > maxSpan {
 		before = before[len(before)-maxSpan:] // keeps long lines linear
 	}
@@ -34,7 +37,7 @@ func judge(before, after string) use {
 	if narratedBefore(bw) || negatedBefore(bw) {
 		return use{}
 	}
-	p := predicateAfter(clauseWords(after, true), after, coordinatedBefore(bw))
+	p := predicateAfter(clauseWords(after, true), after, coordinatedBefore(bw), lineStart)
 	if p.kind == predNegated || p.kind == predNarrated {
 		return use{}
 	}
@@ -43,6 +46,12 @@ func judge(before, after string) use {
 	}
 	if mentionBefore(before) || p.kind == predNoun {
 		return use{}
+	}
+	if runVerbAhead(bw) {
+		return use{call: true, bare: true} // "run a quick `uptime`"
+	}
+	if appositive(before, after) && !goalBefore(before) {
+		return use{} // "The second command, `grep -c x f`, counts..."
 	}
 	switch {
 	case p.kind == predDirected:
@@ -75,10 +84,44 @@ func normWord(w string) string {
 
 // runVerbs are the present forms that tell someone to run a command; past
 // and third-person forms narrate or describe (see narratedBefore).
-var runVerbs = wordSet(`run running execute executing exec type typing enter invoke invoking try issue issuing use using`)
+var runVerbs = wordSet(`run running execute executing exec type typing enter invoke invoking try issue issuing use using doing`)
+
+// isRunVerb also knows the forms with re- ("re-run", "rerun", "retry").
+func isRunVerb(w string) bool {
+	if runVerbs[w] {
+		return true
+	}
+	if r, ok := strings.CutPrefix(w, "re"); ok {
+		r = strings.TrimPrefix(r, "-")
+		return r != "" && runVerbs[r]
+	}
+	return false
+}
 
 func runVerbBefore(before string) bool {
-	return runVerbs[lastWord(before)]
+	return isRunVerb(lastWord(before))
+}
+
+// runVerbAhead reports a run verb whose object the span ends: a determiner
+// and at most one more word between them ("do a `git fetch --all`", "run
+// a quick `uptime`"). A bare "do" is left out of runVerbs because it also
+// asks questions ("what do `ps` and `top` show?").
+func runVerbAhead(ws []string) bool {
+	n := len(ws)
+	switch {
+	case n >= 2 && determiners[ws[n-1]]:
+		return isRunVerb(ws[n-2]) || ws[n-2] == "do"
+	case n >= 3 && determiners[ws[n-2]] && ws[n-1] != "`":
+		return isRunVerb(ws[n-3]) || ws[n-3] == "do"
+	}
+	return false
+}
+
+// appositive reports a span set off by commas after a noun phrase: a name
+// for something already there, not a call.
+func appositive(before, after string) bool {
+	b := strings.TrimRight(before, " \t")
+	return strings.HasSuffix(b, ",") && strings.HasPrefix(strings.TrimLeft(after, " \t"), ",")
 }
 
 // narrating are run verbs that report a run rather than ask for one: past
@@ -95,7 +138,7 @@ func narratedBefore(ws []string) bool {
 	if n == 0 || narrating[ws[n-1]] {
 		return n > 0
 	}
-	if !runVerbs[ws[n-1]] || n < 2 {
+	if !isRunVerb(ws[n-1]) || n < 2 {
 		return false
 	}
 	prev := ws[n-2]
@@ -192,10 +235,9 @@ var (
 	weakModals   = wordSet(`can could would may might must`)
 	copulas      = wordSet(`is are`)
 	auxiliaries  = wordSet(`does do has have`)
-	pastMarkers  = wordSet(`was were did had already gave told ran took got found said broke hung made kept threw`)
+	pastMarkers  = wordSet(`was were did had already gave told ran took got found said broke hung made kept threw sent saw wrote`)
 	adverbs      = wordSet(`also then just still now only alone even again both all right always sometimes perhaps afterwards`)
 	reader       = wordSet(`you yourself your yours you'll you're you've you'd`)
-	objects      = wordSet(`you yourself it them`)
 	prepositions = wordSet(`on in at inside under with from for within over across against per`)
 	participles  = wordSet(`by into to through with`)
 	// nonVerbs cannot start the predicate of a coordinated subject ("`x`
@@ -205,10 +247,12 @@ var (
 
 // predicateAfter reads the clause after a span (ws, its words) as a
 // predicate of which the command is the subject. secondConjunct tells that
-// the span follows "`x` and" or "`x` or", so that its verb is plural.
-func predicateAfter(ws []string, after string, secondConjunct bool) predicate {
+// the span follows "`x` and" or "`x` or", so that its verb is plural;
+// lineStart that it begins its line, where "`x` — text" is a glossary
+// entry (elsewhere a dash only ends the clause).
+func predicateAfter(ws []string, after string, secondConjunct, lineStart bool) predicate {
 	a := strings.TrimLeft(after, " \t")
-	if strings.HasPrefix(a, "'s") || strings.HasPrefix(a, "’s") || glossary.MatchString(after) {
+	if strings.HasPrefix(a, "'s") || strings.HasPrefix(a, "’s") || lineStart && glossary.MatchString(after) {
 		return predicate{kind: predNoun}
 	}
 	if len(ws) == 0 {
@@ -255,8 +299,8 @@ func verbPhrase(ws []string, i int, coordinated bool) predicate {
 	w := ws[i]
 	rest := ws[i+1:]
 	readerIn := false
-	for _, r := range rest {
-		readerIn = readerIn || reader[r]
+	for k := range rest {
+		readerIn = readerIn || readerAt(rest, k)
 	}
 	switch {
 	case i == start && nounsAfter[w]:
@@ -285,7 +329,7 @@ func verbPhrase(ws []string, i int, coordinated bool) predicate {
 		return predicate{kind: predTalk}
 	case thirdPerson(w) || (coordinated && !prepositions[w] && !nonVerbs[w]):
 		if objectAt(ws, skipAdverbs(ws, i+1)) {
-			return predicate{kind: predDirected, strong: readerIn && reader[ws[skipAdverbs(ws, i+1)]]}
+			return predicate{kind: predDirected, strong: readerAt(ws, skipAdverbs(ws, i+1))}
 		}
 		if readerIn {
 			return predicate{kind: predDirected, strong: true}
@@ -295,13 +339,22 @@ func verbPhrase(ws []string, i int, coordinated bool) predicate {
 	return predicate{}
 }
 
+// readerAt reports the reader at ws[j]: "you", "your"..., but not the
+// subject of a relative clause in the past ("the figures you sent").
+func readerAt(ws []string, j int) bool {
+	if j >= len(ws) || !reader[ws[j]] {
+		return false
+	}
+	return j+1 >= len(ws) || !(pastMarkers[ws[j+1]] || pastForm(ws[j+1]))
+}
+
 // objectAt reports the reader or a pronoun for the answer at ws[j]: "shows
 // you", "prints it", "lists them", "gives exactly that".
 func objectAt(ws []string, j int) bool {
 	if j >= len(ws) {
 		return false
 	}
-	if objects[ws[j]] {
+	if readerAt(ws, j) || ws[j] == "it" || ws[j] == "them" {
 		return true
 	}
 	return (ws[j] == "that" || ws[j] == "this") && j == len(ws)-1

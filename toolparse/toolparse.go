@@ -22,17 +22,21 @@
 //   - A command word must look like one (lower case letters, digits, . _ + -
 //     or a ./script or /usr/bin/x path) and be a well-known command; an
 //     unknown word counts only when its first argument is a flag
-//     (mytool --check) or it is a ./script.
+//     (mytool --check) or it is a ./script. A command with placeholders
+//     (ssh -i <key> user@host) is syntax to fill in, not a call.
 //   - In prose, a backticked or quoted command counts when the sentence
 //     uses it, not when it talks about it; this is read from the role the
 //     command plays in its sentence, not from set phrases. Used: the
-//     object of a run verb ("run `uptime`"), alone on its line (possibly
-//     as a list item or after "command:"), standing in a sentence with
-//     nothing said about it ("I'd check `df -h` first"), or the subject
+//     object of a run verb ("run `uptime`", "re-run `./configure`", "do a
+//     `git fetch --all`", "run a quick `uptime`"), alone on its line
+//     (possibly as a list item or after "command:"), standing in a
+//     sentence with nothing said about it ("I'd check `df -h` first"),
+//     or the subject
 //     of a predicate aimed at the reader's task, so the command is given
 //     as the answer or the fix: a future or "should" ("`df -h` will
 //     show it", "a `git switch main` should take you back"), the reader
-//     as object ("`ss -tlnp` tells you"), or the answer or problem as a
+//     as object ("`ss -tlnp` tells you", but not "the `df` figures you
+//     sent"), or the answer or problem as a
 //     pronoun object ("`pip list --outdated` lists them", "`x` fixes
 //     it"). Any predicate counts when the sentence opens as the way to a
 //     goal: a purpose clause ("To free the space, `journalctl
@@ -43,8 +47,9 @@
 //     `test`, "free") never counts alone.
 //   - Talking about a command is not running it: a noun it modifies ("the
 //     `df` command", "the `crontab -e` editor", "the output of `df -h`",
-//     "`top`'s view"), a comparison, reference or possessive ("instead of
-//     `top`", "In `rsync -avz`, ...", "your `git pull`"), a question
+//     "`top`'s view"), a comparison, reference, possessive or apposition
+//     ("instead of `top`", "In `rsync -avz`, ...", "your `git pull`",
+//     "the second command, `grep -c x f`, counts..."), a question
 //     about it ("what does `uname -m` print"), a negation or warning in
 //     its clause ("don't run `rm -rf /`", "Careful: `x` ..."; "Don't run
 //     `top`, run `htop -d 10`" keeps htop), a past or third-person run
@@ -53,7 +58,9 @@
 //     inverts the match"), a past or negated predicate ("`x` was
 //     misleading", "`x` won't help"), and glossary lines that explain a
 //     command ("- `head -n 6`: keeps the first lines", "`df` — disk
-//     free"). A quoted command also needs a flag, path or operator
+//     free"; only at the start of a line: elsewhere a dash ends the
+//     clause, as in "You'll need `x` — the Events section says why"). A
+//     quoted command also needs a flag, path or operator
 //     argument or a run verb ("free time" is prose), and a quoted string
 //     in JSON ("cmd": "df -h") is data.
 //   - "# title" is a markdown heading unless the word is a known command
@@ -428,6 +435,9 @@ func commandWord(w string) bool {
 // accept decides whether a command word with its arguments is a command:
 // known words, ./scripts, or unknown words followed by a flag.
 func accept(name string, args []string, bare bool) bool {
+	if template(args) {
+		return false
+	}
 	if strings.HasPrefix(name, "./") {
 		return true
 	}
@@ -438,6 +448,20 @@ func accept(name string, args []string, bare bool) bool {
 		return false
 	}
 	return len(args) > 0 && isFlag(args[0])
+}
+
+// placeholderArg matches an argument to fill in: <file>, <user>@<host>.
+var placeholderArg = regexp.MustCompile(`<[A-Za-z][A-Za-z0-9._-]*>`)
+
+// template reports a command written with placeholders ("ssh -i <key>
+// user@host"): syntax to fill in, which nothing could run as written.
+func template(args []string) bool {
+	for _, a := range args {
+		if strings.Contains(a, ">") && placeholderArg.MatchString(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // fileLike reports names such as config.yaml or main.go.
