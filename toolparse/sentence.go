@@ -26,6 +26,9 @@ func judge(before, after string) use {
 	// A list marker and quote or emphasis marks are all that may precede
 	// a span that starts its line; a long before cannot be that.
 	lineStart := len(before) <= maxSpan && strings.Trim(listMarker.ReplaceAllString(before, ""), " \t>*_") == ""
+	// A span that opens a list item is one of the options or steps the
+	// list gives ("1. `docker system df` shows how much space...").
+	item := lineStart && listMarker.MatchString(before)
 	if len(before) > maxSpan {
 		before = before[len(before)-maxSpan:] // keeps long lines linear
 	}
@@ -60,7 +63,7 @@ func judge(before, after string) use {
 		return use{} // "the `x` trick", "a `x` call": a noun phrase
 	case p.kind == predTalk:
 		goal := goalBefore(before)
-		return use{call: goal, bare: goal}
+		return use{call: goal || item, bare: goal}
 	}
 	return use{call: true}
 }
@@ -168,14 +171,36 @@ func determinerBefore(before string) bool {
 	return determiners[lastWord(before)]
 }
 
-// negators mark a clause that advises against what follows it.
-var negators = wordSet(`not never no nothing nor neither avoid avoiding without cannot careful warning caution beware danger dangerous`)
+// negators mark a clause that advises against what follows it; warnings
+// and the negations that address the reader also do so from a label
+// before a colon ("Careful: `x`", "Don't: `x`"), the others only inside
+// the span's own clause ("Nothing fancy needed: `wc -l f`" is advice).
+var (
+	negators = wordSet(`not never no nothing nor neither avoid avoiding without cannot careful warning caution beware danger dangerous mistake pitfall`)
+	warnings = wordSet(`not never avoid cannot careful warning caution beware danger dangerous mistake pitfall`)
+)
 
 // negatedBefore reports a negation or warning in the span's clause ("don't
 // run `x`", "there's no need to run `x`", "Careful: `x` ..."); a clause
 // ends at . ! ? ; , ( and dashes, so "Don't run `x`, run `y`" keeps `y`.
+// ws are the clause's words, with ":" standing for a colon.
 func negatedBefore(ws []string) bool {
+	label := 0 // words before the last colon belong to a label
 	for i, w := range ws {
+		if w == ":" {
+			label = i + 1
+		}
+	}
+	for i, w := range ws {
+		if w == ":" {
+			continue
+		}
+		if i < label {
+			if warnings[w] || strings.HasSuffix(w, "n't") {
+				return true
+			}
+			continue
+		}
 		if negators[w] || strings.HasSuffix(w, "n't") {
 			return true
 		}
@@ -235,11 +260,11 @@ var (
 	weakModals   = wordSet(`can could would may might must`)
 	copulas      = wordSet(`is are`)
 	auxiliaries  = wordSet(`does do has have`)
-	pastMarkers  = wordSet(`was were did had already gave told ran took got found said broke hung made kept threw sent saw wrote`)
+	pastMarkers  = wordSet(`was were did had already gave told ran took got found said broke hung made kept threw sent saw wrote used`)
 	adverbs      = wordSet(`also then just still now only alone even again both all right always sometimes perhaps afterwards`)
 	reader       = wordSet(`you yourself your yours you'll you're you've you'd`)
 	prepositions = wordSet(`on in at inside under with from for within over across against per`)
-	participles  = wordSet(`by into to through with`)
+	participles  = wordSet(`by into through`)
 	// nonVerbs cannot start the predicate of a coordinated subject ("`x`
 	// and `y` list..."), whose verb has no third-person s to find it by.
 	nonVerbs = wordSet("to as than ` the a an and or")
@@ -345,7 +370,10 @@ func readerAt(ws []string, j int) bool {
 	if j >= len(ws) || !reader[ws[j]] {
 		return false
 	}
-	return j+1 >= len(ws) || !(pastMarkers[ws[j+1]] || pastForm(ws[j+1]))
+	if ws[j] != "you" || j+1 >= len(ws) {
+		return true // "you've staged" is the reader, not a relative clause
+	}
+	return !(pastMarkers[ws[j+1]] || pastForm(ws[j+1]))
 }
 
 // objectAt reports the reader or a pronoun for the answer at ws[j]: "shows
@@ -392,8 +420,9 @@ var glossary = regexp.MustCompile(`^(?::|\s+[-–—])\s+\S`)
 // clauseWords returns the words of the clause next to a span: forward from
 // the start of s when forward, else back from its end. A clause ends at
 // . ! ? ; , : ( ) and dashes (a colon only going forward, since "Fix:" or
-// "Careful:" introduce the span's clause). Inline code inside the clause
-// is the one word "`". Words are lower-cased, with ’ as '.
+// "Careful:" introduce the span's clause, and back from the span a colon
+// is the word ":"). Inline code inside the clause is the one word "`".
+// Words are lower-cased, with ’ as '.
 func clauseWords(s string, forward bool) []string {
 	ws := make([]string, 0, 8)
 	if !forward {
@@ -428,6 +457,9 @@ func clauseWords(s string, forward bool) []string {
 		case forward && boundary(s, i, true):
 			flush(i)
 			return ws
+		case !forward && c == ':':
+			flush(i)
+			ws = append(ws, ":")
 		case c == '\'' || c == '-' || c >= 0x80 || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9':
 			if w < 0 {
 				w = i

@@ -40,8 +40,9 @@
 //     pronoun object ("`pip list --outdated` lists them", "`x` fixes
 //     it"). Any predicate counts when the sentence opens as the way to a
 //     goal: a purpose clause ("To free the space, `journalctl
-//     --vacuum-time=7d` trims the journal"), a label ("Fix: `x` ..."), or
-//     step words ("Then `x` ..."). A bare name needs the strongest of
+//     --vacuum-time=7d` trims the journal"), a label ("Fix: `x` ..."),
+//     step words ("Then `x` ..."), or a list item the span opens ("1.
+//     `docker system df` shows how much space each part takes"). A bare name needs the strongest of
 //     these (alone, a run verb, a future, the reader, a goal), and a bare
 //     word that is also a literal or an English word (`true`, `file`,
 //     `test`, "free") never counts alone.
@@ -51,8 +52,10 @@
 //     ("instead of `top`", "In `rsync -avz`, ...", "your `git pull`",
 //     "the second command, `grep -c x f`, counts..."), a question
 //     about it ("what does `uname -m` print"), a negation or warning in
-//     its clause ("don't run `rm -rf /`", "Careful: `x` ..."; "Don't run
-//     `top`, run `htop -d 10`" keeps htop), a past or third-person run
+//     its clause ("don't run `rm -rf /`", "a common mistake is running
+//     `x`"; "Don't run `top`, run `htop -d 10`" keeps htop) or in a
+//     label before it ("Careful: `x` ..."; but "Nothing fancy needed:
+//     `wc -l f`" is advice), a past or third-person run
 //     verb ("I ran `x`", "you have tried `x`", "the target runs `x`"), a
 //     timeless description ("`ps aux` lists every process", "`grep -v`
 //     inverts the match"), a past or negated predicate ("`x` was
@@ -62,7 +65,8 @@
 //     clause, as in "You'll need `x` — the Events section says why"). A
 //     quoted command also needs a flag, path or operator
 //     argument or a run verb ("free time" is prose), and a quoted string
-//     in JSON ("cmd": "df -h") is data.
+//     in JSON ("cmd": "df -h", an escaped \"df -h\", any string of a
+//     line that starts as JSON) is data.
 //   - "# title" is a markdown heading unless the word is a known command
 //     with a flag, path, number or operator argument: "# free -h" is a root
 //     prompt, "# top", "# top processes" and "# Disk usage" are headings.
@@ -307,7 +311,15 @@ func (d *detector) proseLine(line string) {
 	}
 	code := d.inlineCode(line)
 	d.markers(line, code)
-	d.quotes(line, code)
+	if !jsonLine(t) {
+		d.quotes(line, code)
+	}
+}
+
+// jsonLine reports a line of JSON written as text ({"name": ...} or
+// [{...}]): its strings are data, even when one holds a command.
+func jsonLine(t string) bool {
+	return strings.HasPrefix(t, "{\"") || strings.HasPrefix(t, "[{") || strings.HasPrefix(t, "[\"")
 }
 
 // commandLine records each command of a shell command line (split at &&,
@@ -662,8 +674,8 @@ func (d *detector) quotes(line string, code []span) {
 		}
 		if i > 0 {
 			p, _ := utf8.DecodeLastRuneInString(line[:i])
-			if unicode.IsLetter(p) || unicode.IsDigit(p) {
-				i += size // an apostrophe inside a word
+			if unicode.IsLetter(p) || unicode.IsDigit(p) || p == '\\' {
+				i += size // an apostrophe inside a word, or an escaped quote
 				continue
 			}
 		}
