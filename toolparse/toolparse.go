@@ -22,18 +22,51 @@
 //   - A command word must look like one (lower case letters, digits, . _ + -
 //     or a ./script or /usr/bin/x path) and be a well-known command; an
 //     unknown word counts only when its first argument is a flag
-//     (mytool --check) or it is a ./script.
-//   - In prose, a backticked or quoted command must be concrete: it has
-//     arguments (`df -h`), stands alone on its line (possibly as a list item
-//     or after "command:"), or follows a run verb ("run `uptime`"). A bare
+//     (mytool --check) or it is a ./script. A command with placeholders
+//     (ssh -i <key> user@host) is syntax to fill in, not a call.
+//   - In prose, a backticked or quoted command counts when the sentence
+//     uses it, not when it talks about it; this is read from the role the
+//     command plays in its sentence, not from set phrases. Used: the
+//     object of a run verb ("run `uptime`", "re-run `./configure`", "do a
+//     `git fetch --all`", "run a quick `uptime`"), alone on its line
+//     (possibly as a list item or after "command:"), standing in a
+//     sentence with nothing said about it ("I'd check `df -h` first"),
+//     or the subject
+//     of a predicate aimed at the reader's task, so the command is given
+//     as the answer or the fix: a future or "should" ("`df -h` will
+//     show it", "a `git switch main` should take you back"), the reader
+//     as object ("`ss -tlnp` tells you", but not "the `df` figures you
+//     sent"), or the answer or problem as a
+//     pronoun object ("`pip list --outdated` lists them", "`x` fixes
+//     it"). Any predicate counts when the sentence opens as the way to a
+//     goal: a purpose clause ("To free the space, `journalctl
+//     --vacuum-time=7d` trims the journal"), a label ("Fix: `x` ..."),
+//     step words ("Then `x` ..."), or a list item the span opens ("1.
+//     `docker system df` shows how much space each part takes"). A bare name needs the strongest of
+//     these (alone, a run verb, a future, the reader, a goal), and a bare
 //     word that is also a literal or an English word (`true`, `file`,
 //     `test`, "free") never counts alone.
-//   - Talking about a command is not running it: "the `df` command",
-//     "`ps aux` lists processes", "the output of `df -h`", "don't run
-//     `rm -rf /`", "instead of `top`", and glossary lines that explain a
-//     command ("- `head -n 6`: keeps the first lines", "`df` — disk free"). A quoted command also needs a flag,
-//     path or operator argument or a run verb ("free time" is prose), and a
-//     quoted string in JSON ("cmd": "df -h") is data.
+//   - Talking about a command is not running it: a noun it modifies ("the
+//     `df` command", "the `crontab -e` editor", "the output of `df -h`",
+//     "`top`'s view"), a comparison, reference, possessive or apposition
+//     ("instead of `top`", "In `rsync -avz`, ...", "your `git pull`",
+//     "the second command, `grep -c x f`, counts..."), a question
+//     about it ("what does `uname -m` print"), a negation or warning in
+//     its clause ("don't run `rm -rf /`", "a common mistake is running
+//     `x`"; "Don't run `top`, run `htop -d 10`" keeps htop) or in a
+//     label before it ("Careful: `x` ..."; but "Nothing fancy needed:
+//     `wc -l f`" is advice), a past or third-person run
+//     verb ("I ran `x`", "you have tried `x`", "the target runs `x`"), a
+//     timeless description ("`ps aux` lists every process", "`grep -v`
+//     inverts the match"), a past or negated predicate ("`x` was
+//     misleading", "`x` won't help"), and glossary lines that explain a
+//     command ("- `head -n 6`: keeps the first lines", "`df` — disk
+//     free"; only at the start of a line: elsewhere a dash ends the
+//     clause, as in "You'll need `x` — the Events section says why"). A
+//     quoted command also needs a flag, path or operator
+//     argument or a run verb ("free time" is prose), and a quoted string
+//     in JSON ("cmd": "df -h", an escaped \"df -h\", any string of a
+//     line that starts as JSON) is data.
 //   - "# title" is a markdown heading unless the word is a known command
 //     with a flag, path, number or operator argument: "# free -h" is a root
 //     prompt, "# top", "# top processes" and "# Disk usage" are headings.
@@ -272,7 +305,15 @@ func (d *detector) proseLine(line string) {
 	}
 	code := d.inlineCode(line)
 	d.markers(line, code)
-	d.quotes(line, code)
+	if !jsonLine(t) {
+		d.quotes(line, code)
+	}
+}
+
+// jsonLine reports a line of JSON written as text ({"name": ...} or
+// [{...}]): its strings are data, even when one holds a command.
+func jsonLine(t string) bool {
+	return strings.HasPrefix(t, "{\"") || strings.HasPrefix(t, "[{") || strings.HasPrefix(t, "[\"")
 }
 
 // commandLine records each command of a shell command line (split at &&,
@@ -400,6 +441,9 @@ func commandWord(w string) bool {
 // accept decides whether a command word with its arguments is a command:
 // known words, ./scripts, or unknown words followed by a flag.
 func accept(name string, args []string, bare bool) bool {
+	if template(args) {
+		return false
+	}
 	if strings.HasPrefix(name, "./") {
 		return true
 	}
@@ -410,6 +454,20 @@ func accept(name string, args []string, bare bool) bool {
 		return false
 	}
 	return len(args) > 0 && isFlag(args[0])
+}
+
+// placeholderArg matches an argument to fill in: <file>, <user>@<host>.
+var placeholderArg = regexp.MustCompile(`<[A-Za-z][A-Za-z0-9._-]*>`)
+
+// template reports a command written with placeholders ("ssh -i <key>
+// user@host"): syntax to fill in, which nothing could run as written.
+func template(args []string) bool {
+	for _, a := range args {
+		if strings.Contains(a, ">") && placeholderArg.MatchString(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // fileLike reports names such as config.yaml or main.go.
@@ -498,29 +556,25 @@ func runLen(s string, i int, c byte) int {
 	return n
 }
 
-// inline judges one backticked or quoted command in prose.
+// inline judges one backticked or quoted command in prose: a call when the
+// sentence uses it (see sentence.go), not when it talks about it.
 func (d *detector) inline(line string, start, end int, content string) {
 	content = strings.TrimPrefix(content, "$ ")
 	if content == "" {
 		return
 	}
-	before := line[:start]
-	after := line[end:]
-	standalone := isStandalone(before, after)
-	verb := runVerbBefore(before)
-	if !standalone && !verb && (mentionBefore(before) || mentionAfter(after)) {
-		return
-	}
-	if negatedBefore(before) {
-		return
-	}
+	var u *use // judged once, and only for a span that holds a command
 	for _, part := range splitCommands(content) {
 		name, args, ok := firstCommand(part)
 		if !ok || !accept(name, args, true) {
 			continue
 		}
-		if len(args) == 0 && !standalone && !verb {
-			continue // a bare name in a sentence is talk
+		if u == nil {
+			v := judge(line[:start], line[end:])
+			u = &v
+		}
+		if !u.call || len(args) == 0 && !u.bare {
+			continue // talk; a bare name in a sentence is talk
 		}
 		d.add(name, part, line[start:end])
 	}
@@ -540,63 +594,6 @@ func isStandalone(before, after string) bool {
 		return false
 	}
 	return strings.Trim(after, " \t\r.,;:!") == ""
-}
-
-func lastWord(s string) string {
-	s = strings.TrimRightFunc(s, unicode.IsSpace)
-	i := strings.LastIndexFunc(s, unicode.IsSpace)
-	return strings.ToLower(strings.Trim(s[i+1:], "*_\"'("))
-}
-
-var runVerbs = wordSet(`run running ran execute executing executed exec type typing enter invoke invoking invoked try issue issuing use using`)
-
-func runVerbBefore(before string) bool {
-	return runVerbs[lastWord(before)]
-}
-
-var mentionWordsBefore = wordSet(`the a an of than like unlike about called named from as its their such via versus vs vs.`)
-
-func mentionBefore(before string) bool {
-	return mentionWordsBefore[lastWord(before)]
-}
-
-var mentionWordsAfter = wordSet(`command commands utility utilities tool tools program programs binary flag flags option options output package man manual is was are were shows show lists list displays display prints print reports gives provides works can will would does doesn't returns tells uses lets allows also only and or vs versus`)
-
-func mentionAfter(after string) bool {
-	if glossary.MatchString(after) {
-		return true
-	}
-	a := strings.TrimLeft(after, " \t")
-	if strings.HasPrefix(a, "'s") || strings.HasPrefix(a, "’s") {
-		return true
-	}
-	a = strings.TrimLeft(a, "*_")
-	a = strings.TrimLeft(a, " \t")
-	end := strings.IndexFunc(a, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' })
-	if end < 0 {
-		end = len(a)
-	}
-	return mentionWordsAfter[strings.ToLower(a[:end])]
-}
-
-// glossary matches the rest of a "`ps aux`: lists processes" or
-// "`df` — disk free" line: a command being explained, not run.
-var glossary = regexp.MustCompile(`^(?::|\s+[-–—])\s+\S`)
-
-var negations = []string{"not ", "n't ", "n’t ", "never ", "avoid ", "instead of ", "without ", "rather than "}
-
-func negatedBefore(before string) bool {
-	b := before
-	if len(b) > 30 {
-		b = b[len(b)-30:]
-	}
-	b = strings.ToLower(b)
-	for _, n := range negations {
-		if strings.Contains(b, n) {
-			return true
-		}
-	}
-	return false
 }
 
 var (
@@ -671,8 +668,8 @@ func (d *detector) quotes(line string, code []span) {
 		}
 		if i > 0 {
 			p, _ := utf8.DecodeLastRuneInString(line[:i])
-			if unicode.IsLetter(p) || unicode.IsDigit(p) {
-				i += size // an apostrophe inside a word
+			if unicode.IsLetter(p) || unicode.IsDigit(p) || p == '\\' {
+				i += size // an apostrophe inside a word, or an escaped quote
 				continue
 			}
 		}
@@ -721,11 +718,24 @@ func quotePair(r rune) (rune, bool) {
 	return 0, false
 }
 
-// jsonContext reports a quoted string that is a JSON key or value.
+// jsonContext reports a quoted string that is a JSON key or value: after
+// a key's colon, or after { [ or a comma on a line that opened an object
+// or array (a comma alone ends a clause of prose).
 func jsonContext(before, after string) bool {
 	b := strings.TrimRight(before, " \t")
-	if b != "" && strings.ContainsAny(b[len(b)-1:], ":{[,") {
-		return true
+	if b != "" {
+		switch b[len(b)-1] {
+		case '{', '[':
+			return true
+		case ':':
+			if strings.HasSuffix(strings.TrimRight(b[:len(b)-1], " \t"), "\"") {
+				return true
+			}
+		case ',':
+			if strings.ContainsAny(b, "{[") {
+				return true
+			}
+		}
 	}
 	a := strings.TrimLeft(after, " \t")
 	return strings.HasPrefix(a, ":")
