@@ -78,6 +78,11 @@ func TestReportAtScaleInChromium(t *testing.T) {
 	if st.Elements > 8000 {
 		t.Errorf("%d DOM elements for 100 groups x 100 prompts", st.Elements)
 	}
+	var timings map[string]float64
+	if err := p.Eval(`window.benchReport.timings`, &timings); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("timings (ms): %v", timings)
 	shot := filepath.Join(t.ArtifactDir(), "report-100x100.png")
 	if err := p.Screenshot(shot); err != nil {
 		t.Fatal(err)

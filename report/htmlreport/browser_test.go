@@ -375,3 +375,70 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestEdgeReportsInChromium loads the reports a person also meets: a run
+// with no results yet, and a run whose resource files have no sample series
+// (today's sampler). Both must load without a console error and say what
+// is missing instead of drawing empty plots.
+func TestEdgeReportsInChromium(t *testing.T) {
+	b := browsertest.New(t)
+
+	empty := t.TempDir()
+	if err := os.WriteFile(filepath.Join(empty, "results.jsonl"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.Build(empty, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	noSeries := t.TempDir()
+	realisticFixture().write(t, noSeries)
+	series, _ := filepath.Glob(filepath.Join(noSeries, "*"+SamplesSuffix))
+	if len(series) == 0 {
+		t.Fatal("fixture wrote no series")
+	}
+	for _, s := range series {
+		os.Remove(s)
+	}
+
+	for _, c := range []struct {
+		name, dir string
+		plots     int
+		text      []string
+	}{
+		{"empty", empty, 0, []string{"0 records, 0 groups, 0 prompts", "No results.", "No model reached Tier 1"}},
+		{"no-series", noSeries, 7, []string{"kept snapshots and peaks only", "peak server RSS"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := Load(c.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteFile(c.dir, d); err != nil {
+				t.Fatal(err)
+			}
+			p := b.NewPage(t)
+			if err := p.Open(browsertest.FileURL(filepath.Join(c.dir, FileName)), 30*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.WaitFor(`document.documentElement.dataset.rendered === "true"`, 20*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if errs, err := p.Errors(); err != nil || len(errs) > 0 {
+				t.Errorf("console errors (%v):\n%s", err, strings.Join(errs, "\n"))
+			}
+			var st pageState
+			if err := p.Eval(inspectJS, &st); err != nil {
+				t.Fatal(err)
+			}
+			if len(st.Plots) != c.plots || len(st.Drawn) != c.plots {
+				t.Errorf("%d plots, %d drawn, want %d", len(st.Plots), len(st.Drawn), c.plots)
+			}
+			for _, w := range c.text {
+				if !strings.Contains(st.BodyText, w) {
+					t.Errorf("page lacks %q", w)
+				}
+			}
+		})
+	}
+}
