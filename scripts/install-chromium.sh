@@ -29,5 +29,8 @@ if [ ! -x "$bin" ]; then
 	$sudo apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >&2
 	[ -x "$bin" ] || { echo "install-chromium: apt-get finished but $bin is missing" >&2; exit 1; }
 fi
-"$bin" --version >&2 || { echo "install-chromium: $bin does not run" >&2; exit 1; }
+# Debian's launcher script prints a harmless shell warning on some
+# machines; keep only the version line.
+version="$("$bin" --version 2>/dev/null)" || { echo "install-chromium: $bin does not run" >&2; exit 1; }
+echo "install-chromium: $version" >&2
 echo "$bin"

@@ -2,6 +2,7 @@ package browsertest
 
 import (
 	"bytes"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -105,5 +106,44 @@ func TestFindBinHonoursEnv(t *testing.T) {
 	t.Setenv(EnvBin, filepath.Join(t.TempDir(), "nope"))
 	if _, err := FindBin(); err == nil || !strings.Contains(err.Error(), EnvBin) {
 		t.Errorf("a bad %s must be an error naming it: %v", EnvBin, err)
+	}
+}
+
+// stopTB records how Bin ended a test: Fatalf or Skipf, which stop the
+// caller (here by a panic the test recovers).
+type stopTB struct {
+	testing.TB
+	how, msg string
+}
+
+func (s *stopTB) Helper() {}
+func (s *stopTB) Fatalf(format string, args ...any) {
+	s.how, s.msg = "fatal", fmt.Sprintf(format, args...)
+	panic(s)
+}
+func (s *stopTB) Skipf(format string, args ...any) {
+	s.how, s.msg = "skip", fmt.Sprintf(format, args...)
+	panic(s)
+}
+
+// TestMissingBrowserSkipsOrFails: without Chromium a test is skipped, but
+// with BENCH_REQUIRE_SERVERS=1 it fails, so CI cannot pass a browser test
+// it never ran.
+func TestMissingBrowserSkipsOrFails(t *testing.T) {
+	t.Setenv(EnvBin, filepath.Join(t.TempDir(), "no-chromium"))
+	for _, c := range []struct{ require, want string }{{"", "skip"}, {"0", "skip"}, {"1", "fatal"}} {
+		t.Setenv("BENCH_REQUIRE_SERVERS", c.require)
+		tb := &stopTB{TB: t}
+		func() {
+			defer func() {
+				if r := recover(); r != tb {
+					panic(r)
+				}
+			}()
+			Bin(tb)
+		}()
+		if tb.how != c.want || !strings.Contains(tb.msg, "no-chromium") {
+			t.Errorf("BENCH_REQUIRE_SERVERS=%q: %s %q, want %s", c.require, tb.how, tb.msg, c.want)
+		}
 	}
 }
