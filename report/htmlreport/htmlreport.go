@@ -17,10 +17,18 @@
 // survive), and tables are capped at MaxRows with a count of the rest.
 //
 // Inputs are the report.Summary (which report.Load builds from
-// results.jsonl) plus a second streaming pass over results.jsonl for the
-// per-cell samples and violation texts, and the optional resource sample
-// series. The package reads resource files as plain JSON; it does not
-// import the providers, runner or resources packages.
+// results.jsonl), a Samples fed the same records (FromSummary streams
+// results.jsonl a second time for it; a caller with its own pass can feed
+// one directly) for the per-group distributions and the matrix's violation
+// texts, and the optional resource sample series. The package reads
+// resource files as plain JSON; it does not import the providers, runner or
+// resources packages.
+//
+// Wiring: after summary.json is written,
+//
+//	d, err := htmlreport.FromSummary(s, runDir) // or htmlreport.Load(runDir)
+//	...
+//	err = htmlreport.WriteFile(runDir, d)        // runDir/report.html
 package htmlreport
 
 import (
@@ -160,27 +168,23 @@ func Load(runDir string) (*Data, error) {
 
 // FromSummary builds the report data from a summary already built from
 // runDir (as `bench run` and `bench report` have one in hand after writing
-// summary.json): it streams runDir/results.jsonl once more for the per-group
-// samples and the matrix's violation texts, reads the agentic figures from
-// summary.json and tiers.json when they have them, and the resource sample
-// series when the run recorded them. Only I/O failure on results.jsonl is an
-// error; a bad optional file is a warning in Data.Warnings.
+// summary.json): it streams runDir/results.jsonl once more into a Samples,
+// then calls Samples.Data. Only I/O failure on results.jsonl is an error. A
+// caller that reads results.jsonl itself can feed a Samples in the same
+// pass instead and skip this second one.
 func FromSummary(s *report.Summary, runDir string) (*Data, error) {
 	if s == nil {
 		return nil, errors.New("htmlreport: no summary")
 	}
-	d := &Data{Summary: s, Groups: make([]*GroupData, len(s.Groups))}
-	if err := d.readSamples(filepath.Join(runDir, "results.jsonl")); err != nil {
+	c := NewSamples()
+	_, _, err := results.ReadFile(filepath.Join(runDir, "results.jsonl"), true, func(_ int, r *results.Record) error {
+		c.Add(r)
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("report.html %s: %w", runDir, err)
 	}
-	d.readAgentic(runDir)
-	tl, warn, err := ReadTimelines(runDir)
-	if err != nil {
-		d.Warnings = append(d.Warnings, err.Error())
-	}
-	d.Timelines = tl
-	d.Warnings = append(d.Warnings, warn...)
-	return d, nil
+	return c.Data(s, runDir), nil
 }
 
 type groupKey struct {
@@ -196,69 +200,93 @@ func keyOf(provider, model string, thinking *string) groupKey {
 	return k
 }
 
-// readSamples streams results.jsonl and keeps, per group, the values the
-// summary's statistics are computed over (same cells, same filters) and the
-// first violation or error per prompt.
-func (d *Data) readSamples(path string) error {
-	index := make(map[groupKey]int, len(d.Summary.Groups))
-	for i, g := range d.Summary.Groups {
-		index[keyOf(g.Provider, g.Model, g.ThinkingLevel)] = i
+// Samples collects, one record at a time and in any order, what
+// report.html needs beyond the summary: per group the values its statistics
+// are computed over (same cells, same filters as summary.json) and per
+// prompt the first violation or error. Memory is 8 bytes per value (about
+// 2.4 MB for 100,000 cells) plus one short text per matrix cell.
+type Samples struct {
+	groups map[groupKey]*groupSamples
+}
+
+type groupSamples struct {
+	ttft, e2e, tps []float64
+	cells          map[string]*CellDetail
+	violation      map[string]bool // the cell's detail is a violation
+}
+
+// NewSamples returns an empty collector.
+func NewSamples() *Samples { return &Samples{groups: map[groupKey]*groupSamples{}} }
+
+// Add counts one record. It keeps no reference to r.
+func (c *Samples) Add(r *results.Record) {
+	k := keyOf(r.Provider, r.Model, r.ThinkingLevel)
+	a := c.groups[k]
+	if a == nil {
+		a = &groupSamples{cells: map[string]*CellDetail{}, violation: map[string]bool{}}
+		c.groups[k] = a
 	}
-	type acc struct {
-		ttft, e2e, tps []float64
-		cells          map[string]*CellDetail
-		violation      map[string]bool // the cell's detail is a violation
+	cell := a.cells[r.PromptID]
+	if cell == nil {
+		cell = &CellDetail{}
+		a.cells[r.PromptID] = cell
 	}
-	accs := make([]*acc, len(d.Summary.Groups))
-	for i := range accs {
-		accs[i] = &acc{cells: map[string]*CellDetail{}, violation: map[string]bool{}}
+	switch r.AvailabilityStatus {
+	case "skipped_unavailable", "rate_limited", "auth_error":
+		cell.NotRun++
 	}
-	_, _, err := results.ReadFile(path, true, func(_ int, r *results.Record) error {
-		gi, ok := index[keyOf(r.Provider, r.Model, r.ThinkingLevel)]
-		if !ok {
-			return nil // not in this summary (it was built from another file)
+	success := r.AvailabilityStatus == "ok" && r.Success
+	if success {
+		a.e2e = append(a.e2e, float64(r.E2EMS))
+		if r.TTFTMS != nil {
+			a.ttft = append(a.ttft, float64(*r.TTFTMS))
 		}
-		a := accs[gi]
-		c := a.cells[r.PromptID]
-		if c == nil {
-			c = &CellDetail{}
-			a.cells[r.PromptID] = c
+		if r.TokensPerS != nil {
+			a.tps = append(a.tps, *r.TokensPerS)
 		}
-		switch r.AvailabilityStatus {
-		case "skipped_unavailable", "rate_limited", "auth_error":
-			c.NotRun++
-		}
-		success := r.AvailabilityStatus == "ok" && r.Success
-		if success {
-			a.e2e = append(a.e2e, float64(r.E2EMS))
-			if r.TTFTMS != nil {
-				a.ttft = append(a.ttft, float64(*r.TTFTMS))
-			}
-			if r.TokensPerS != nil {
-				a.tps = append(a.tps, *r.TokensPerS)
-			}
-		}
-		failedCheck := success && r.ObjectivePass != nil && !*r.ObjectivePass
-		switch {
-		case failedCheck && !a.violation[r.PromptID]:
-			// A failed check says more about the model than an error does.
-			c.Detail = oneLine(deref(r.Violation), maxDetail)
-			if c.Detail == "" {
-				c.Detail = "failed its check"
-			}
-			a.violation[r.PromptID] = true
-		case !success && c.Detail == "":
-			c.Detail = oneLine(firstOf(r.ErrorMessage, r.Violation, r.FailureType, &r.AvailabilityStatus), maxDetail)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
-	for i, a := range accs {
+	failedCheck := success && r.ObjectivePass != nil && !*r.ObjectivePass
+	switch {
+	case failedCheck && !a.violation[r.PromptID]:
+		// A failed check says more about the model than an error does.
+		cell.Detail = oneLine(deref(r.Violation), maxDetail)
+		if cell.Detail == "" {
+			cell.Detail = "failed its check"
+		}
+		a.violation[r.PromptID] = true
+	case !success && cell.Detail == "":
+		cell.Detail = oneLine(firstOf(r.ErrorMessage, r.Violation, r.FailureType, &r.AvailabilityStatus), maxDetail)
+	}
+}
+
+// Data joins the samples to the summary built from the same records, reads
+// the agentic figures from runDir's summary.json and tiers.json when they
+// have them, and the resource sample series when the run recorded them. A
+// bad optional file is a warning in Data.Warnings; with runDir "" no file
+// is read. It consumes c: call it once.
+func (c *Samples) Data(s *report.Summary, runDir string) *Data {
+	d := &Data{Summary: s, Groups: make([]*GroupData, len(s.Groups))}
+	for i, g := range s.Groups {
+		a := c.groups[keyOf(g.Provider, g.Model, g.ThinkingLevel)]
+		if a == nil {
+			a = &groupSamples{}
+		}
 		d.Groups[i] = &GroupData{TTFT: NewDist(a.ttft), E2E: NewDist(a.e2e), TokensPerS: NewDist(a.tps), Cells: a.cells}
+		if d.Groups[i].Cells == nil {
+			d.Groups[i].Cells = map[string]*CellDetail{}
+		}
 	}
-	return nil
+	if runDir == "" {
+		return d
+	}
+	d.readAgentic(runDir)
+	tl, warn, err := ReadTimelines(runDir)
+	if err != nil {
+		d.Warnings = append(d.Warnings, err.Error())
+	}
+	d.Timelines = tl
+	d.Warnings = append(d.Warnings, warn...)
+	return d
 }
 
 func deref(s *string) string {

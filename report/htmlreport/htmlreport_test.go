@@ -362,3 +362,34 @@ func TestTablesAreCapped(t *testing.T) {
 		t.Error("no note for the capped rows")
 	}
 }
+
+// TestSamplesInOnePass feeds a Samples from the caller's own pass over the
+// records (what `bench report` can do while building the summary) and
+// expects the same page as FromSummary's second pass.
+func TestSamplesInOnePass(t *testing.T) {
+	dir, want := loadFixture(t, realisticFixture())
+	c := NewSamples()
+	var recs []results.Record
+	if _, _, err := results.ReadFile(filepath.Join(dir, "results.jsonl"), true, func(_ int, r *results.Record) error {
+		c.Add(r)
+		recs = append(recs, *r)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got := c.Data(want.Summary, dir)
+	a, b := render(t, want), render(t, got)
+	if a != b {
+		t.Error("one-pass Samples and FromSummary render differently")
+	}
+	// In memory, without a run directory: no files read, plots still there.
+	s := report.Summarize(recs)
+	c = NewSamples()
+	for i := range recs {
+		c.Add(&recs[i])
+	}
+	d := c.Data(s, "")
+	if d.Timelines != nil || len(d.Warnings) != 0 || d.Groups[0].E2E.N == 0 {
+		t.Errorf("in memory: timelines %v, warnings %v, e2e n %d", d.Timelines, d.Warnings, d.Groups[0].E2E.N)
+	}
+}
