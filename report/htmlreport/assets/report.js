@@ -73,10 +73,14 @@
 
 	// ---- canvas helpers ------------------------------------------------------
 
-	function newCanvas(el, w, h) {
+	function newCanvas(el, w, h, label) {
 		const dpr = window.devicePixelRatio || 1;
 		const cv = document.createElement("canvas");
 		cv.className = "own";
+		if (label) {
+			cv.setAttribute("role", "img");
+			cv.setAttribute("aria-label", label);
+		}
 		cv.width = Math.round(w * dpr);
 		cv.height = Math.round(h * dpr);
 		cv.style.width = w + "px";
@@ -162,7 +166,7 @@
 		const W = Math.max(480, el.clientWidth || 1000);
 		const top = 22, bottom = 22;
 		const H = top + n * rowH + bottom;
-		const { cv, ctx } = newCanvas(el, W, H);
+		const { cv, ctx } = newCanvas(el, W, H, "Box plots of " + m.title.toLowerCase() + " for " + n + " groups; the ranking table has the figures");
 		const labels = D.groups.map(g => g.label);
 		const labelW = labelWidth(ctx, labels, 120, 300);
 		const x0 = labelW + 8, x1 = W - 24;
@@ -361,7 +365,7 @@
 		const gridW = G * cw;
 		const cvW = Math.min(W, Math.ceil(labelW + gridW + groupW * Math.cos(slant) + 12));
 		const H = headerH + P * ch + 2;
-		const { cv, ctx } = newCanvas(el, cvW, H);
+		const { cv, ctx } = newCanvas(el, cvW, H, "Pass matrix of " + P + " prompts by " + G + " groups; summary.md has it as a table");
 
 		// Column labels, slanted so that 100 of them fit.
 		ctx.fillStyle = "#1d2129";
