@@ -2,10 +2,10 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
-	"bench/resources"
 	"bench/results"
 )
 
@@ -23,13 +23,15 @@ func TestMarkdownOneOrderPluralsAndBoundedPeaks(t *testing.T) {
 	if s.Groups[0].Model != "a-model" || Ranked(s)[0].Model != "z-model" {
 		t.Fatalf("fixture: groups %s,%s ranked %s", s.Groups[0].Model, s.Groups[1].Model, Ranked(s)[0].Model)
 	}
-	u := func(v uint64) *uint64 { return &v }
-	f := func(v float64) *float64 { return &v }
 	for _, g := range s.Groups {
-		g.ResourcesBefore = &resources.Snapshot{CPUPercent: f(5), MemUsed: u(4 << 30), Server: &resources.Server{RSSBytes: u(1 << 30)}}
-		// The after snapshot is above everything the sampler saw.
-		g.ResourcesAfter = &resources.Snapshot{CPUPercent: f(99), MemUsed: u(8 << 30), Server: &resources.Server{RSSBytes: u(3 << 30)}}
-		g.ResourcesPeak = &resources.Peak{CPUPercent: f(50), MemUsed: u(7 << 30), ServerRSS: u(2 << 30)}
+		// The after snapshot is above everything the sampler saw. (Set
+		// through JSON, the form summary.json has, not the Go types.)
+		res := `{"resources_before": {"cpu_percent": 5, "mem_used_bytes": 4294967296, "server": {"rss_bytes": 1073741824}},
+			"resources_after": {"cpu_percent": 99, "mem_used_bytes": 8589934592, "server": {"rss_bytes": 3221225472}},
+			"resources_peak": {"cpu_percent": 50, "mem_used_bytes": 7516192768, "server_rss_bytes": 2147483648}}`
+		if err := json.Unmarshal([]byte(res), g); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var b bytes.Buffer
 	if err := WriteMarkdown(&b, s); err != nil {
@@ -65,8 +67,10 @@ func TestPlural(t *testing.T) {
 }
 
 func TestWindowPeakKeepsNullsAndSamplerMaxima(t *testing.T) {
-	f := func(v float64) *float64 { return &v }
-	g := &Group{ResourcesPeak: &resources.Peak{CPUPercent: f(80)}, ResourcesBefore: &resources.Snapshot{CPUPercent: f(10)}}
+	g := &Group{}
+	if err := json.Unmarshal([]byte(`{"resources_peak": {"cpu_percent": 80}, "resources_before": {"cpu_percent": 10}}`), g); err != nil {
+		t.Fatal(err)
+	}
 	p := WindowPeak(g)
 	if *p.CPUPercent != 80 || p.MemUsed != nil || p.ServerRSS != nil {
 		t.Errorf("peak %+v", p)
