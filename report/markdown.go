@@ -14,9 +14,9 @@ import (
 func WriteMarkdown(w io.Writer, s *Summary) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Benchmark summary: run %s\n\n", s.RunID)
-	fmt.Fprintf(&b, "Generated %s from results.jsonl: %d records", s.GeneratedAt.Format("2006-01-02 15:04:05 UTC"), s.NRecords)
+	fmt.Fprintf(&b, "Generated %s from results.jsonl: %s", s.GeneratedAt.Format("2006-01-02 15:04:05 UTC"), Plural(s.NRecords, "record"))
 	if s.NSkippedLines > 0 {
-		fmt.Fprintf(&b, ", %d unusable lines skipped (listed at the end)", s.NSkippedLines)
+		fmt.Fprintf(&b, ", %s skipped (listed at the end)", Plural(s.NSkippedLines, "unusable line"))
 	}
 	b.WriteString(".\n\n")
 
@@ -30,8 +30,12 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 	return err
 }
 
-// ranked returns the groups best first: objective pass rate, then success
-// rate (null rates last), then median latency, then name.
+// Ranked returns the groups best first: objective pass rate, then success
+// rate (null rates last), then median latency, then name. Every table and
+// plot that lists groups (summary.md, report.html, the end-of-run table)
+// uses this one order, so a model keeps its place from one to the next.
+func Ranked(s *Summary) []*Group { return ranked(s) }
+
 func ranked(s *Summary) []*Group {
 	gs := append([]*Group(nil), s.Groups...)
 	sort.SliceStable(gs, func(i, j int) bool {
@@ -94,12 +98,19 @@ func writeMatrix(b *strings.Builder, s *Summary) {
 		b.WriteString("No results.\n\n")
 		return
 	}
+	// Columns in ranking order, like the ranking's rows; s.Matrix is indexed
+	// like s.Groups.
+	index := make(map[*Group]int, len(s.Groups))
+	for i, g := range s.Groups {
+		index[g] = i
+	}
+	cols := ranked(s)
 	b.WriteString("| prompt |")
-	for _, g := range s.Groups {
+	for _, g := range cols {
 		fmt.Fprintf(b, " %s |", md(g.Label()))
 	}
 	b.WriteString("\n|---|")
-	for range s.Groups {
+	for range cols {
 		b.WriteString(":-:|")
 	}
 	b.WriteString("\n")
@@ -109,8 +120,8 @@ func writeMatrix(b *strings.Builder, s *Summary) {
 			label += " " + p.Name
 		}
 		fmt.Fprintf(b, "| %s |", md(label))
-		for gi := range s.Groups {
-			fmt.Fprintf(b, " %s |", matrixCell(s.Matrix[gi][p.ID]))
+		for _, g := range cols {
+			fmt.Fprintf(b, " %s |", matrixCell(s.Matrix[index[g]][p.ID]))
 		}
 		b.WriteString("\n")
 	}
@@ -192,26 +203,63 @@ func writeResources(b *strings.Builder, s *Summary) {
 		return
 	}
 	b.WriteString("## Resources\n\n")
-	b.WriteString("Machine before → after each suite, and the peaks the sampler saw during it (resources_*.txt have the details).\n\n")
+	b.WriteString("Machine before → after each suite, and the peak over the suite's window: the highest of the sampler's readings and the two snapshots that bracket it (resources_*.txt have the details).\n\n")
 	b.WriteString("| model | CPU before → after | peak CPU | mem used before → after | peak mem used | server RSS before → after | peak server RSS |\n")
 	b.WriteString("|---|--:|--:|--:|--:|--:|--:|\n")
-	for _, g := range s.Groups {
+	for _, g := range ranked(s) {
 		if g.ResourcesBefore == nil {
 			continue
 		}
-		bf, af, pk := g.ResourcesBefore, g.ResourcesAfter, g.ResourcesPeak
+		bf, af := g.ResourcesBefore, g.ResourcesAfter
 		if af == nil {
 			af = &rundir.Snapshot{}
 		}
-		if pk == nil {
-			pk = &rundir.Peak{}
-		}
+		pk := WindowPeak(g)
 		fmt.Fprintf(b, "| %s | %s → %s | %s | %s → %s | %s | %s → %s | %s |\n", md(g.Label()),
 			rundir.Pct(bf.CPUPercent), rundir.Pct(af.CPUPercent), rundir.Pct(pk.CPUPercent),
 			rundir.Bytes(bf.MemUsed), rundir.Bytes(af.MemUsed), rundir.Bytes(pk.MemUsed),
 			serverRSS(bf), serverRSS(af), rundir.Bytes(pk.ServerRSS))
 	}
 	b.WriteString("\n")
+}
+
+// WindowPeak is the suite's peak CPU, memory and server RSS over its whole
+// window: the sampler's maxima, raised to the before and after snapshots
+// when one of those is higher. The sampler stops just before the after
+// snapshot is taken (and starts just after the before one), so on its own
+// its peak can sit below a value the table shows next to it; a peak never
+// should. Fields stay null only when no reading had them.
+func WindowPeak(g *Group) rundir.Peak {
+	var p rundir.Peak
+	if g.ResourcesPeak != nil {
+		p = *g.ResourcesPeak
+	}
+	for _, s := range []*rundir.Snapshot{g.ResourcesBefore, g.ResourcesAfter} {
+		if s == nil {
+			continue
+		}
+		p.CPUPercent = maxPtr(p.CPUPercent, s.CPUPercent)
+		p.MemUsed = maxPtr(p.MemUsed, s.MemUsed)
+		if s.Server != nil {
+			p.ServerRSS = maxPtr(p.ServerRSS, s.Server.RSSBytes)
+		}
+	}
+	return p
+}
+
+func maxPtr[T float64 | uint64](a, b *T) *T {
+	if a == nil || (b != nil && *b > *a) {
+		return b
+	}
+	return a
+}
+
+// Plural is "1 record", "2 records": n and the noun, with an s unless n is 1.
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func serverRSS(s *rundir.Snapshot) string {
@@ -233,10 +281,7 @@ func writeFailures(b *strings.Builder, s *Summary) {
 	for _, f := range s.Failures {
 		prompt, rep := md(f.PromptID), fmt.Sprint(f.Repetition)
 		if f.Count > 0 {
-			prompt, rep = fmt.Sprintf("%d cells", f.Count), "–"
-			if f.Count == 1 {
-				prompt = "1 cell"
-			}
+			prompt, rep = Plural(f.Count, "cell"), "–"
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", md(f.Group), prompt, rep, md(f.Status), md(f.Type), md(f.Detail))
 	}

@@ -2,11 +2,12 @@
 # test.sh is bench's test command (the one the README gives). On a fresh
 # machine it first installs what the tests run against for real, if missing:
 # Ollama v0.9.6 built from the Go module proxy (2-4 minutes on 2 cores, once),
-# the pinned Claude Code CLI from npm into .tools/, and the OpenTelemetry
+# the pinned Claude Code CLI from npm into .tools/, the OpenTelemetry
 # Collector built with its builder into .tools/otelcol/ (2-3 minutes on 2
-# cores, once, and again when scripts/otelcol/manifest.yaml changes). Then it
-# vets and tests every package. Servers are required: a test that cannot find
-# them fails rather than skips. Extra arguments go to `go test` (e.g. -run, -v).
+# cores, once, and again when scripts/otelcol/manifest.yaml changes), and
+# Debian's chromium (report.html is checked in it headless). Then it vets and
+# tests every package. Servers are required: a test that cannot find them
+# fails rather than skips. Extra arguments go to `go test` (e.g. -run, -v).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -17,6 +18,8 @@ BENCH_CLAUDE_BIN="$(scripts/install-claude-cli.sh)"
 export BENCH_CLAUDE_BIN
 BENCH_OTELCOL_BIN="$(scripts/otelcol.sh install)"
 export BENCH_OTELCOL_BIN
+BENCH_CHROMIUM_BIN="$(scripts/install-chromium.sh)"
+export BENCH_CHROMIUM_BIN
 
 go vet ./...
 # -race: the runner, the providers and the resource sampler are concurrent.

@@ -1,0 +1,444 @@
+package htmlreport
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"bench/internal/browsertest"
+	"bench/report"
+)
+
+// summaryJSON is the part of summary.json the browser test compares with.
+type summaryJSON struct {
+	RunID  string `json:"run_id"`
+	Groups []struct {
+		Provider          string       `json:"provider"`
+		Model             string       `json:"model"`
+		ThinkingLevel     *string      `json:"thinking_level"`
+		SuccessRateOK     *float64     `json:"success_rate_ok"`
+		ObjectivePassRate *float64     `json:"objective_pass_rate"`
+		LatencyMS         report.Stats `json:"latency_ms"`
+		TTFTMS            report.Stats `json:"ttft_ms"`
+		TokensPerS        report.Stats `json:"tokens_per_s"`
+	} `json:"groups"`
+}
+
+// pageState is what the test reads back from the loaded page.
+type pageState struct {
+	Rendered bool     `json:"rendered"`
+	RenderMS float64  `json:"renderMS"`
+	Drawn    []string `json:"drawn"`
+	Plots    []struct {
+		Name     string `json:"name"`
+		Canvases int    `json:"canvases"`
+		Painted  int    `json:"painted"`
+		Colours  int    `json:"colours"`
+		Area     int    `json:"area"`
+	} `json:"plots"`
+	Rows []struct {
+		Group string            `json:"group"`
+		Cells map[string]string `json:"cells"`
+	} `json:"rows"`
+	Tiers    map[string]string `json:"tiers"`
+	Routing  []string          `json:"routing"`
+	Pwned    bool              `json:"pwned"`
+	BodyText string            `json:"bodyText"`
+}
+
+// inspectJS collects the page's state: for every [data-plot], its canvases'
+// painted pixels and distinct colours (sampled); the ranking table's
+// figures with their exact values; the tiers and the routing list.
+const inspectJS = `(() => {
+	const out = {rendered: document.documentElement.dataset.rendered === "true",
+		renderMS: window.benchReport ? window.benchReport.renderMS : -1,
+		drawn: window.benchReport ? window.benchReport.plots : [], plots: [], rows: [], tiers: {}, routing: [],
+		pwned: !!window.pwned, bodyText: document.body.innerText.slice(0, 200000)};
+	for (const el of document.querySelectorAll("[data-plot]")) {
+		const p = {name: el.dataset.plot, canvases: 0, painted: 0, colours: 0, area: 0};
+		const seen = new Set();
+		for (const c of el.querySelectorAll("canvas")) {
+			p.canvases++;
+			if (!c.width || !c.height) continue;
+			p.area += c.width * c.height;
+			const px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+			for (let i = 0; i < px.length; i += 4) {
+				if (px[i + 3] === 0) continue;
+				p.painted++;
+				if (seen.size < 64) seen.add((px[i] >> 4) + "," + (px[i + 1] >> 4) + "," + (px[i + 2] >> 4));
+			}
+		}
+		p.colours = seen.size;
+		out.plots.push(p);
+	}
+	for (const tr of document.querySelectorAll("#ranking-table tbody tr")) {
+		const cells = {};
+		for (const td of tr.querySelectorAll("td[class*='c-']")) {
+			const k = [...td.classList].find(c => c.startsWith("c-"));
+			cells[k] = td.textContent.trim();
+			cells[k + ":exact"] = td.title;
+		}
+		out.rows.push({group: tr.dataset.group, cells});
+	}
+	for (const tr of document.querySelectorAll("#tier-table tbody tr")) out.tiers[tr.dataset.group] = tr.querySelector(".c-tier").textContent.trim();
+	for (const li of document.querySelectorAll("ul.routing li")) out.routing.push(li.textContent.trim());
+	return out;
+})()`
+
+func exactOf(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprint(*v)
+}
+
+func label(provider, model string, thinking *string) string {
+	s := provider + "/" + model
+	if thinking != nil {
+		s += " (" + *thinking + ")"
+	}
+	return s
+}
+
+// TestReportInChromium renders report.html for a realistic generated run
+// (summary.json written by the real report.Build), loads it from a
+// file:// URL in headless Chromium and checks what a person would see: no
+// console error, no request leaving the file, every plot painted, the
+// ranking's figures and tiers equal to summary.json and tiers.json, a
+// matrix tooltip with the violation shown as text (the HTML in it never
+// runs), and a screenshot kept as an artefact.
+func TestReportInChromium(t *testing.T) {
+	b := browsertest.New(t)
+	dir := t.TempDir()
+	realisticFixture().write(t, dir)
+	d, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(dir, d); err != nil {
+		t.Fatal(err)
+	}
+	// Kept with: go test -artifacts -outputdir DIR (else removed after the test).
+	art := t.ArtifactDir()
+
+	p := b.NewPage(t)
+	if err := p.Open(browsertest.FileURL(filepath.Join(dir, FileName)), 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WaitFor(`document.documentElement.dataset.rendered === "true"`, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var st pageState
+	if err := p.Eval(inspectJS, &st); err != nil {
+		t.Fatal(err)
+	}
+
+	if errs, err := p.Errors(); err != nil || len(errs) > 0 {
+		t.Errorf("console errors (%v):\n%s", err, strings.Join(errs, "\n"))
+	}
+	if rr := p.RemoteRequests(); len(rr) > 0 {
+		t.Errorf("report.html requested %v; it must load nothing", rr)
+	}
+	if st.Pwned {
+		t.Error("a violation's <script> ran: model text reached the page as HTML")
+	}
+
+	// Every plot: the expected set, each painted with more than one colour.
+	want := []string{"box-ttft", "pct-ttft", "box-e2e", "pct-e2e", "box-tps", "pct-tps", "heatmap", "timeline"}
+	got := map[string]bool{}
+	for _, pl := range st.Plots {
+		got[pl.Name] = true
+		if pl.Canvases == 0 || pl.Painted < pl.Area/200 || pl.Colours < 3 {
+			t.Errorf("plot %s looks blank: %d canvases, %d of %d pixels painted, %d colours", pl.Name, pl.Canvases, pl.Painted, pl.Area, pl.Colours)
+		}
+	}
+	for _, w := range want {
+		if !got[w] {
+			t.Errorf("plot %s missing (have %v)", w, st.Plots)
+		}
+	}
+	if len(st.Drawn) != len(want) {
+		t.Errorf("drawn %v, want %v", st.Drawn, want)
+	}
+
+	// The ranking's figures are summary.json's, in report.Ranked's order.
+	var sum summaryJSON
+	readJSON(t, filepath.Join(dir, "summary.json"), &sum)
+	s, err := report.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranked := report.Ranked(s)
+	if len(st.Rows) != len(sum.Groups) || len(st.Rows) != len(ranked) {
+		t.Fatalf("%d ranking rows, summary.json has %d groups", len(st.Rows), len(sum.Groups))
+	}
+	for i, r := range st.Rows {
+		if r.Group != ranked[i].Label() {
+			t.Errorf("row %d is %s, want %s (report.Ranked order)", i+1, r.Group, ranked[i].Label())
+		}
+	}
+	byLabel := map[string]map[string]string{}
+	for _, r := range st.Rows {
+		byLabel[r.Group] = r.Cells
+	}
+	for _, g := range sum.Groups {
+		cells := byLabel[label(g.Provider, g.Model, g.ThinkingLevel)]
+		if cells == nil {
+			t.Errorf("no ranking row for %s/%s", g.Provider, g.Model)
+			continue
+		}
+		for _, c := range []struct {
+			class string
+			v     *float64
+			text  func(float64) string
+		}{
+			{"c-pass", g.ObjectivePassRate, func(v float64) string { return fmt.Sprintf("%.1f%%", v*100) }},
+			{"c-success", g.SuccessRateOK, func(v float64) string { return fmt.Sprintf("%.1f%%", v*100) }},
+			{"c-ttft50", g.TTFTMS.P50, FormatMS},
+			{"c-ttft95", g.TTFTMS.P95, FormatMS},
+			{"c-e2e50", g.LatencyMS.P50, FormatMS},
+			{"c-e2e95", g.LatencyMS.P95, FormatMS},
+			{"c-tps50", g.TokensPerS.P50, func(v float64) string { return fmt.Sprintf("%.1f", v) }},
+		} {
+			wantText, wantExact := "–", ""
+			if c.v != nil {
+				wantText, wantExact = c.text(*c.v), exactOf(c.v)
+			}
+			if cells[c.class] != wantText || cells[c.class+":exact"] != wantExact {
+				t.Errorf("%s/%s %s shows %q (exact %q), summary.json says %q (%q)", g.Provider, g.Model, c.class,
+					cells[c.class], cells[c.class+":exact"], wantText, wantExact)
+			}
+		}
+	}
+
+	// Tiers and the routing list are tiers.json's.
+	var tiers report.Tiers
+	readJSON(t, filepath.Join(dir, "tiers.json"), &tiers)
+	for _, tr := range tiers.Ranking {
+		if got, want := st.Tiers[label(tr.Provider, tr.Model, tr.ThinkingLevel)], tierName(tr.Tier); got != want {
+			t.Errorf("%s/%s tier shown %q, tiers.json %q", tr.Provider, tr.Model, got, want)
+		}
+	}
+	var wantRouting []string
+	for _, m := range tiers.Recommended {
+		wantRouting = append(wantRouting, label(m.Provider, m.Model, m.ThinkingLevel))
+	}
+	if len(wantRouting) == 0 || strings.Join(st.Routing, "|") != strings.Join(wantRouting, "|") {
+		t.Errorf("routing list %v, tiers.json %v (the fixture must have a Tier-1 model)", st.Routing, wantRouting)
+	}
+
+	// The screenshot first, before the hover checks leave a tooltip open.
+	shot := filepath.Join(art, "report.png")
+	if err := p.Screenshot(shot); err != nil {
+		t.Fatal(err)
+	}
+
+	checkPlottedMarks(t, p, sum)
+	checkHeatmapHover(t, p, s)
+	checkBoxHover(t, p, ranked)
+	copyFile(t, filepath.Join(dir, FileName), filepath.Join(art, FileName))
+	t.Logf("screenshot %s (report %s); rendered in %.0f ms after navigation start", shot, filepath.Join(art, FileName), st.RenderMS)
+}
+
+// checkPlottedMarks compares the p50/p95/p99 the plots mark with
+// summary.json, and the quantile curves' p50 with the mark.
+func checkPlottedMarks(t *testing.T, p *browsertest.Page, sum summaryJSON) {
+	t.Helper()
+	var data struct {
+		Groups  []pageGroup `json:"groups"`
+		Metrics []struct {
+			Key   string        `json:"key"`
+			Dists []Dist        `json:"dists"`
+			Marks [][3]*float64 `json:"marks"`
+		} `json:"metrics"`
+	}
+	if err := p.Eval(`window.benchReport.data`, &data); err != nil {
+		t.Fatal(err)
+	}
+	stats := map[string]map[string]report.Stats{}
+	for _, g := range sum.Groups {
+		stats[label(g.Provider, g.Model, g.ThinkingLevel)] = map[string]report.Stats{"ttft": g.TTFTMS, "e2e": g.LatencyMS, "tps": g.TokensPerS}
+	}
+	for _, m := range data.Metrics {
+		for i, g := range data.Groups {
+			want := stats[g.Label][m.Key]
+			for k, w := range []*float64{want.P50, want.P95, want.P99} {
+				if exactOf(m.Marks[i][k]) != exactOf(w) {
+					t.Errorf("%s %s mark %d = %s, summary.json %s", g.Label, m.Key, k, exactOf(m.Marks[i][k]), exactOf(w))
+				}
+			}
+			if d := m.Dists[i]; d.Q != nil {
+				for k, q := range []int{50, 95, 99} {
+					if w := []*float64{want.P50, want.P95, want.P99}[k]; w == nil || d.Q[q] != *w {
+						t.Errorf("%s %s curve at p%d = %v, summary.json %v", g.Label, m.Key, q, d.Q[q], exactOf(w))
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkHeatmapHover moves the mouse over a matrix cell whose check failed
+// and reads the tooltip: counts, and the violation as plain text.
+func checkHeatmapHover(t *testing.T, p *browsertest.Page, s *report.Summary) {
+	t.Helper()
+	ranked := report.Ranked(s)
+	index := map[*report.Group]int{}
+	for i, g := range s.Groups {
+		index[g] = i
+	}
+	for gi, g := range ranked {
+		for pi, pr := range s.Prompts {
+			c := s.Matrix[index[g]][pr.ID]
+			if c == nil || c.Judged == 0 || c.Passed == c.Judged {
+				continue
+			}
+			var tipText string
+			js := fmt.Sprintf(`(() => {
+				const el = document.querySelector('[data-plot="heatmap"]'), cv = el.querySelector("canvas");
+				const r = cv.getBoundingClientRect();
+				const x = r.left + (+el.dataset.left) + (%d + 0.5) * (+el.dataset.cellW);
+				const y = r.top + (+el.dataset.top) + (%d + 0.5) * (+el.dataset.cellH);
+				cv.dispatchEvent(new MouseEvent("mousemove", {clientX: x, clientY: y, bubbles: true}));
+				const tip = document.getElementById("tip");
+				return tip.hidden ? "" : tip.textContent;
+			})()`, gi, pi)
+			if err := p.Eval(js, &tipText); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{pr.ID, g.Label(), fmt.Sprintf("checks: %d/%d passed", c.Passed, c.Judged), "violation: expected exactly 4 bullets", "<script>window.pwned=1</script>"} {
+				if !strings.Contains(tipText, want) {
+					t.Errorf("heatmap tooltip for %s × %s lacks %q:\n%s", pr.ID, g.Label(), want, tipText)
+				}
+			}
+			return
+		}
+	}
+	t.Fatal("fixture has no cell with a failed check")
+}
+
+// checkBoxHover reads the TTFT box plot's tooltip of the first ranked
+// group with a TTFT and compares its p50 with summary.json's.
+func checkBoxHover(t *testing.T, p *browsertest.Page, ranked []*report.Group) {
+	t.Helper()
+	for i, g := range ranked {
+		if g.TTFTMS.P50 == nil {
+			continue
+		}
+		var tipText string
+		js := fmt.Sprintf(`(() => {
+			const cv = document.querySelector('[data-plot="box-ttft"] canvas'), r = cv.getBoundingClientRect();
+			const rowH = (r.height - 44) / (+cv.parentElement.dataset.rows);
+			cv.dispatchEvent(new MouseEvent("mousemove", {clientX: r.left + 200, clientY: r.top + 22 + (%d + 0.5) * rowH, bubbles: true}));
+			return document.getElementById("tip").textContent;
+		})()`, i)
+		if err := p.Eval(js, &tipText); err != nil {
+			t.Fatal(err)
+		}
+		if want := "p50 " + strings.TrimSuffix(fmtJS(*g.TTFTMS.P50), ""); !strings.Contains(tipText, g.Label()) || !strings.Contains(tipText, want) {
+			t.Errorf("box tooltip for %s lacks %q:\n%s", g.Label(), want, tipText)
+		}
+		return
+	}
+}
+
+// fmtJS is report.js's fmtMS (toFixed rounds half away from zero).
+func fmtJS(v float64) string {
+	if v < 10 {
+		return fmt.Sprintf("%.1f ms", v+1e-9)
+	}
+	return fmt.Sprintf("%.0f ms", v+1e-9)
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEdgeReportsInChromium loads the reports a person also meets: a run
+// with no results yet, and a run whose resource files have no sample series
+// (today's sampler). Both must load without a console error and say what
+// is missing instead of drawing empty plots.
+func TestEdgeReportsInChromium(t *testing.T) {
+	b := browsertest.New(t)
+
+	empty := t.TempDir()
+	if err := os.WriteFile(filepath.Join(empty, "results.jsonl"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.Build(empty, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	noSeries := t.TempDir()
+	realisticFixture().write(t, noSeries)
+	series, _ := filepath.Glob(filepath.Join(noSeries, "*"+SamplesSuffix))
+	if len(series) == 0 {
+		t.Fatal("fixture wrote no series")
+	}
+	for _, s := range series {
+		os.Remove(s)
+	}
+
+	for _, c := range []struct {
+		name, dir string
+		plots     int
+		text      []string
+	}{
+		{"empty", empty, 0, []string{"0 records, 0 groups, 0 prompts", "No results.", "No model reached Tier 1"}},
+		{"no-series", noSeries, 7, []string{"kept snapshots and peaks only", "peak server RSS"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := Load(c.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteFile(c.dir, d); err != nil {
+				t.Fatal(err)
+			}
+			p := b.NewPage(t)
+			if err := p.Open(browsertest.FileURL(filepath.Join(c.dir, FileName)), 30*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.WaitFor(`document.documentElement.dataset.rendered === "true"`, 20*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if errs, err := p.Errors(); err != nil || len(errs) > 0 {
+				t.Errorf("console errors (%v):\n%s", err, strings.Join(errs, "\n"))
+			}
+			var st pageState
+			if err := p.Eval(inspectJS, &st); err != nil {
+				t.Fatal(err)
+			}
+			if len(st.Plots) != c.plots || len(st.Drawn) != c.plots {
+				t.Errorf("%d plots, %d drawn, want %d", len(st.Plots), len(st.Drawn), c.plots)
+			}
+			for _, w := range c.text {
+				if !strings.Contains(st.BodyText, w) {
+					t.Errorf("page lacks %q", w)
+				}
+			}
+		})
+	}
+}

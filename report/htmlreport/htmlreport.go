@@ -1,0 +1,420 @@
+// Package htmlreport renders report.html: one self-contained file that shows
+// a run the way people compare models, by looking. It holds the ranking with
+// the tool-use tiers and the Tier-1 routing list, TTFT, end-to-end latency
+// and tokens/s distributions per group (box plots and percentile curves with
+// p50/p95/p99 marked), the prompts x models pass matrix as a heatmap with the
+// violation on hover, the tool-use (and agentic) results, the suites'
+// resource timelines when the sampler recorded series, and the failures with
+// their error text.
+//
+// The file works offline from a file:// URL: the charting library (uPlot,
+// MIT, vendored under uplot/ and embedded with go:embed) and the data (JSON,
+// through html/template) are inlined; it loads nothing. It stays usable at
+// 100 models x 100 prompts and 100,000 cells: the heatmap and box plots are
+// drawn on canvases (no DOM per cell), each distribution is sent as 101
+// quantiles rather than its samples, timelines are cut to at most
+// MaxTimelinePoints buckets (keeping each bucket's maximum, so peaks
+// survive), and tables are capped at MaxRows with a count of the rest.
+//
+// Inputs are the report.Summary (which report.Load builds from
+// results.jsonl), a Samples fed the same records (FromSummary streams
+// results.jsonl a second time for it; a caller with its own pass can feed
+// one directly) for the per-group distributions and the matrix's violation
+// texts, and the optional resource sample series. The package reads
+// resource files as plain JSON; it does not import the providers, runner or
+// resources packages.
+//
+// Wiring: after summary.json is written,
+//
+//	d, err := htmlreport.FromSummary(s, runDir) // or htmlreport.Load(runDir)
+//	...
+//	err = htmlreport.WriteFile(runDir, d)        // runDir/report.html
+package htmlreport
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"bench/report"
+	"bench/results"
+)
+
+// FileName is the report's name in a run directory.
+const FileName = "report.html"
+
+// UPlotVersion is the vendored uPlot's version (see uplot/README.md).
+const UPlotVersion = "1.6.32"
+
+// MaxRows caps every table of the report; the rest are counted in a note
+// pointing at summary.json or results.jsonl.
+const MaxRows = 500
+
+// maxDetail bounds a matrix cell's hover text: enough for a violation, not
+// a whole answer.
+const maxDetail = 240
+
+// Data is everything report.html shows. Build it with Load or FromSummary.
+type Data struct {
+	// Summary is the run's summary; every figure of the tables comes from it.
+	Summary *report.Summary
+	// Groups holds what summary.json does not, indexed like Summary.Groups.
+	Groups []*GroupData
+	// Timelines are the suites' resource sample series, when the run has them.
+	Timelines []*Timeline
+	// Warnings are problems with optional inputs (a bad samples line, an
+	// unreadable summary.json) that cost a part of the report, not all of it.
+	Warnings []string
+}
+
+// GroupData is what one (provider, model, thinking level) adds to its
+// report.Group: the distributions to plot and the pass matrix's details.
+type GroupData struct {
+	TTFT       Dist `json:"ttft_ms"`
+	E2E        Dist `json:"latency_ms"`
+	TokensPerS Dist `json:"tokens_per_s"`
+	// Cells are keyed by prompt id, like report.Summary.Matrix.
+	Cells map[string]*CellDetail `json:"-"`
+	// Agentic holds the multi-turn task figures, nil when the run has none.
+	Agentic *Agentic `json:"-"`
+}
+
+// CellDetail is what a pass-matrix cell shows on hover beyond the counts of
+// report.MatrixCell.
+type CellDetail struct {
+	// NotRun counts the cells that never reached the model (skipped as
+	// unavailable, rate-limited, refused for auth).
+	NotRun int
+	// Detail is the first failed check's violation, or when no check
+	// failed, the first error message; one line, at most maxDetail bytes.
+	Detail string
+}
+
+// Agentic are a group's agentic-task figures (issue 16), read from
+// summary.json's group objects when present there; null fields are absent.
+type Agentic struct {
+	TaskSuccessRate   *float64 `json:"task_success_rate"`
+	MeanTurns         *float64 `json:"mean_turns"`
+	WrongArgumentRate *float64 `json:"wrong_argument_rate"`
+	UnknownToolRate   *float64 `json:"unknown_tool_rate"`
+	RecoveryRate      *float64 `json:"recovery_rate"`
+	// RoutingReady is tiers.json's stricter verdict, when it has one.
+	RoutingReady *bool `json:"routing_ready"`
+}
+
+func (a *Agentic) empty() bool {
+	return a == nil || (a.TaskSuccessRate == nil && a.MeanTurns == nil && a.WrongArgumentRate == nil &&
+		a.UnknownToolRate == nil && a.RecoveryRate == nil && a.RoutingReady == nil)
+}
+
+// Dist is a metric's distribution in one group: how many values, and the
+// quantiles at 0, 1, ..., 100 % computed as summary.json's percentiles are
+// (Hyndman-Fan type 7, rounded to three decimals), so Q[50], Q[95] and Q[99]
+// are summary.json's p50, p95 and p99. Q is nil when N is 0.
+type Dist struct {
+	N int       `json:"n"`
+	Q []float64 `json:"q"`
+}
+
+// NewDist summarises xs (which it sorts); NaN and infinite values are
+// dropped as the summary drops them.
+func NewDist(xs []float64) Dist {
+	clean := xs[:0]
+	for _, x := range xs {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			clean = append(clean, x)
+		}
+	}
+	if len(clean) == 0 {
+		return Dist{}
+	}
+	sort.Float64s(clean)
+	q := make([]float64, 101)
+	for i := range q {
+		q[i] = round3(quantile(clean, float64(i)/100))
+	}
+	return Dist{N: len(clean), Q: q}
+}
+
+// quantile is report's percentile (type 7) on sorted, non-empty xs.
+func quantile(xs []float64, p float64) float64 {
+	h := float64(len(xs)-1) * p
+	lo := int(math.Floor(h))
+	if lo >= len(xs)-1 {
+		return xs[len(xs)-1]
+	}
+	return xs[lo] + (h-float64(lo))*(xs[lo+1]-xs[lo])
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// Load builds the report data of a run directory: the summary (report.Load
+// streams results.jsonl), then FromSummary's pass for the samples.
+func Load(runDir string) (*Data, error) {
+	s, err := report.Load(runDir)
+	if err != nil {
+		return nil, err
+	}
+	return FromSummary(s, runDir)
+}
+
+// FromSummary builds the report data from a summary already built from
+// runDir (as `bench run` and `bench report` have one in hand after writing
+// summary.json): it streams runDir/results.jsonl once more into a Samples,
+// then calls Samples.Data. Only I/O failure on results.jsonl is an error. A
+// caller that reads results.jsonl itself can feed a Samples in the same
+// pass instead and skip this second one.
+func FromSummary(s *report.Summary, runDir string) (*Data, error) {
+	if s == nil {
+		return nil, errors.New("htmlreport: no summary")
+	}
+	c := NewSamples()
+	_, _, err := results.ReadFile(filepath.Join(runDir, "results.jsonl"), true, func(_ int, r *results.Record) error {
+		c.Add(r)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("report.html %s: %w", runDir, err)
+	}
+	return c.Data(s, runDir), nil
+}
+
+type groupKey struct {
+	provider, model, thinking string
+	hasThinking               bool
+}
+
+func keyOf(provider, model string, thinking *string) groupKey {
+	k := groupKey{provider: provider, model: model}
+	if thinking != nil {
+		k.thinking, k.hasThinking = *thinking, true
+	}
+	return k
+}
+
+// Samples collects, one record at a time and in any order, what
+// report.html needs beyond the summary: per group the values its statistics
+// are computed over (same cells, same filters as summary.json) and per
+// prompt the first violation or error. Memory is 8 bytes per value (about
+// 2.4 MB for 100,000 cells) plus one short text per matrix cell.
+type Samples struct {
+	groups map[groupKey]*groupSamples
+}
+
+type groupSamples struct {
+	ttft, e2e, tps []float64
+	cells          map[string]*CellDetail
+	violation      map[string]bool // the cell's detail is a violation
+}
+
+// NewSamples returns an empty collector.
+func NewSamples() *Samples { return &Samples{groups: map[groupKey]*groupSamples{}} }
+
+// Add counts one record. It keeps no reference to r.
+func (c *Samples) Add(r *results.Record) {
+	k := keyOf(r.Provider, r.Model, r.ThinkingLevel)
+	a := c.groups[k]
+	if a == nil {
+		a = &groupSamples{cells: map[string]*CellDetail{}, violation: map[string]bool{}}
+		c.groups[k] = a
+	}
+	cell := a.cells[r.PromptID]
+	if cell == nil {
+		cell = &CellDetail{}
+		a.cells[r.PromptID] = cell
+	}
+	switch r.AvailabilityStatus {
+	case "skipped_unavailable", "rate_limited", "auth_error":
+		cell.NotRun++
+	}
+	success := r.AvailabilityStatus == "ok" && r.Success
+	if success {
+		a.e2e = append(a.e2e, float64(r.E2EMS))
+		if r.TTFTMS != nil {
+			a.ttft = append(a.ttft, float64(*r.TTFTMS))
+		}
+		if r.TokensPerS != nil {
+			a.tps = append(a.tps, *r.TokensPerS)
+		}
+	}
+	failedCheck := success && r.ObjectivePass != nil && !*r.ObjectivePass
+	switch {
+	case failedCheck && !a.violation[r.PromptID]:
+		// A failed check says more about the model than an error does.
+		cell.Detail = oneLine(deref(r.Violation), maxDetail)
+		if cell.Detail == "" {
+			cell.Detail = "failed its check"
+		}
+		a.violation[r.PromptID] = true
+	case !success && cell.Detail == "":
+		cell.Detail = oneLine(firstOf(r.ErrorMessage, r.Violation, r.FailureType, &r.AvailabilityStatus), maxDetail)
+	}
+}
+
+// Data joins the samples to the summary built from the same records, reads
+// the agentic figures from runDir's summary.json and tiers.json when they
+// have them, and the resource sample series when the run recorded them. A
+// bad optional file is a warning in Data.Warnings; with runDir "" no file
+// is read. It consumes c: call it once.
+func (c *Samples) Data(s *report.Summary, runDir string) *Data {
+	d := &Data{Summary: s, Groups: make([]*GroupData, len(s.Groups))}
+	for i, g := range s.Groups {
+		a := c.groups[keyOf(g.Provider, g.Model, g.ThinkingLevel)]
+		if a == nil {
+			a = &groupSamples{}
+		}
+		d.Groups[i] = &GroupData{TTFT: NewDist(a.ttft), E2E: NewDist(a.e2e), TokensPerS: NewDist(a.tps), Cells: a.cells}
+		if d.Groups[i].Cells == nil {
+			d.Groups[i].Cells = map[string]*CellDetail{}
+		}
+	}
+	if runDir == "" {
+		return d
+	}
+	d.readAgentic(runDir)
+	tl, warn, err := ReadTimelines(runDir)
+	if err != nil {
+		d.Warnings = append(d.Warnings, err.Error())
+	}
+	d.Timelines = tl
+	d.Warnings = append(d.Warnings, warn...)
+	return d
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func firstOf(ss ...*string) string {
+	for _, s := range ss {
+		if s != nil && *s != "" {
+			return *s
+		}
+	}
+	return ""
+}
+
+// oneLine folds s onto one line and cuts it to n bytes at a rune boundary.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// readAgentic picks the agentic figures out of summary.json's group objects
+// and the routing verdict out of tiers.json, when they are there. The
+// summary type does not carry them yet; reading the files keeps report.html
+// in step with whatever summary.json holds.
+func (d *Data) readAgentic(runDir string) {
+	index := make(map[groupKey]int, len(d.Summary.Groups))
+	for i, g := range d.Summary.Groups {
+		index[keyOf(g.Provider, g.Model, g.ThinkingLevel)] = i
+	}
+	type named struct {
+		Provider      string  `json:"provider"`
+		Model         string  `json:"model"`
+		ThinkingLevel *string `json:"thinking_level"`
+		Agentic
+	}
+	read := func(name string, v any) bool {
+		data, err := os.ReadFile(filepath.Join(runDir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+		if err == nil {
+			err = json.Unmarshal(data, v)
+		}
+		if err != nil {
+			d.Warnings = append(d.Warnings, fmt.Sprintf("agentic figures: %s: %v", name, err))
+			return false
+		}
+		return true
+	}
+	set := func(n named, fill func(dst, src *Agentic)) {
+		i, ok := index[keyOf(n.Provider, n.Model, n.ThinkingLevel)]
+		if !ok || d.Groups[i] == nil {
+			return
+		}
+		g := d.Groups[i]
+		if g.Agentic == nil {
+			g.Agentic = &Agentic{}
+		}
+		fill(g.Agentic, &n.Agentic)
+		if g.Agentic.empty() {
+			g.Agentic = nil
+		}
+	}
+	var sum struct {
+		Groups []named `json:"groups"`
+	}
+	if read("summary.json", &sum) {
+		for _, n := range sum.Groups {
+			set(n, func(dst, src *Agentic) {
+				rr := dst.RoutingReady
+				*dst = *src
+				dst.RoutingReady = rr
+			})
+		}
+	}
+	var tiers struct {
+		Ranking []named `json:"ranking"`
+	}
+	if read("tiers.json", &tiers) {
+		for _, n := range tiers.Ranking {
+			set(n, func(dst, src *Agentic) { dst.RoutingReady = src.RoutingReady })
+		}
+	}
+}
+
+// Write renders report.html of d to w.
+func Write(w io.Writer, d *Data) error {
+	if d == nil || d.Summary == nil {
+		return errors.New("htmlreport: no data")
+	}
+	v, err := newView(d)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := pageTemplate.Execute(&b, v); err != nil {
+		return fmt.Errorf("render report.html: %w", err)
+	}
+	_, err = w.Write(b.Bytes())
+	return err
+}
+
+// WriteFile writes runDir/report.html through a temporary file and a
+// rename, so a reader never sees half a report.
+func WriteFile(runDir string, d *Data) error {
+	var b bytes.Buffer
+	if err := Write(&b, d); err != nil {
+		return err
+	}
+	path := filepath.Join(runDir, FileName)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write report.html: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write report.html: %w", err)
+	}
+	return nil
+}

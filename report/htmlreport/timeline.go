@@ -1,0 +1,189 @@
+package htmlreport
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// SamplesSuffix names a suite's resource sample series: next to the
+// suite's resources_<provider>_<model>[_<thinking>].json, the file with the
+// same stem and this suffix holds one ResourceSample per line, in time
+// order, appended as the sampler reads them (so a killed run keeps what it
+// sampled, like results.jsonl).
+const SamplesSuffix = "_samples.jsonl"
+
+// MaxTimelinePoints bounds the points of the resource timeline: a long run
+// sampled every 500 ms is cut into this many time buckets, each keeping the
+// highest reading of each series, so the plot stays light and no peak is
+// lost.
+const MaxTimelinePoints = 1500
+
+// maxSampleLine bounds one samples line; a sample is a few numbers.
+const maxSampleLine = 64 << 10
+
+// ResourceSample is one reading of the resource sampler during a suite: one
+// line of a samples file. A null field was not measured at that moment.
+type ResourceSample struct {
+	// TimeMS is when the reading was taken, in Unix milliseconds.
+	TimeMS int64 `json:"t_ms"`
+	// CPUPercent is the whole machine's busy share since the last reading.
+	CPUPercent *float64 `json:"cpu_percent"`
+	// MemUsed is the machine's used memory, in bytes.
+	MemUsed *uint64 `json:"mem_used_bytes"`
+	// ServerRSS is the model server tree's resident memory, in bytes.
+	ServerRSS *uint64 `json:"server_rss_bytes"`
+	// ServerCPUPercent is the server tree's CPU since the last reading, in
+	// percent of one core.
+	ServerCPUPercent *float64 `json:"server_cpu_percent"`
+}
+
+// Timeline is one suite's resource samples, in time order.
+type Timeline struct {
+	Provider      string
+	Model         string
+	ThinkingLevel *string
+	Samples       []ResourceSample
+}
+
+// Label names the suite as report.Group.Label does.
+func (t *Timeline) Label() string {
+	s := t.Provider + "/" + t.Model
+	if t.ThinkingLevel != nil {
+		s += " (" + *t.ThinkingLevel + ")"
+	}
+	return s
+}
+
+// ReadTimelines reads the sample series of every suite of runDir that has
+// one. The suites are found from their resources_*.json files (plain JSON:
+// provider, model, thinking_level), and each series from the samples file
+// beside it. A run without series gives none and no error; bad lines are
+// skipped and named in the warnings (file and line); a suite file that
+// cannot be read is a warning too. Only a failure to list runDir is an
+// error.
+func ReadTimelines(runDir string) ([]*Timeline, []string, error) {
+	paths, err := filepath.Glob(filepath.Join(runDir, "resources_*.json"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("resource timelines: %w", err)
+	}
+	if _, err := os.Stat(runDir); err != nil {
+		return nil, nil, fmt.Errorf("resource timelines: %w", err)
+	}
+	sort.Strings(paths)
+	var out []*Timeline
+	var warnings []string
+	for _, p := range paths {
+		samplesPath := strings.TrimSuffix(p, ".json") + SamplesSuffix
+		f, err := os.Open(samplesPath)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("resource timeline: %v", err))
+			continue
+		}
+		samples, warn, err := ReadSamples(f, samplesPath)
+		f.Close()
+		warnings = append(warnings, warn...)
+		if err != nil {
+			warnings = append(warnings, err.Error())
+			continue
+		}
+		var id struct {
+			Provider      string  `json:"provider"`
+			Model         string  `json:"model"`
+			ThinkingLevel *string `json:"thinking_level"`
+		}
+		data, err := os.ReadFile(p)
+		if err == nil {
+			err = json.Unmarshal(data, &id)
+		}
+		if err == nil && (id.Provider == "" || id.Model == "") {
+			err = errors.New("provider or model is empty")
+		}
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("resource timeline: %s: %v", p, err))
+			continue
+		}
+		if len(samples) == 0 {
+			continue
+		}
+		out = append(out, &Timeline{Provider: id.Provider, Model: id.Model, ThinkingLevel: id.ThinkingLevel, Samples: samples})
+	}
+	return out, warnings, nil
+}
+
+// ReadSamples parses a samples file (name is for messages). A line that is
+// not a sample (bad JSON, no t_ms, a negative figure) is skipped with a
+// warning naming name and the line; samples come back sorted by time. Only
+// a read error is an error.
+func ReadSamples(r io.Reader, name string) ([]ResourceSample, []string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxSampleLine)
+	var out []ResourceSample
+	var warnings []string
+	const maxWarnings = 10
+	bad := 0
+	warn := func(line int, why string) {
+		bad++
+		if bad <= maxWarnings {
+			warnings = append(warnings, fmt.Sprintf("%s:%d: sample skipped: %s", name, line, why))
+		}
+	}
+	line := 0
+	for sc.Scan() {
+		line++
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		var s ResourceSample
+		dec := json.NewDecoder(bytes.NewReader(text))
+		if err := dec.Decode(&s); err != nil {
+			warn(line, err.Error())
+			continue
+		}
+		if dec.More() {
+			warn(line, "more than one JSON value on the line")
+			continue
+		}
+		if why := s.check(); why != "" {
+			warn(line, why)
+			continue
+		}
+		out = append(out, s)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return out, warnings, fmt.Errorf("%s:%d: line longer than %d bytes; the rest of the file is skipped", name, line+1, maxSampleLine)
+		}
+		return out, warnings, fmt.Errorf("read %s: %w", name, err)
+	}
+	if bad > maxWarnings {
+		warnings = append(warnings, fmt.Sprintf("%s: %d more samples skipped", name, bad-maxWarnings))
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].TimeMS < out[j].TimeMS })
+	return out, warnings, nil
+}
+
+// check says why a decoded sample cannot be plotted, or "".
+func (s *ResourceSample) check() string {
+	switch {
+	case s.TimeMS <= 0:
+		return "t_ms missing or not positive"
+	case s.CPUPercent != nil && (*s.CPUPercent < 0 || *s.CPUPercent > 100):
+		return fmt.Sprintf("cpu_percent %v outside 0-100", *s.CPUPercent)
+	case s.ServerCPUPercent != nil && (*s.ServerCPUPercent < 0):
+		return fmt.Sprintf("server_cpu_percent %v is negative", *s.ServerCPUPercent)
+	}
+	return ""
+}
