@@ -4,6 +4,7 @@
 package config
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -189,15 +190,16 @@ func Parse(path string, data []byte, kinds Kinds) (*Config, error) {
 	d.mapping(root.Content[0], "", nil, &c, &provs)
 	v := &validator{file: path, root: node{root.Content[0]}}
 	c.decodeProviders(d, provs.Node.n, kinds)
-	if len(d.errs) > 0 {
-		return nil, errors.Join(d.errs...)
-	}
 	if c.Run.ID == "" {
 		c.Run.ID = DefaultRunID(time.Now())
 	} else {
 		c.Run.IDChosen = true
 	}
+	// The checks run on what did decode (a value that did not keeps its
+	// default), so a type error does not hide the problems after it.
 	c.validate(v, kinds)
+	v.errs = append(d.errs, v.errs...)
+	slices.SortStableFunc(v.errs, func(a, b error) int { return cmp.Compare(errLine(a), errLine(b)) })
 	if len(v.errs) == 0 {
 		c.loadPrompts(v)
 	}
@@ -208,6 +210,14 @@ func Parse(path string, data []byte, kinds Kinds) (*Config, error) {
 		return nil, errors.Join(v.errs...)
 	}
 	return &c, nil
+}
+
+// errLine is the line of a positioned error, 0 for others.
+func errLine(err error) int {
+	if e, ok := err.(*Error); ok {
+		return e.Line
+	}
+	return 0
 }
 
 // rawNode keeps a YAML node for decoding by hand.

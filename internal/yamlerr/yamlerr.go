@@ -116,7 +116,7 @@ func Wrap(file string, root *yaml.Node, err error) error {
 	return lineError(file, root, strings.TrimPrefix(err.Error(), "yaml: "))
 }
 
-var unknownField = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
+var unknownField = regexp.MustCompile(`^field (\S+) not found in type (.+)$`)
 var cannotUnmarshal = regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
 
 func lineError(file string, root *yaml.Node, m string) error {
