@@ -61,7 +61,18 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		pl = pl.Without(done)
 		fmt.Fprintf(stdout, "bench: resuming %s: %d of %d cells already recorded\n", cfg.Run.ID, full-len(pl.Cells), full)
 	}
-	return sweep(sig, dir, cfg, provs, pl, len(done), f.quiet, stdout, stderr)
+	s := &session{cfg: cfg, provs: provs, dir: dir, sig: sig, quiet: f.quiet, stdout: stdout, stderr: stderr}
+	return s.sweep(pl, len(done))
+}
+
+// session is one bench run from the moment its directory is open.
+type session struct {
+	cfg            *config.Config
+	provs          map[string]providers.Provider
+	dir            *rundir.Dir
+	sig            *signals
+	quiet          bool
+	stdout, stderr io.Writer
 }
 
 // setup loads the config, applies the flags and builds the providers. A nil
@@ -180,7 +191,8 @@ func prepareRunDir(ctx context.Context, dir *rundir.Dir, cfg *config.Config, pro
 
 // sweep runs the plan into the run directory, then writes run.json and the
 // reports and tells the user how it went.
-func sweep(sig *signals, dir *rundir.Dir, cfg *config.Config, provs map[string]providers.Provider, pl *plan.Plan, resumed int, quiet bool, stdout, stderr io.Writer) int {
+func (s *session) sweep(pl *plan.Plan, resumed int) int {
+	cfg, dir, stdout, stderr := s.cfg, s.dir, s.stdout, s.stderr
 	sink, err := results.Create(dir.File(rundir.ResultsFile))
 	if err != nil {
 		fmt.Fprintf(stderr, "bench run: %v\n", err)
@@ -189,11 +201,11 @@ func sweep(sig *signals, dir *rundir.Dir, cfg *config.Config, provs map[string]p
 	fmt.Fprintf(stdout, "bench: run %s: %d cells (%s, %d suites, %d prompts × %s) → %s\n",
 		cfg.Run.ID, len(pl.Cells), plural(len(cfg.Providers), "provider"), len(pl.Suites), len(cfg.PromptSet),
 		plural(cfg.Run.Repetitions, "repetition"), dir.Path)
-	prog := newProgress(stderr, quiet)
+	prog := newProgress(stderr, s.quiet)
 	recorder := resources.NewRecorder(dir.Path)
-	out, runErr := runner.Run(sig.ctx, runner.Options{
-		Config: cfg, Plan: pl, Providers: provs, Sink: sink, Hooks: recorder,
-		Drain: sig.drain, OnRecord: prog.record, Log: stderr,
+	out, runErr := runner.Run(s.sig.ctx, runner.Options{
+		Config: cfg, Plan: pl, Providers: s.provs, Sink: sink, Hooks: recorder,
+		Drain: s.sig.drain, OnRecord: prog.record, Log: stderr,
 	})
 	prog.finish()
 	if err := recorder.Close(); err != nil {
@@ -215,12 +227,13 @@ func sweep(sig *signals, dir *rundir.Dir, cfg *config.Config, provs map[string]p
 		fmt.Fprintf(stderr, "bench run: %v\nbench: the results written so far are in %s\n", runErr, dir.Path)
 		return exitIO
 	}
-	return finish(dir, cfg, out, prog, stdout, stderr)
+	return s.finish(out, prog)
 }
 
 // finish builds the reports and prints the table (or what to start when
 // nothing was reached) and how the run ended.
-func finish(dir *rundir.Dir, cfg *config.Config, out *runner.Outcome, prog *progress, stdout, stderr io.Writer) int {
+func (s *session) finish(out *runner.Outcome, prog *progress) int {
+	cfg, dir, stdout, stderr := s.cfg, s.dir, s.stdout, s.stderr
 	summary, err := buildReports(dir.Path, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench run: reports: %v\nbench: the results are in %s\n", err, dir.Path)
