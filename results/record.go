@@ -67,6 +67,9 @@ type Record struct {
 	ProviderMetrics map[string]any `json:"provider_metrics,omitempty"`
 	// Timeline is every stamp of the cell, in order.
 	Timeline []TimelineEvent `json:"timeline,omitempty"`
+	// Turns counts an agentic cell's model replies; TurnDetails has each.
+	Turns       int    `json:"turns,omitempty"`
+	TurnDetails []Turn `json:"turn_details,omitempty"`
 }
 
 // Key identifies a cell across runs: what a resumed run matches against the
@@ -120,3 +123,37 @@ const (
 	EventRetry          = "retry"
 	EventEnd            = "end"
 )
+
+// Turn is one model reply of an agentic cell (a prompt with max_turns), and
+// the tool calls bench answered for it. A single-turn cell has none.
+type Turn struct {
+	// StartMS and EndMS are offsets from the cell's start (as the timeline's).
+	StartMS float64 `json:"start_ms"`
+	EndMS   float64 `json:"end_ms"`
+	// TTFTMS is the turn's time to its first answer text or tool call.
+	TTFTMS *float64 `json:"ttft_ms"`
+	// Text is the reply's text (cut at max_output_bytes).
+	Text string `json:"text,omitempty"`
+	// Calls are the tool calls of the reply, in order.
+	Calls []TurnCall `json:"calls,omitempty"`
+	// Error is why the turn failed, when it did.
+	Error string `json:"error,omitempty"`
+}
+
+// TurnCall is one tool call of a turn and what bench answered.
+type TurnCall struct {
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	// Result is the scripted result bench returned (cut at
+	// max_output_bytes); ResultHash is "sha256:" + hex of the whole result.
+	Result     string `json:"result"`
+	ResultHash string `json:"result_hash"`
+	IsError    bool   `json:"is_error,omitempty"`
+	// Unknown: the model called a tool the task does not offer.
+	Unknown bool `json:"unknown,omitempty"`
+	// Rule is the scripted rule that answered (-1: none matched).
+	Rule    int     `json:"rule"`
+	StartMS float64 `json:"start_ms"`
+	EndMS   float64 `json:"end_ms"`
+}

@@ -97,7 +97,7 @@ func ms(d time.Duration) int64 { return d.Milliseconds() }
 func ptr[T any](v T) *T { return &v }
 
 // runCell runs one cell to completion and returns its record; it never fails.
-func runCell(parent context.Context, cfg *config.Config, clock Clock, prov providers.Provider, c plan.Cell) *results.Record {
+func runCell(parent context.Context, cfg *config.Config, clock Clock, prov providers.Provider, c plan.Cell, traceParent string) *results.Record {
 	rec := &results.Record{
 		RecordType:    results.RecordType,
 		RunID:         cfg.Run.ID,
@@ -111,7 +111,7 @@ func runCell(parent context.Context, cfg *config.Config, clock Clock, prov provi
 		ToolCalls:     []string{},
 		ExpectedTools: c.Prompt.ExpectedTools(),
 	}
-	req := providers.Request{Model: c.Model, System: c.Prompt.System, Prompt: c.Prompt.Prompt, Tools: c.Prompt.Tools, Now: clock.Now}
+	req := providers.Request{Model: c.Model, System: c.Prompt.System, Prompt: c.Prompt.Prompt, Tools: c.Prompt.Tools, Now: clock.Now, TraceParent: traceParent}
 	if c.ThinkingLevel != nil {
 		req.ThinkingLevel = *c.ThinkingLevel
 	}

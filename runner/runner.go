@@ -36,7 +36,13 @@ type Options struct {
 	Clock Clock
 	// Providers by provider name (the entry's name, not its type).
 	Providers map[string]providers.Provider
-	Sink      Sink
+	// Sink is results.jsonl: a failure to write it stops the run.
+	Sink Sink
+	// Observers are fed each record after Sink has it (see Observer).
+	Observers []Observer
+	// TraceParent, when set, gives the W3C traceparent a cell's requests
+	// carry (execution traces), "" for none.
+	TraceParent func(c plan.Cell) string
 	// Hooks, when set, bracket each suite (resource snapshots).
 	Hooks SuiteHooks
 	// Drain, when closed, stops new cells from starting; cells in flight
@@ -71,6 +77,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	out := &Outcome{Planned: len(o.Plan.Cells), ByStatus: map[string]int{}, StartedAt: o.Clock.Now()}
 	prepare(ctx, o)
+	obs := startObservers(o.Observers, o.Log)
 
 	g, gctx := errgroup.WithContext(ctx)
 	global := make(chan struct{}, cfg.Run.Concurrency)
@@ -131,12 +138,13 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 				suiteWG[c.Suite].Add(1)
 				g.Go(func() error {
 					defer func() { <-global; <-psem; suiteWG[c.Suite].Done() }()
-					rec := runCell(gctx, cfg, o.Clock, prov, c)
+					rec := runCell(gctx, cfg, o.Clock, prov, c, o.traceParent(c))
 					mu.Lock()
 					defer mu.Unlock()
 					if err := o.Sink.Write(rec); err != nil {
 						return err
 					}
+					obs.observe(rec)
 					out.Recorded++
 					out.ByStatus[rec.AvailabilityStatus]++
 					if o.OnRecord != nil {
@@ -150,6 +158,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	err := g.Wait()
 	ends.Wait()
+	obs.close(o.Observers)
 	out.EndedAt = o.Clock.Now()
 	switch {
 	case err != nil:
@@ -208,4 +217,11 @@ func prepare(ctx context.Context, o Options) {
 			fmt.Fprintf(o.Log, "prepare %s: %v\n", p.Name, err)
 		}
 	}
+}
+
+func (o *Options) traceParent(c plan.Cell) string {
+	if o.TraceParent == nil {
+		return ""
+	}
+	return o.TraceParent(c)
 }

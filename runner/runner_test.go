@@ -466,3 +466,44 @@ func deref[T any](p *T) any {
 	}
 	return *p
 }
+
+// observerLog records what an observer saw; it can be made to fail.
+type observerLog struct {
+	mu     sync.Mutex
+	seen   []string
+	fail   bool
+	closed bool
+}
+
+func (o *observerLog) Observe(r *results.Record) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.seen = append(o.seen, r.PromptID)
+	if o.fail {
+		return errors.New("snapshots: disk full")
+	}
+	return nil
+}
+
+func (o *observerLog) Close() error { o.closed = true; return nil }
+
+// Observers see every record results.jsonl got, are closed at the end, and
+// a failing one is one warning, not a failed run.
+func TestObservers(t *testing.T) {
+	p := &scripted{}
+	cfg := testConfig([]config.Provider{{Name: "a", Type: "ollama", Concurrency: 2, Models: []string{"m"}, ThinkingLevels: []*string{nil}}}, 5, 1, 2)
+	good, bad := &observerLog{}, &observerLog{fail: true}
+	var log strings.Builder
+	sink := &memSink{}
+	out, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p},
+		Sink: sink, Observers: []Observer{good, bad}, Log: &log})
+	if err != nil || out.EndReason != EndFinished || len(sink.recs) != 5 {
+		t.Fatalf("run: %v %+v", err, out)
+	}
+	if len(good.seen) != 5 || len(bad.seen) != 5 || !good.closed || !bad.closed {
+		t.Errorf("good %v closed %v, bad %v closed %v", good.seen, good.closed, bad.seen, bad.closed)
+	}
+	if n := strings.Count(log.String(), "disk full"); n != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", n, log.String())
+	}
+}
