@@ -95,6 +95,8 @@ package faultserver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -167,14 +169,20 @@ type Request struct {
 	// Body is the request body, cut at 1 MiB.
 	Body []byte
 
+	// credentials are SHA-256 digests of the bearer token and x-api-key:
+	// printing a Request with %+v must not print a key.
 	credentials []string
 }
 
 // SentCredential reports whether the request carried key as its bearer
-// token or x-api-key, without the key being kept anywhere a test could
-// print it.
+// token or x-api-key.
 func (r Request) SentCredential(key string) bool {
-	return key != "" && slices.Contains(r.credentials, key)
+	return key != "" && slices.Contains(r.credentials, digestOf(key))
+}
+
+func digestOf(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
 }
 
 // Stall says a stalling behaviour has sent its last byte and is now holding
@@ -424,14 +432,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	stream = stream && ep.streams
 
+	creds := credentials(r.Header)
 	rec := Request{Method: r.Method, Path: r.URL.Path, Endpoint: ep.name, Model: head.Model, Stream: stream,
-		Header: redacted(r.Header), Body: body[:min(len(body), maxRecordedBody)], credentials: credentials(r.Header)}
-	p := &player{s: s, w: w, r: r, rc: http.NewResponseController(w), retry: retry,
-		st: Stall{Endpoint: ep.name, Model: head.Model}}
-	p.f.w = p
-	if len(rec.credentials) > 0 {
-		p.key = strings.Join(rec.credentials, " ")
+		Header: redacted(r.Header), Body: body[:min(len(body), maxRecordedBody)]}
+	for _, c := range creds {
+		rec.credentials = append(rec.credentials, digestOf(c))
 	}
+	p := &player{s: s, w: w, r: r, rc: http.NewResponseController(w), retry: retry,
+		st: Stall{Endpoint: ep.name, Model: head.Model}, key: strings.Join(creds, " ")}
+	p.f.w = p
 	doc, d := s.protocol(ep, head)
 	p.doc = doc
 	if stream {
@@ -487,6 +496,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.record(rec)
 	p.beh, p.st.Behaviour = beh, beh.full
 	p.play()
+	select {
+	case <-s.done:
+		// Returning would end the response cleanly (an empty 200 for a
+		// stall, a terminated chunked body for a flood): a server that
+		// shuts down drops the connection instead.
+		p.drop()
+	default:
+	}
 }
 
 func (s *Server) record(rec Request) {

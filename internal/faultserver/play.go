@@ -139,6 +139,13 @@ func (p *player) reset() {
 	_ = conn.Close()
 }
 
+// drop closes the connection without ending the response.
+func (p *player) drop() {
+	if conn, _, err := p.rc.Hijack(); err == nil {
+		_ = conn.Close()
+	}
+}
+
 // echoed is the credential the request carried, or a placeholder that says
 // there was none.
 func (p *player) echoed() string {
