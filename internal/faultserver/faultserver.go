@@ -212,7 +212,14 @@ type Server struct {
 // New starts a server on a loopback port. Close it when done; Start does
 // that for a test.
 func New() *Server {
-	s := &Server{
+	s := newServer()
+	s.srv = httptest.NewServer(s)
+	return s
+}
+
+// newServer is a Server that is not listening yet.
+func newServer() *Server {
+	return &Server{
 		done:       make(chan struct{}),
 		stalled:    make(chan Stall, 64),
 		counts:     map[string]int{},
@@ -220,8 +227,6 @@ func New() *Server {
 		overrides:  map[string]string{},
 		retryAfter: time.Second,
 	}
-	s.srv = httptest.NewServer(s)
-	return s
 }
 
 // Start starts a server that is closed when the test ends.
