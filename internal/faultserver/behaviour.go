@@ -33,6 +33,9 @@ const (
 	httpPrefix         = "http"
 	latestTag          = ":latest"
 	maxBehaviourNumber = 1 << 40
+	// maxEchoOffset bounds echo_key_long's offset: its message is built
+	// whole, unlike the streamed floods and long lines.
+	maxEchoOffset = 16 << 20
 )
 
 // param says whether a behaviour takes a ":N" suffix.
@@ -113,6 +116,8 @@ func parseBehaviour(model string) (behaviour, error) {
 		return b, fmt.Errorf("model %q: %s takes no count", model, name)
 	case p == required && !hasArg:
 		return b, fmt.Errorf("model %q: %s needs a count, e.g. %s:1000", model, name, name)
+	case strings.HasPrefix(name, EchoKeyLong) && b.n > maxEchoOffset:
+		return b, fmt.Errorf("model %q: the key's offset is at most %d", model, maxEchoOffset)
 	}
 	return b, nil
 }

@@ -31,6 +31,8 @@ func TestParseBehaviour(t *testing.T) {
 		{model: "comment_flood:301", name: CommentFlood, n: 301, hasN: true},
 		{model: "long_line:65536", name: LongLine, n: 65536, hasN: true},
 		{model: "echo_key_long:290", name: EchoKeyLong, n: 290, hasN: true},
+		{model: "echo_key_long_frame:16777216", name: EchoKeyLongFrame, n: 16 << 20, hasN: true},
+		{model: "echo_key_long_event:16777217", err: "at most"},
 		{model: "http200", err: "400 to 599"},
 		{model: "http600", err: "400 to 599"},
 		{model: "http4O4", err: "400 to 599"},
@@ -87,7 +89,7 @@ func FuzzParseBehaviour(f *testing.F) {
 			}
 			return
 		}
-		if b.full != strings.TrimSuffix(model, latestTag) || b.n < 0 || b.n > maxBehaviourNumber {
+		if b.full != strings.TrimSuffix(model, latestTag) || b.n < 0 || b.n > maxBehaviourNumber || (strings.HasPrefix(b.name, EchoKeyLong) && b.n > maxEchoOffset) {
 			t.Errorf("%q parsed as %+v", model, b)
 		}
 		if p, ok := behaviours[b.name]; !ok && !(b.name == httpPrefix && b.status >= 400 && b.status <= 599) {

@@ -52,7 +52,8 @@
 //	flood_reasoning[:N]   the same with reasoning/thinking deltas
 //	flood_tool[:N]        the same with tool-call argument pieces (Ollama: N
 //	                      whole tool calls); a finite flood's arguments are
-//	                      valid JSON
+//	                      valid JSON, {"data":"flood flood ..."}
+//	                      (on /api/pull every flood is progress lines)
 //	endless_line          one text delta whose line never ends ("x" forever)
 //	long_line:N           one text delta of N "x" on a single line, then a
 //	                      normal end
@@ -69,7 +70,7 @@
 //	echo_key_split        the ok answer with it split across two deltas
 //	echo_key_long:N       401 whose message is N bytes of filler, the key,
 //	                      then 1 KiB more (the key starts at byte N of the
-//	                      decoded message)
+//	                      decoded message; N at most 16 MiB)
 //	echo_key_long_event:N the same message in a mid-stream error event
 //	echo_key_long_frame:N the same text as a single answer delta
 //
@@ -389,8 +390,8 @@ type requestHead struct {
 	} `json:"stream_options"`
 }
 
-// ServeHTTP answers one request. Server is an http.Handler so that it can
-// also be mounted elsewhere; New serves it on its own loopback port.
+// ServeHTTP answers one request (Server is the http.Handler that New serves
+// on its loopback port).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.inflight++
