@@ -193,4 +193,3 @@ func TestFileBase(t *testing.T) {
 		}
 	}
 }
-
