@@ -25,7 +25,7 @@ type fakeClock struct{ ns atomic.Int64 }
 
 var t0 = time.Date(2026, 2, 14, 10, 0, 0, 0, time.UTC)
 
-func (c *fakeClock) now() time.Time           { return t0.Add(time.Duration(c.ns.Load())) }
+func (c *fakeClock) now() time.Time          { return t0.Add(time.Duration(c.ns.Load())) }
 func (c *fakeClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // testPlan is two suites of three cells: p/a and p/b (high).
