@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -265,4 +267,31 @@ func TestResumeCommand(t *testing.T) {
 			t.Errorf("%q: %s, want %s", c.args, got, c.want)
 		}
 	}
+}
+
+// The real binary on a terminal: the bar is up while the first cells are
+// still in flight (the server holds them), and ends with the run.
+func TestLiveBarFromTheStart(t *testing.T) {
+	h := newHoldServer(t, 0)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "prompts.yaml"), []byte(promptFile), 0o644)
+	cfg := filepath.Join(dir, "bench.yaml")
+	os.WriteFile(cfg, []byte("run:\n  concurrency: 2\n  timeout: 60s\nproviders:\n  - type: ollama_openai\n    base_url: "+h.URL+"/v1\n    models: [m]\nprompts:\n  files: [prompts.yaml]\n"), 0o644)
+	term := newTerminal(t)
+	cmd := exec.Command(benchBin, "run", "--config", cfg, "--run-id", "tty")
+	cmd.Stderr, cmd.Stdout = term.tty, io.Discard
+	cmd.Env = append(os.Environ(), "CI=")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	h.waitStarted(t, 2)
+	term.waitFor(t, "0/5 cells · ")
+	term.waitFor(t, "running: ollama_openai/m 0/5")
+	h.release()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("bench run: %v\n%s", err, term.text())
+	}
+	term.waitFor(t, "[1/1] ollama_openai/m: 5 cells in ")
+	term.waitFor(t, "5/5 cells · ")
 }
