@@ -69,6 +69,7 @@ type suite struct {
 type cell struct {
 	promptID, promptName string
 	rep                  int
+	seq                  int // order in results.jsonl
 	seconds              float64
 	skipped, failure     *junit.Result
 	err                  *junit.Result
@@ -90,7 +91,7 @@ func (b *Builder) Add(r *results.Record) {
 	}
 	s.first, s.last = min(s.first, r.StartedAtMS), max(s.last, r.EndedAtMS)
 	s.reps[r.Repetition] = true
-	c := cell{promptID: r.PromptID, promptName: r.PromptName, rep: r.Repetition, seconds: float64(r.E2EMS) / 1000}
+	c := cell{promptID: r.PromptID, promptName: r.PromptName, rep: r.Repetition, seq: len(s.cases), seconds: float64(r.E2EMS) / 1000}
 	switch outcome(r) {
 	case failed:
 		v := deref(r.Violation)
@@ -270,8 +271,10 @@ func (s *suite) testsuite(id int) junit.Testsuite {
 		level = s.key.level
 	}
 	ts.AddProperty("thinking_level", clean(level))
-	slices.SortStableFunc(s.cases, func(a, b cell) int {
-		return cmp.Or(naturalCmp(a.promptID, b.promptID), cmp.Compare(a.rep, b.rep))
+	// A cell is recorded once; the order in the file breaks any tie a
+	// doubled line could make.
+	slices.SortFunc(s.cases, func(a, b cell) int {
+		return cmp.Or(naturalCmp(a.promptID, b.promptID), cmp.Compare(a.rep, b.rep), cmp.Compare(a.seq, b.seq))
 	})
 	manyReps := len(s.reps) > 1
 	for _, c := range s.cases {
