@@ -458,10 +458,21 @@ func Summarize(records []results.Record) *Summary {
 // Load reads runDir/results.jsonl, streaming, and the suites' resource
 // files, and returns the summary. Malformed lines are in SkippedLines; only
 // I/O failure is an error.
-func Load(runDir string) (*Summary, error) {
+func Load(runDir string) (*Summary, error) { return LoadWith(runDir, nil) }
+
+// LoadWith is Load that also hands every usable record to each (when not
+// nil), in file order, in the same pass: the other reports of a run
+// (report.html's samples, junit.xml) ride along instead of reading
+// results.jsonl again. The record is reused between calls and its bulky
+// fields (raw_output, reasoning, parsed_output, tool_call_details,
+// provider_metrics) are empty; each must copy what it keeps.
+func LoadWith(runDir string, each func(*results.Record)) (*Summary, error) {
 	a := newAggregator()
 	problems, nProblems, err := results.ReadFile(rundir.Path(runDir, rundir.ResultsFile), true, func(_ int, r *results.Record) error {
 		a.Add(r)
+		if each != nil {
+			each(r)
+		}
 		return nil
 	})
 	if err != nil {

@@ -2,6 +2,7 @@
 // prompts × providers, streams every response, and records how fast and how
 // good each answer was in a run directory.
 //
+//	bench init                         write a commented bench.yaml
 //	bench run --config bench.yaml      run a sweep
 //	bench report RUN_DIR               rebuild the reports from results.jsonl
 package main
@@ -23,23 +24,30 @@ const (
 )
 
 func main() {
+	setProgName(os.Args[0])
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 const usage = `bench: benchmark LLMs across models, prompts and providers.
 
 Usage:
+  bench init                                write a commented bench.yaml (finds a
+                                            running Ollama and its models)
   bench run [--config bench.yaml] [flags]   run a sweep; see 'bench run -h'
-  bench report RUN_DIR                      rebuild summary.json, summary.md and
-                                            tiers.json from RUN_DIR/results.jsonl
+  bench report RUN_DIR                      rebuild the reports (summary.md,
+                                            report.html, junit.xml, ...) from
+                                            RUN_DIR/results.jsonl
   bench version                             print the version
+
+No model server yet? scripts/demo.sh (in a clone of bench) runs the default
+suite against a scripted model on a real Ollama.
 
 Exit codes: 0 the command ran (models may still have failed their checks),
 1 an I/O failure stopped it, 2 bad config or flags, 130 interrupted.
 `
 
 // commands are the subcommands, for "did you mean".
-var commands = []string{"run", "report", "version", "help"}
+var commands = []string{"init", "run", "report", "version", "help"}
 
 // run is the whole program, testable in-process.
 func run(args []string, stdout, stderr io.Writer) int {
@@ -48,6 +56,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	switch args[0] {
+	case "init":
+		return initCmd(args[1:], stdout, stderr)
 	case "run":
 		return runCmd(args[1:], stdout, stderr)
 	case "report":

@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"strings"
@@ -27,13 +27,9 @@ import (
 // runCmd is `bench run`: load and check the config, open the run
 // directory, sweep, and report.
 func runCmd(args []string, stdout, stderr io.Writer) int {
-	f, err := parseRunFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "bench run: %v\n", err)
-		return exitUsage
+	f, code, ok := parseRunFlags(args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	cfg, provs, code := setup(f, stderr)
 	if cfg == nil {
@@ -44,7 +40,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		printPlan(stdout, cfg, pl)
 		return exitOK
 	}
-	sig := catchSignals(stderr)
+	prog := newProgress(stderr, f.quiet)
+	sig := catchSignals(prog.log())
 	defer sig.stop()
 
 	dir, done, code := openRunDir(cfg, f, stdout, stderr)
@@ -61,7 +58,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		pl = pl.Without(done)
 		fmt.Fprintf(stdout, "bench: resuming %s: %d of %d cells already recorded\n", cfg.Run.ID, full-len(pl.Cells), full)
 	}
-	s := &session{cfg: cfg, provs: provs, dir: dir, sig: sig, quiet: f.quiet, stdout: stdout, stderr: stderr}
+	s := &session{cfg: cfg, provs: provs, dir: dir, sig: sig, flags: f, prog: prog, stdout: stdout, stderr: stderr}
 	return s.sweep(pl, len(done))
 }
 
@@ -71,7 +68,8 @@ type session struct {
 	provs          map[string]providers.Provider
 	dir            *rundir.Dir
 	sig            *signals
-	quiet          bool
+	flags          *runFlags
+	prog           *progress
 	stdout, stderr io.Writer
 }
 
@@ -79,6 +77,10 @@ type session struct {
 // config means the command ends with the returned code.
 func setup(f *runFlags, stderr io.Writer) (*config.Config, map[string]providers.Provider, int) {
 	cfg, err := config.Load(f.config, providers.Kinds)
+	if errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintln(stderr, noConfig(f))
+		return nil, nil, exitUsage
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "bench run: bad config:\n%v\n", err)
 		return nil, nil, exitUsage
@@ -198,14 +200,18 @@ func (s *session) sweep(pl *plan.Plan, resumed int) int {
 		fmt.Fprintf(stderr, "bench run: %v\n", err)
 		return exitIO
 	}
-	fmt.Fprintf(stdout, "bench: run %s: %d cells (%s, %d suites, %d prompts × %s) → %s\n",
-		cfg.Run.ID, len(pl.Cells), plural(len(cfg.Providers), "provider"), len(pl.Suites), len(cfg.PromptSet),
-		plural(cfg.Run.Repetitions, "repetition"), dir.Path)
-	prog := newProgress(stderr, s.quiet)
+	if !s.flags.quiet {
+		fmt.Fprintf(stdout, "bench: run %s: %s (%s, %s, %s × %s) → %s\n",
+			cfg.Run.ID, report.Plural(len(pl.Cells), "cell"), report.Plural(len(cfg.Providers), "provider"),
+			report.Plural(len(pl.Suites), "suite"), report.Plural(len(cfg.PromptSet), "prompt"),
+			report.Plural(cfg.Run.Repetitions, "repetition"), dir.Path)
+	}
+	prog := s.prog
+	prog.begin(pl)
 	recorder := resources.NewRecorder(dir.Path)
 	out, runErr := runner.Run(s.sig.ctx, runner.Options{
-		Config: cfg, Plan: pl, Providers: s.provs, Sink: sink, Hooks: recorder,
-		Drain: s.sig.drain, OnRecord: prog.record, Log: stderr,
+		Config: cfg, Plan: pl, Providers: s.provs, Sink: sink, Hooks: hooks{recorder, prog},
+		Drain: s.sig.drain, OnRecord: prog.record, Log: prog.log(),
 	})
 	prog.finish()
 	if err := recorder.Close(); err != nil {
@@ -234,20 +240,36 @@ func (s *session) sweep(pl *plan.Plan, resumed int) int {
 // nothing was reached) and how the run ended.
 func (s *session) finish(out *runner.Outcome, prog *progress) int {
 	cfg, dir, stdout, stderr := s.cfg, s.dir, s.stdout, s.stderr
-	summary, err := buildReports(dir.Path, stderr)
+	summary, err := buildReports(dir.Path, s.flags.junit, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench run: reports: %v\nbench: the results are in %s\n", err, dir.Path)
 		return exitIO
 	}
-	if line := unreachable(cfg, prog); line != "" {
-		fmt.Fprintln(stdout, line)
-	} else if err := report.WriteTable(stdout, summary); err != nil {
-		fmt.Fprintf(stderr, "bench run: %v\n", err)
-		return exitIO
+	stopped := out.EndReason == runner.EndInterrupted || out.EndReason == runner.EndAborted
+	// With --quiet only what needs acting on is printed, on stderr.
+	w := stdout
+	if s.flags.quiet {
+		w = stderr
 	}
-	fmt.Fprintf(stdout, "bench: %s: %d/%d cells recorded in %s\n", out.EndReason, out.Recorded, out.Planned, dir.Path)
-	if out.EndReason == runner.EndInterrupted || out.EndReason == runner.EndAborted {
+	line := unreachable(cfg, prog)
+	switch {
+	case line != "":
+		fmt.Fprintln(w, line)
+	case !s.flags.quiet:
+		if err := report.WriteTable(stdout, summary); err != nil {
+			fmt.Fprintf(stderr, "bench run: %v\n", err)
+			return exitIO
+		}
+	}
+	if stopped || !s.flags.quiet {
+		fmt.Fprintf(w, "bench: %s: %d/%d cells recorded in %s\n", out.EndReason, out.Recorded, out.Planned, dir.Path)
+	}
+	if stopped {
+		fmt.Fprintf(w, "bench: to run the other %d cells: %s\n", out.Planned-out.Recorded, resumeCommand(s.flags.args, cfg.Run.ID))
 		return exitInterrupted
+	}
+	if line == "" && !s.flags.quiet {
+		writeNextSteps(stdout, dir.Path)
 	}
 	return exitOK
 }
@@ -271,13 +293,5 @@ func printPlan(w io.Writer, cfg *config.Config, pl *plan.Plan) {
 		ids = append(ids, p.ID)
 	}
 	fmt.Fprintf(w, "  prompts: %s × %s; concurrency %d, timeout %s\n", strings.Join(ids, ","),
-		plural(cfg.Run.Repetitions, "repetition"), cfg.Run.Concurrency, time.Duration(cfg.Run.Timeout))
-}
-
-// plural writes a count with its noun: "1 provider", "2 providers".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
+		report.Plural(cfg.Run.Repetitions, "repetition"), cfg.Run.Concurrency, time.Duration(cfg.Run.Timeout))
 }
