@@ -28,6 +28,10 @@ type runFlags struct {
 	quiet       bool
 	dryRun      bool
 	resume      bool
+	// shard is --shard as given; shardI/shardN what it (or the Indexed
+	// Job's environment) resolved to, shardN 0 when not sharded.
+	shard          string
+	shardI, shardN int
 }
 
 const runUsage = `usage: bench run [--config bench.yaml] [flags]
@@ -55,6 +59,8 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.StringVar(&f.out, "out", "", "parent directory of run directories (overrides run.out_dir)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no per-cell progress")
 	fs.BoolVar(&f.resume, "resume", false, "continue the run in the run directory: run only the cells it has no record of")
+	fs.StringVar(&f.shard, "shard", "", "run only shard i of n (1-based), e.g. 2/4: whole suites dealt round-robin; "+
+		"without it, JOB_COMPLETION_INDEX (0-based) and "+envShardCount+" shard the run")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "check the config and print the plan; send nothing, write nothing")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, runUsage)
@@ -80,6 +86,10 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	}
 	if set["run-id"] && (f.runID == "" || strings.ContainsAny(f.runID, `/\`) || f.runID == "." || f.runID == "..") {
 		errs = append(errs, errors.New("--run-id: must be a plain directory name"))
+	}
+	var err error
+	if f.shardI, f.shardN, err = shardSpec(f.shard, set["shard"], getenv); err != nil {
+		errs = append(errs, err)
 	}
 	return f, errors.Join(errs...)
 }

@@ -39,7 +39,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if cfg == nil {
 		return code
 	}
-	pl := plan.New(cfg)
+	pl, shard, err := shardPlan(cfg, plan.New(cfg), f, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench run: %v\n", err)
+		return exitUsage
+	}
 	if f.dryRun {
 		printPlan(stdout, cfg, pl)
 		return exitOK
@@ -61,7 +65,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		pl = pl.Without(done)
 		fmt.Fprintf(stdout, "bench: resuming %s: %d of %d cells already recorded\n", cfg.Run.ID, full-len(pl.Cells), full)
 	}
-	s := &session{cfg: cfg, provs: provs, dir: dir, sig: sig, quiet: f.quiet, stdout: stdout, stderr: stderr}
+	s := &session{cfg: cfg, provs: provs, dir: dir, sig: sig, quiet: f.quiet, stdout: stdout, stderr: stderr, shard: shard}
 	return s.sweep(pl, len(done))
 }
 
@@ -73,6 +77,8 @@ type session struct {
 	sig            *signals
 	quiet          bool
 	stdout, stderr io.Writer
+	// shard is which shard of a sharded run this is, nil when not sharded.
+	shard *rundir.Shard
 }
 
 // setup loads the config, applies the flags and builds the providers. A nil
@@ -218,7 +224,7 @@ func (s *session) sweep(pl *plan.Plan, resumed int) int {
 	if out != nil {
 		err := dir.WriteRunInfo(&rundir.RunInfo{RunID: cfg.Run.ID, BenchVersion: version.String(),
 			StartedAt: out.StartedAt.UTC(), EndedAt: out.EndedAt.UTC(), EndReason: out.EndReason,
-			CellsPlanned: out.Planned, CellsRecorded: out.Recorded, ByStatus: out.ByStatus, Resumed: resumed})
+			CellsPlanned: out.Planned, CellsRecorded: out.Recorded, ByStatus: out.ByStatus, Resumed: resumed, Shard: s.shard})
 		if err != nil && runErr == nil {
 			runErr = err
 		}
