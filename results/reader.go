@@ -82,13 +82,21 @@ func NewReader(r io.Reader) *Reader {
 // returns its line number. It returns io.EOF after the last line; any other
 // error is an I/O failure of the underlying reader.
 func (r *Reader) Next(rec *Record) (int, error) {
+	line, _, err := r.NextRaw(rec)
+	return line, err
+}
+
+// NextRaw is Next that also returns the line as it is in the file, without
+// its newline, for a caller that copies lines (bench merge). The bytes are
+// valid until the next call.
+func (r *Reader) NextRaw(rec *Record) (int, []byte, error) {
 	for {
 		data, complete, tooLong, err := r.readLine()
 		if err != nil && !errors.Is(err, io.EOF) {
-			return 0, fmt.Errorf("read results line %d: %w", r.line+1, err)
+			return 0, nil, fmt.Errorf("read results line %d: %w", r.line+1, err)
 		}
 		if data == nil && !tooLong && errors.Is(err, io.EOF) {
-			return 0, io.EOF
+			return 0, nil, io.EOF
 		}
 		r.line++
 		if tooLong {
@@ -108,7 +116,7 @@ func (r *Reader) Next(rec *Record) (int, error) {
 			r.problem(Problem{Line: r.line, Truncated: !complete, Reason: perr.Error()})
 			continue
 		}
-		return r.line, nil
+		return r.line, data, nil
 	}
 }
 
