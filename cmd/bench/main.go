@@ -4,6 +4,7 @@
 //
 //	bench run --config bench.yaml      run a sweep
 //	bench report RUN_DIR               rebuild the reports from results.jsonl
+//	bench merge OUT_DIR SHARD_DIR...   put a sharded run's directories together
 package main
 
 import (
@@ -32,6 +33,8 @@ Usage:
   bench run [--config bench.yaml] [flags]   run a sweep; see 'bench run -h'
   bench report RUN_DIR                      rebuild summary.json, summary.md and
                                             tiers.json from RUN_DIR/results.jsonl
+  bench merge OUT_DIR SHARD_DIR...          put the run directories of a sharded
+                                            run (bench run --shard i/n) together
   bench version                             print the version
 
 Exit codes: 0 the command ran (models may still have failed their checks),
@@ -39,7 +42,7 @@ Exit codes: 0 the command ran (models may still have failed their checks),
 `
 
 // commands are the subcommands, for "did you mean".
-var commands = []string{"run", "report", "version", "help"}
+var commands = []string{"run", "report", "merge", "version", "help"}
 
 // run is the whole program, testable in-process.
 func run(args []string, stdout, stderr io.Writer) int {
@@ -52,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCmd(args[1:], stdout, stderr)
 	case "report":
 		return reportCmd(args[1:], stdout, stderr)
+	case "merge":
+		return mergeCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "bench", version.String())
 		return exitOK
