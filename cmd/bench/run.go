@@ -56,6 +56,10 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer dir.Close()
+	if err := checkResumeShard(dir.Path, shard); f.resume && err != nil {
+		fmt.Fprintf(stderr, "bench run: %v\n", err)
+		return exitUsage
+	}
 	if err := prepareRunDir(sig.ctx, dir, cfg, provs); err != nil {
 		fmt.Fprintf(stderr, "bench run: %v\n", err)
 		return exitIO

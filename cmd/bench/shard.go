@@ -89,3 +89,28 @@ func suiteLabel(s plan.Suite) string {
 
 // getenv is os.Getenv; tests of the flags set the environment with t.Setenv.
 var getenv = os.Getenv
+
+// checkResumeShard refuses to resume a run directory as another shard than
+// the one its run.json records: the directory would mix two shards' suites
+// and bench merge would refuse it later. A directory without run.json (its
+// run was killed before the end) has nothing to compare.
+func checkResumeShard(dir string, shard *rundir.Shard) error {
+	ri, err := rundir.ReadRunInfo(dir)
+	if err != nil {
+		return nil
+	}
+	was, now := "not sharded", "without --shard"
+	if ri.Shard != nil {
+		was = fmt.Sprintf("shard %d/%d", ri.Shard.Index, ri.Shard.Count)
+	}
+	if shard != nil {
+		now = fmt.Sprintf("as shard %d/%d", shard.Index, shard.Count)
+	}
+	switch {
+	case ri.Shard == nil && shard == nil:
+		return nil
+	case ri.Shard != nil && shard != nil && ri.Shard.Index == shard.Index && ri.Shard.Count == shard.Count:
+		return nil
+	}
+	return fmt.Errorf("%s holds a run that was %s; it cannot be resumed %s", dir, was, now)
+}

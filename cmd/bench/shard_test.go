@@ -1,8 +1,12 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"bench/rundir"
 )
 
 func TestShardSpec(t *testing.T) {
@@ -66,5 +70,30 @@ func TestShardDryRun(t *testing.T) {
 	code, _, stderr = runCLI("run", "--config", "testdata/cli/bench.yaml", "--dry-run")
 	if code != exitUsage || !strings.Contains(stderr, "JOB_COMPLETION_INDEX is not") {
 		t.Errorf("count without index: exit %d, %s", code, stderr)
+	}
+}
+
+// A shard's directory resumes only as the same shard.
+func TestResumeKeepsTheShard(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "nightly")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "results.jsonl"), nil, 0o644)
+	rundir.WriteJSON(filepath.Join(dir, "run.json"), &rundir.RunInfo{RunID: "nightly", EndReason: "interrupted", Shard: &rundir.Shard{Index: 1, Count: 2}})
+	for _, args := range [][]string{{"--shard", "2/2"}, {"--shard", "1/3"}, {}} {
+		code, _, stderr := runCLI(append([]string{"run", "--config", "testdata/cli/bench.yaml", "--out", parent, "--run-id", "nightly", "--resume", "--quiet"}, args...)...)
+		if code != exitUsage || !strings.Contains(stderr, "holds a run that was shard 1/2; it cannot be resumed") {
+			t.Errorf("resume %v: exit %d\n%s", args, code, stderr)
+		}
+	}
+	if err := checkResumeShard(dir, &rundir.Shard{Index: 1, Count: 2}); err != nil {
+		t.Errorf("the same shard: %v", err)
+	}
+	if err := checkResumeShard(t.TempDir(), &rundir.Shard{Index: 1, Count: 2}); err != nil {
+		t.Errorf("no run.json: %v", err)
+	}
+	rundir.WriteJSON(filepath.Join(dir, "run.json"), &rundir.RunInfo{RunID: "nightly"})
+	if err := checkResumeShard(dir, &rundir.Shard{Index: 1, Count: 2}); err == nil || !strings.Contains(err.Error(), "was not sharded; it cannot be resumed as shard 1/2") {
+		t.Errorf("unsharded run resumed as a shard: %v", err)
 	}
 }
