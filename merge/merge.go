@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"bench/report"
 	"bench/rundir"
@@ -144,8 +145,12 @@ func openOut(out string, shards []*shard) (*rundir.Dir, bool, error) {
 		return nil, false, err
 	}
 	for _, s := range shards {
-		if sa, _ := filepath.Abs(s.dir); sa == abs {
+		sa, _ := filepath.Abs(s.dir)
+		if sa == abs || sameDir(sa, abs) {
 			return nil, false, refuse(OutExists, "%s is shard %d/%d: merge into a new directory", out, s.info.Shard.Index, s.info.Shard.Count)
+		}
+		if strings.HasPrefix(abs, sa+string(filepath.Separator)) {
+			return nil, false, refuse(OutExists, "%s is inside shard %s: merge into a directory outside the shards", out, s.dir)
 		}
 	}
 	if st, err := os.Stat(rundir.Path(abs, rundir.ResultsFile)); err == nil && st.Size() > 0 {

@@ -391,6 +391,8 @@ func TestMergeRefusals(t *testing.T) {
 		}, "", Unusable, []string{"SHARD1 is a merged run, not a shard"}},
 		{"into a shard", func(t *testing.T, p string) []string { return shards(t, p, 1, 2) },
 			"run_shard1of1", OutExists, []string{"is shard 1/1: merge into a new directory"}},
+		{"into a shard's subdirectory", func(t *testing.T, p string) []string { return shards(t, p, 1, 2) },
+			"run_shard1of1/merged", OutExists, []string{"is inside shard SHARD1"}},
 		{"into a run", func(t *testing.T, p string) []string {
 			fakeShard{i: 1, n: 1, suites: 2, runID: "other"}.write(t, p)
 			return shards(t, p, 1, 2)

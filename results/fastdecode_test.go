@@ -209,3 +209,66 @@ func TestHasControl(t *testing.T) {
 		}
 	}
 }
+
+// realisticLine is a cell as the runner records it today: a timeline, a
+// tool call, provider metrics and a 900-byte answer.
+func realisticLine(tb testing.TB) []byte {
+	ttft, tps, out, in := int64(87), 41.5, 212, 40
+	raw := strings.Repeat("The free command shows memory; run `free -h`. ", 20)
+	r := &Record{RecordType: RecordType, RunID: "20270101_000000", Provider: "ollama_openai", ProviderType: "ollama_openai",
+		Model: "qwen3:4b", PromptID: "P9", PromptName: "tool_memory", AvailabilityStatus: "ok",
+		StartedAtMS: 1800000000000, EndedAtMS: 1800000002345, E2EMS: 2345, TTFTMS: &ttft, TTFOMS: &ttft, Success: true,
+		ObjectivePass: new(true), InputTokens: &in, OutputTokens: &out, TokensPerS: &tps, RawOutput: raw, RawOutputBytes: len(raw),
+		ToolCalls: []string{"free"}, ToolCallCount: 1, ToolUseSuccess: new(true), ExpectedTools: []string{"free"}, Chunks: 212,
+		FinishReason: "stop", ParsedOutput: json.RawMessage("null"),
+		ToolCallDetails: []ToolCall{{Name: "free", Arguments: json.RawMessage(`{"unit":"MB"}`), Source: SourceText, Match: "free -h"}},
+		ProviderMetrics: map[string]any{"eval_count": 212, "eval_duration_ns": 5_100_000_000},
+		Timeline: []TimelineEvent{{Event: EventRequestStart, AtMS: 0.012}, {Event: EventConnected, AtMS: 0.4, Detail: "reused"},
+			{Event: EventRequestWritten, AtMS: 0.52}, {Event: EventFirstByte, AtMS: 86.1}, {Event: EventFirstText, AtMS: 87.2},
+			{Event: EventToolCall, AtMS: 1200.5}, {Event: EventEnd, AtMS: 2345.01}},
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		tb.Fatal(err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// BenchmarkDecodeLine compares the reader's decoding of one realistic line
+// (fast path, then encoding/json as the fallback does it), both as the
+// report reads lines (SkipBulk) and in full:
+//
+//	go test ./results -run '^$' -bench DecodeLine -benchmem
+func BenchmarkDecodeLine(b *testing.B) {
+	line := realisticLine(b)
+	for _, skip := range []bool{true, false} {
+		b.Run(fmt.Sprintf("fast/skipBulk=%v", skip), func(b *testing.B) {
+			fd := newFastDecoder()
+			b.SetBytes(int64(len(line)))
+			var rec Record
+			for b.Loop() {
+				if err := decode(line, &rec, skip, fd); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("encoding_json/skipBulk=%v", skip), func(b *testing.B) {
+			b.SetBytes(int64(len(line)))
+			for b.Loop() {
+				if _, err := slowDecode(line, skip); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func TestRealisticLineTakesTheFastPath(t *testing.T) {
+	line := realisticLine(t)
+	var r Record
+	if !newFastDecoder().decode(line, &r, true) || !checkSame(t, line) {
+		t.Fatalf("fell back on %s", line)
+	}
+}
