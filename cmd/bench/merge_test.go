@@ -55,7 +55,8 @@ func TestMergeCLI(t *testing.T) {
 		t.Errorf("merge: exit %d\n%s%s", code, stdout, stderr)
 	}
 	// An output directory that cannot be made is an I/O failure: exit 1.
-	code, _, stderr = runCLI("merge", filepath.Join(a, rundir.ResultsFile, "out"), a, b)
+	os.WriteFile(filepath.Join(parent, "file"), nil, 0o644)
+	code, _, stderr = runCLI("merge", filepath.Join(parent, "file", "out"), a, b)
 	if code != exitIO || !strings.Contains(stderr, "bench merge:") {
 		t.Errorf("unwritable output: exit %d\n%s", code, stderr)
 	}
