@@ -194,7 +194,6 @@ func TestFileBase(t *testing.T) {
 	}
 }
 
-
 // A streamed atomic file appears under its name only on Commit; Abort leaves
 // the old file and no temporary one.
 func TestAtomicFile(t *testing.T) {
