@@ -40,7 +40,8 @@ const (
 	ConfigMismatch
 	// Overlap: a cell is recorded by more than one shard.
 	Overlap
-	// OutExists: the output directory already holds a run, or is a shard.
+	// OutExists: the output directory already holds a run, or is (or is
+	// inside) a shard.
 	OutExists
 )
 
