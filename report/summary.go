@@ -160,6 +160,8 @@ type aggregator struct {
 	nFail    int
 	// notRun collapses identical reasons of cells that never reached a model.
 	notRun map[Failure]int
+	// last is the group of the last record.
+	last *acc
 }
 
 type acc struct {
@@ -182,21 +184,12 @@ func (a *aggregator) Add(r *results.Record) {
 	if a.runID == "" {
 		a.runID = r.RunID
 	}
-	k := groupKey{provider: r.Provider, model: r.Model}
-	if r.ThinkingLevel != nil {
-		k.thinking, k.hasThinking = *r.ThinkingLevel, true
+	g := a.last
+	if g == nil || !g.holds(r) {
+		g = a.group(r)
+		a.last = g
 	}
-	g := a.groups[k]
-	if g == nil {
-		g = &acc{
-			g:   &Group{Provider: r.Provider, Model: r.Model, ThinkingLevel: cloneStr(r.ThinkingLevel)},
-			lat: &exact{}, ttft: &exact{}, tps: &exact{},
-			cells: map[string]*MatrixCell{},
-			tool:  Tier{Provider: r.Provider, Model: r.Model, ThinkingLevel: cloneStr(r.ThinkingLevel), Excluded: map[string]int{}},
-		}
-		a.groups[k] = g
-	}
-	if _, ok := a.prompts[r.PromptID]; !ok || a.prompts[r.PromptID] == "" {
+	if name, ok := a.prompts[r.PromptID]; !ok || name == "" {
 		a.prompts[r.PromptID] = r.PromptName
 	}
 
@@ -264,6 +257,35 @@ func (a *aggregator) Add(r *results.Record) {
 	a.addFailure(r, gr, success)
 }
 
+// group finds or makes the record's group.
+func (a *aggregator) group(r *results.Record) *acc {
+	k := groupKey{provider: r.Provider, model: r.Model}
+	if r.ThinkingLevel != nil {
+		k.thinking, k.hasThinking = *r.ThinkingLevel, true
+	}
+	g := a.groups[k]
+	if g == nil {
+		g = &acc{
+			g:   &Group{Provider: r.Provider, Model: r.Model, ThinkingLevel: cloneStr(r.ThinkingLevel)},
+			lat: &exact{}, ttft: &exact{}, tps: &exact{},
+			cells: map[string]*MatrixCell{},
+			tool:  Tier{Provider: r.Provider, Model: r.Model, ThinkingLevel: cloneStr(r.ThinkingLevel), Excluded: map[string]int{}},
+		}
+		a.groups[k] = g
+	}
+	return g
+}
+
+// holds says whether r belongs to the group: records of one suite mostly
+// come together, so Add checks the last group before the map.
+func (g *acc) holds(r *results.Record) bool {
+	gr := g.g
+	if r.Provider != gr.Provider || r.Model != gr.Model || (r.ThinkingLevel == nil) != (gr.ThinkingLevel == nil) {
+		return false
+	}
+	return r.ThinkingLevel == nil || *r.ThinkingLevel == *gr.ThinkingLevel
+}
+
 // whyLabel is a short reason a cell did not succeed, for the matrix.
 func whyLabel(r *results.Record) string {
 	if r.FailureType != nil && *r.FailureType != "" {
@@ -276,6 +298,14 @@ func (a *aggregator) addFailure(r *results.Record, g *Group, success bool) {
 	failedCheck := success && r.ObjectivePass != nil && !*r.ObjectivePass
 	if success && !failedCheck {
 		return
+	}
+	switch r.AvailabilityStatus {
+	case "skipped_unavailable", "rate_limited", "auth_error":
+	default:
+		if len(a.failures) >= MaxFailures {
+			a.nFail++ // counted, not listed: no need to describe it
+			return
+		}
 	}
 	f := Failure{Group: g.Label(), PromptID: r.PromptID, Repetition: r.Repetition, Status: r.AvailabilityStatus}
 	if r.FailureType != nil {

@@ -34,6 +34,10 @@ type runFlags struct {
 	// differs), args are the arguments as given (for the --resume command).
 	configSet bool
 	args      []string
+	// shard is --shard as given; shardI/shardN what it (or the Indexed
+	// Job's environment) resolved to, shardN 0 when not sharded.
+	shard          string
+	shardI, shardN int
 }
 
 const runUsage = `usage: bench run [--config bench.yaml] [flags]
@@ -67,6 +71,8 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (f *runFlags, code i
 	fs.StringVar(&f.out, "out", "", "parent directory of run directories (overrides run.out_dir)")
 	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors and warnings (no progress, no table)")
 	fs.BoolVar(&f.resume, "resume", false, "continue the run in the run directory: run only the cells it has no record of")
+	fs.StringVar(&f.shard, "shard", "", "run only shard i of n (1-based), e.g. 2/4: whole suites dealt round-robin; "+
+		"without it, JOB_COMPLETION_INDEX (0-based) and "+envShardCount+" shard the run")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "check the config and print the plan; send nothing, write nothing")
 	fs.StringVar(&f.junit, "junit", "", "also write the JUnit XML report (junit.xml is always in the run directory) to this `file`")
 	fs.Usage = func() {
@@ -99,6 +105,10 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (f *runFlags, code i
 	}
 	if set["junit"] && f.junit == "" {
 		errs = append(errs, errors.New("--junit: give a file name"))
+	}
+	var err error
+	if f.shardI, f.shardN, err = shardSpec(f.shard, set["shard"], getenv); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		for _, err := range errs {

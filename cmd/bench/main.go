@@ -5,6 +5,7 @@
 //	bench init                         write a commented bench.yaml
 //	bench run --config bench.yaml      run a sweep
 //	bench report RUN_DIR               rebuild the reports from results.jsonl
+//	bench merge OUT_DIR SHARD_DIR...   put a sharded run's directories together
 package main
 
 import (
@@ -37,6 +38,8 @@ Usage:
   bench report RUN_DIR                      rebuild the reports (summary.md,
                                             report.html, junit.xml, ...) from
                                             RUN_DIR/results.jsonl
+  bench merge OUT_DIR SHARD_DIR...          put the run directories of a sharded
+                                            run (bench run --shard i/n) together
   bench version                             print the version
 
 No model server yet? scripts/demo.sh (in a clone of bench) runs the default
@@ -47,7 +50,7 @@ Exit codes: 0 the command ran (models may still have failed their checks),
 `
 
 // commands are the subcommands, for "did you mean".
-var commands = []string{"init", "run", "report", "version", "help"}
+var commands = []string{"init", "run", "report", "merge", "version", "help"}
 
 // run is the whole program, testable in-process.
 func run(args []string, stdout, stderr io.Writer) int {
@@ -62,6 +65,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCmd(args[1:], stdout, stderr)
 	case "report":
 		return reportCmd(args[1:], stdout, stderr)
+	case "merge":
+		return mergeCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "bench", version.String())
 		return exitOK

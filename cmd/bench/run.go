@@ -35,7 +35,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if cfg == nil {
 		return code
 	}
-	pl := plan.New(cfg)
+	pl, shard, err := shardPlan(cfg, plan.New(cfg), f, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench run: %v\n", err)
+		return exitUsage
+	}
 	if f.dryRun {
 		printPlan(stdout, cfg, pl)
 		return exitOK
@@ -49,6 +53,10 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer dir.Close()
+	if err := checkResumeShard(dir.Path, shard); f.resume && err != nil {
+		fmt.Fprintf(stderr, "bench run: %v\n", err)
+		return exitUsage
+	}
 	if err := prepareRunDir(sig.ctx, dir, cfg, provs); err != nil {
 		fmt.Fprintf(stderr, "bench run: %v\n", err)
 		return exitIO
@@ -58,7 +66,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		pl = pl.Without(done)
 		fmt.Fprintf(stdout, "bench: resuming %s: %d of %d cells already recorded\n", cfg.Run.ID, full-len(pl.Cells), full)
 	}
-	s := &session{cfg: cfg, provs: provs, dir: dir, sig: sig, flags: f, prog: prog, stdout: stdout, stderr: stderr}
+	s := &session{cfg: cfg, provs: provs, dir: dir, sig: sig, flags: f, prog: prog, stdout: stdout, stderr: stderr, shard: shard}
 	return s.sweep(pl, len(done))
 }
 
@@ -71,6 +79,8 @@ type session struct {
 	flags          *runFlags
 	prog           *progress
 	stdout, stderr io.Writer
+	// shard is which shard of a sharded run this is, nil when not sharded.
+	shard *rundir.Shard
 }
 
 // setup loads the config, applies the flags and builds the providers. A nil
@@ -224,7 +234,7 @@ func (s *session) sweep(pl *plan.Plan, resumed int) int {
 	if out != nil {
 		err := dir.WriteRunInfo(&rundir.RunInfo{RunID: cfg.Run.ID, BenchVersion: version.String(),
 			StartedAt: out.StartedAt.UTC(), EndedAt: out.EndedAt.UTC(), EndReason: out.EndReason,
-			CellsPlanned: out.Planned, CellsRecorded: out.Recorded, ByStatus: out.ByStatus, Resumed: resumed})
+			CellsPlanned: out.Planned, CellsRecorded: out.Recorded, ByStatus: out.ByStatus, Resumed: resumed, Shard: s.shard})
 		if err != nil && runErr == nil {
 			runErr = err
 		}
