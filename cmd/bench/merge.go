@@ -49,7 +49,13 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitIO
 	}
-	if err := report.WriteTable(stdout, res.Summary); err != nil {
+	// Every report a run writes, report.html and junit.xml included, now
+	// over the merged results.
+	summary, err := buildReports(res.Dir, "", stderr)
+	if err == nil {
+		err = report.WriteTable(stdout, summary)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "bench merge: %v\n", err)
 		return exitIO
 	}
