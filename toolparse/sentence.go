@@ -17,6 +17,19 @@ import (
 type use struct {
 	call bool // the span is used, not talked about
 	bare bool // even a bare command name counts: strong evidence of use
+	// direct: the reply tells the reader to run it (a run verb addressed
+	// to the reader, or the span alone on its line): what a command the
+	// question asks about needs to count.
+	direct bool
+	// answer: the command is what the sentence offers, described in the
+	// present ("`x` lists them"), named by a copula ("the check is `x`")
+	// or after a goal; in reply to a question that asks for a way, that
+	// is the answer.
+	answer bool
+	// strictRun: alone on its line or after a verb that means execute
+	// ("run", "type"), not one that also means adopt ("use", "try"): what
+	// a bare word outside the known list needs.
+	strictRun bool
 }
 
 // judge decides whether the span between before and after (the rest of
@@ -37,7 +50,7 @@ func judge(before, after string) use {
 	}
 	verb := runVerbBefore(before)
 	bw := clauseWords(before, false)
-	if narratedBefore(bw) || negatedBefore(bw) {
+	if narratedBefore(bw) || negatedBefore(bw) || reportedBefore(bw) {
 		return use{}
 	}
 	p := predicateAfter(clauseWords(after, true), after, coordinatedBefore(bw), lineStart)
@@ -45,27 +58,85 @@ func judge(before, after string) use {
 		return use{}
 	}
 	if standalone || verb {
-		return use{call: true, bare: true}
+		strict := standalone || isRunVerb(lastWord(before)) && executing[strings.TrimPrefix(strings.TrimPrefix(lastWord(before), "re"), "-")]
+		return use{call: true, bare: true, direct: standalone || !subordinate(bw), answer: true, strictRun: strict}
 	}
 	if mentionBefore(before) || p.kind == predNoun {
 		return use{}
 	}
 	if runVerbAhead(bw) {
-		return use{call: true, bare: true} // "run a quick `uptime`"
+		return use{call: true, bare: true, direct: !subordinate(bw), answer: true} // "run a quick `uptime`"
 	}
-	if appositive(before, after) && !goalBefore(before) {
+	goal := goalBefore(before)
+	if appositive(before, after) && !goal {
 		return use{} // "The second command, `grep -c x f`, counts..."
 	}
 	switch {
 	case p.kind == predDirected:
-		return use{call: true, bare: p.strong || goalBefore(before)}
+		return use{call: true, bare: p.strong || goal, answer: true}
 	case determinerBefore(before):
 		return use{} // "the `x` trick", "a `x` call": a noun phrase
 	case p.kind == predTalk:
-		goal := goalBefore(before)
-		return use{call: goal || item, bare: goal}
+		return use{call: goal || item, bare: goal, answer: !p.state}
 	}
-	return use{call: true}
+	return use{call: true, bare: goal, answer: goal || copulaBefore(bw)}
+}
+
+// copulaBefore reports a span that completes "X is": "the quickest check
+// is `x`", "that's `x`", "what you want is `x`".
+func copulaBefore(ws []string) bool {
+	n := len(ws)
+	if n == 0 {
+		return false
+	}
+	w := ws[n-1]
+	return copulas[w] || strings.HasSuffix(w, "'s") && len(w) > 2 || strings.HasSuffix(w, "'re")
+}
+
+// subordinators open a clause that states a condition or a time, not an
+// instruction: "when you run `x`", "if you run `x`".
+var subordinators = wordSet(`when whenever if once after before while because since until unless every each`)
+
+func subordinate(ws []string) bool {
+	for _, w := range ws {
+		if subordinators[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// reporting are the verbs that report someone's advice: "the article
+// recommends `x`", "blog posts suggesting `x`", "the docs say to run
+// `x`". The reply's own advice ("I'd suggest `x`") and the passive
+// ("the recommended way is `x`") are not reports.
+var reporting = wordSet(`recommend recommends recommended recommending suggest suggests suggested suggesting advise advises advised advising say says said saying tell tells told telling mention mentions mentioned mentioning propose proposes proposed proposing claim claims claimed insist insists insisted`)
+
+// ownSubjects make a reporting verb the reply's own advice, or one put to
+// the reader.
+var ownSubjects = wordSet(`i we i'd we'd i'll we'll i'm we're let's let you you'd you'll`)
+
+// reportedBefore reports a span in the clause of a reporting verb whose
+// subject is someone else.
+func reportedBefore(ws []string) bool {
+	for i, w := range ws {
+		if !reporting[w] {
+			continue
+		}
+		j := i - 1
+		for j >= 0 && (adverbs[ws[j]] || modals[ws[j]] || strings.HasSuffix(ws[j], "ly") && len(ws[j]) > 4) {
+			j--
+		}
+		if j < 0 {
+			continue // an imperative, or no subject in this clause
+		}
+		s := ws[j]
+		if ownSubjects[s] || determiners[s] || copulas[s] || s == "it's" || s == "be" || s == "been" || s == "was" || s == "were" || s == "being" {
+			continue
+		}
+		return true
+	}
+	return false
 }
 
 // lastWord is the last word of s, lower-cased and stripped of emphasis and
@@ -88,6 +159,9 @@ func normWord(w string) string {
 // runVerbs are the present forms that tell someone to run a command; past
 // and third-person forms narrate or describe (see narratedBefore).
 var runVerbs = wordSet(`run running execute executing exec type typing enter invoke invoking try issue issuing use using doing`)
+
+// executing are the run verbs that can only mean execute.
+var executing = wordSet(`run running execute executing exec type typing enter invoke invoking`)
 
 // isRunVerb also knows the forms with re- ("re-run", "rerun", "retry").
 func isRunVerb(w string) bool {
@@ -250,7 +324,11 @@ const (
 type predicate struct {
 	kind   int
 	strong bool // directed by a future or the reader, not only a pronoun
+	state  bool // a passive: the command's state, not what it does
 }
+
+// participlesIrregular are passive participles without -ed.
+var participlesIrregular = wordSet(`built set done made gone shown known run written given kept found left put bound`)
 
 // nounsAfter are the nouns a command names when it is talked about.
 var nounsAfter = wordSet(`command commands utility utilities tool tools program programs binary binaries flag flags option options output package man manual page syntax subcommand invocation`)
@@ -263,7 +341,7 @@ var (
 	pastMarkers  = wordSet(`was were did had already gave told ran took got found said broke hung made kept threw sent saw wrote used`)
 	adverbs      = wordSet(`also then just still now only alone even again both all right always sometimes perhaps afterwards`)
 	reader       = wordSet(`you yourself your yours you'll you're you've you'd`)
-	prepositions = wordSet(`on in at inside under with from for within over across against per`)
+	prepositions = wordSet(`on in at inside under with from for within over across against per of`)
 	participles  = wordSet(`by into through`)
 	// nonVerbs cannot start the predicate of a coordinated subject ("`x`
 	// and `y` list..."), whose verb has no third-person s to find it by.
@@ -312,9 +390,13 @@ func predicateAfter(ws []string, after string, secondConjunct, lineStart bool) p
 func verbPhrase(ws []string, i int, coordinated bool) predicate {
 	start := i
 	if i < len(ws) && prepositions[ws[i]] {
-		// "`x` on a shared branch will ...": skip to a closed-class verb.
-		for i < len(ws) && !closedVerb(ws[i]) {
-			i++
+		// "`x` on a shared branch will ...", "`x` at the root installs
+		// ...": skip the phrase to a closed-class verb, or to a present
+		// verb after its noun (not a plural right after "the" or "in").
+		for i++; i < len(ws) && !closedVerb(ws[i]); i++ {
+			if thirdPerson(ws[i]) && !determiners[ws[i-1]] && !prepositions[ws[i-1]] && i+1 < len(ws) && !prepositions[ws[i+1]] && !nonVerbs[ws[i+1]] {
+				break // a verb has an object; "for detailed counters and" is a noun
+			}
 		}
 	}
 	i = skipAdverbs(ws, i)
@@ -341,6 +423,9 @@ func verbPhrase(ws []string, i int, coordinated bool) predicate {
 		}
 		if strongModals[w] || readerIn {
 			return predicate{kind: predDirected, strong: true}
+		}
+		if copulas[w] && j < len(ws) && (pastForm(ws[j]) || participlesIrregular[ws[j]]) {
+			return predicate{kind: predTalk, state: true} // "`x` is configured"
 		}
 		if weakModals[w] || auxiliaries[w] {
 			// "`x` can show it": the object decides, after the verb.

@@ -109,8 +109,17 @@ const (
 
 // Detect returns the tool calls to record for a response: the native calls
 // first, then the text detections whose name no native call has, without
-// repeats of the same command line.
+// repeats of the same command line. It judges the reply without knowing
+// what it answers; DetectIn reads the question too.
 func Detect(native []Call, text string) []Call {
+	return DetectIn(native, text, "")
+}
+
+// DetectIn is Detect for a reply to question, the prompt the model
+// answered (its system text and user prompt, in any order): what the
+// question asks for decides whether a command the reply describes is the
+// answer or the subject of an explanation. An empty question is Detect.
+func DetectIn(native []Call, text, question string) []Call {
 	out := make([]Call, 0, len(native))
 	nativeNames := map[string]bool{}
 	for _, c := range native {
@@ -121,7 +130,7 @@ func Detect(native []Call, text string) []Call {
 		out = append(out, c)
 	}
 	seen := map[string]bool{}
-	for _, c := range detectText(text) {
+	for _, c := range detectText(text, readQuestion(question)) {
 		if nativeNames[c.Name] {
 			continue
 		}
@@ -168,10 +177,11 @@ const maxSpan = 300
 // detector collects text detections in order.
 type detector struct {
 	calls []Call
+	q     question
 }
 
-func detectText(text string) []Call {
-	var d detector
+func detectText(text string, q question) []Call {
+	d := detector{q: q}
 	lines := strings.Split(text, "\n")
 	for i := 0; i < len(lines); i++ {
 		line := strings.TrimRight(lines[i], "\r")
@@ -229,8 +239,8 @@ func (d *detector) block(lang string, lines []string) {
 				continue
 			}
 			t = strings.TrimPrefix(t, "$ ")
-			name, _, ok := firstCommand(t)
-			shell = ok && known[name]
+			name, args, ok := firstCommand(t)
+			shell = ok && (known[name] || d.q.kind == askWay && plainCommand(name, args))
 			plain = !shell
 			break
 		}
@@ -258,14 +268,14 @@ func (d *detector) block(lang string, lines []string) {
 		if prompted {
 			cmd, ok := promptCommand(t, !plain)
 			if ok {
-				d.commandLine(cmd, t, false)
+				d.commandLine(cmd, t, false, true)
 			}
 			continue
 		}
 		if strings.HasPrefix(t, "#") {
 			continue // comment
 		}
-		d.commandLine(t, t, false)
+		d.commandLine(t, t, false, true)
 	}
 }
 
@@ -293,14 +303,14 @@ func (d *detector) proseLine(line string) {
 	t = strings.TrimSpace(strings.TrimLeft(t, ">")) // blockquote
 	switch {
 	case strings.HasPrefix(t, "$ "):
-		d.commandLine(t[2:], t, false)
+		d.commandLine(t[2:], t, false, d.q.kind == askWay)
 		return
 	case strings.HasPrefix(t, "# "):
-		d.commandLine(t[2:], t, true)
+		d.commandLine(t[2:], t, true, false)
 		return
 	case strings.Contains(t, "@") && userPrompt.MatchString(t):
 		cmd, _ := promptCommand(t, false)
-		d.commandLine(cmd, t, false)
+		d.commandLine(cmd, t, false, d.q.kind == askWay)
 		return
 	}
 	code := d.inlineCode(line)
@@ -318,11 +328,12 @@ func jsonLine(t string) bool {
 
 // commandLine records each command of a shell command line (split at &&,
 // || and ;). heading marks a "# " line outside code, held to a stricter
-// rule.
-func (d *detector) commandLine(cmdline, match string, heading bool) {
+// rule; plain admits words outside the known list with a subcommand or an
+// operand (see plainCommand).
+func (d *detector) commandLine(cmdline, match string, heading, plain bool) {
 	for _, part := range splitCommands(cmdline) {
 		name, args, ok := firstCommand(part)
-		if !ok || !accept(name, args, false) {
+		if !ok || !accept(name, args, false) && (heading || !plain || !plainCommand(name, args)) {
 			continue
 		}
 		if heading && (!known[name] || !anyShellish(args)) {
@@ -557,28 +568,83 @@ func runLen(s string, i int, c byte) int {
 }
 
 // inline judges one backticked or quoted command in prose: a call when the
-// sentence uses it (see sentence.go), not when it talks about it.
+// sentence uses it (see sentence.go), not when it talks about it; the
+// question decides what a described command is (see question.go).
 func (d *detector) inline(line string, start, end int, content string) {
 	content = strings.TrimPrefix(content, "$ ")
 	if content == "" {
 		return
 	}
+	way := d.q.kind == askWay
 	var u *use // judged once, and only for a span that holds a command
 	for _, part := range splitCommands(content) {
 		name, args, ok := firstCommand(part)
-		if !ok || !accept(name, args, true) {
+		if !ok {
+			continue
+		}
+		subject := d.q.subject(part)
+		trusted := accept(name, args, true)
+		// A word outside the known list is a command when the question
+		// names it, or, in reply to a question that asks for a way, with a
+		// subcommand or an operand, or run by itself.
+		plain := !trusted && (way || subject) && plainCommand(name, args)
+		alone := !trusted && !plain && way && len(args) == 0 && !known[name] && !codeWords[name] && !fileLike(name) && !strings.HasPrefix(name, "./")
+		if !trusted && !plain && !alone {
 			continue
 		}
 		if u == nil {
 			v := judge(line[:start], line[end:])
 			u = &v
 		}
-		if !u.call || len(args) == 0 && !u.bare {
-			continue // talk; a bare name in a sentence is talk
+		var used bool
+		switch {
+		case subject:
+			used = u.direct // what the question asks about, explained unless run
+		case alone:
+			used = u.direct && u.strictRun // "run `nvidia-smi`"
+		case plain:
+			used = u.bare || u.answer
+		case len(args) == 0:
+			used = u.call && u.bare || way && u.answer // a bare name needs strong evidence
+		default:
+			used = u.call || way && u.answer
 		}
-		d.add(name, part, line[start:end])
+		if used {
+			d.add(name, part, line[start:end])
+		}
 	}
 }
+
+// plainCommand reports a word outside the known list used the way
+// commands are: followed by a subcommand or an operand ("redis-cli ping",
+// "pnpm install", "cloc ."). Prose says that of words too ("`import
+// json`", "`server_tokens off`"), so it is trusted only in shell blocks,
+// after a prompt, or in reply to a question that asks for a way, and
+// there only with strong evidence of use.
+func plainCommand(name string, args []string) bool {
+	if len(args) == 0 || known[name] || codeWords[name] || fileLike(name) || strings.HasPrefix(name, "./") || template(args) {
+		return false
+	}
+	a := args[0]
+	switch {
+	case subcommand(a), isFlag(a), a == ".", a == "..":
+		return true
+	case strings.HasPrefix(a, "./"), strings.HasPrefix(a, "../"), strings.HasPrefix(a, "~/"), strings.HasPrefix(a, "/"), strings.Contains(a, "://"), strings.Contains(a, "@"):
+		return true
+	case strings.HasPrefix(a, "\"") || strings.HasPrefix(a, "'"):
+		return strings.Contains(a, "://") || strings.Contains(a, "/")
+	}
+	return fileLike(a)
+}
+
+// codeWords open statements of programming languages and shell syntax,
+// not commands: `import json`, `for f in *.log`, `return nil`.
+var codeWords = wordSet(`
+import from def class return let const var func fn package public private
+static struct interface impl use require include extern namespace using
+typedef for while do done if then else elif fi case esac function select
+until in print println printf_s await async yield lambda new delete
+`)
 
 var listMarker = regexp.MustCompile(`^\s*(?:[-*+•]|\d+[.)])\s+`)
 

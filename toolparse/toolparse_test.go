@@ -92,7 +92,7 @@ func scoreCases(t *testing.T, cases []corpusCase) score {
 			t.Errorf("duplicate case id %s", c.id)
 		}
 		ids[c.id] = true
-		got := nameSet(Names(Detect(nil, c.text)))
+		got := nameSet(Names(DetectIn(nil, c.text, c.question)))
 		want := nameSet(c.want)
 		for n := range got {
 			if want[n] {
@@ -167,6 +167,21 @@ func TestDevSet(t *testing.T) {
 		t.Log(m)
 	}
 	s.log(t, "dev set", cases)
+	if s.precision() < 0.95 || s.recall() < 0.95 {
+		t.Errorf("precision %.3f, recall %.3f; both must be >= 0.95", s.precision(), s.recall())
+	}
+}
+
+// TestDevSetQuestions scores detection with the question on the
+// development set that carries one, the cases the question rule was tuned
+// on.
+func TestDevSetQuestions(t *testing.T) {
+	cases := loadCorpus(t, "testdata/devsetq.txt")
+	s := scoreCases(t, cases)
+	for _, m := range s.misses {
+		t.Log(m)
+	}
+	s.log(t, "dev set with questions", cases)
 	if s.precision() < 0.95 || s.recall() < 0.95 {
 		t.Errorf("precision %.3f, recall %.3f; both must be >= 0.95", s.precision(), s.recall())
 	}

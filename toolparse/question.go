@@ -1,0 +1,404 @@
+package toolparse
+
+import (
+	"strings"
+)
+
+// A reply answers a question, and the question says what its commands are
+// for. When it asks for a way to do something ("how do I free space?",
+// "which command shows the kernel?", "Check the disk space."), a command
+// the reply brings is the answer even when the reply only describes it
+// ("`journalctl --vacuum-size=200M` caps the journal"). When it asks about
+// something ("what does `rm -i` do?", "why is `ls` colored?", "is `kill -9`
+// bad?"), the reply explains, and the command the question names is the
+// subject of that explanation: it counts only when the reply tells the
+// reader to run it. The same sentence, "`lsof -i :5173` will list the
+// process", is the answer to "what uses port 5173?" and an explanation
+// of "what does `lsof -i :5173` show?".
+
+// ask is what a question asks for.
+type ask int
+
+const (
+	askNone  ask = iota // no question, or one that asks for neither
+	askWay              // a way to do something: the reply's commands answer it
+	askAbout            // knowledge about a command or a behaviour: the reply explains
+)
+
+// question is what detection reads from the prompt a reply answers.
+type question struct {
+	kind ask
+	// keys holds the commands the question names, by their leading words
+	// (the command word and its subcommands up to the first flag or
+	// operand, at most maxKeyWords), joined by spaces: "git stash",
+	// "rm" for `rm -i`, "docker compose down".
+	keys map[string]bool
+	// lines holds the whole command lines the question names, normalized.
+	lines map[string]bool
+}
+
+const maxKeyWords = 3
+
+// readQuestion reads the kind of a prompt and the commands it names. It is
+// linear in the prompt's length.
+func readQuestion(q string) question {
+	out := question{keys: map[string]bool{}, lines: map[string]bool{}}
+	if strings.TrimSpace(q) == "" {
+		return out
+	}
+	var sentences []qsentence
+	inBlock := false
+	fence := ""
+	for _, line := range strings.Split(q, "\n") {
+		line = strings.TrimRight(line, "\r")
+		t := strings.TrimSpace(line)
+		if inBlock {
+			if isCloseFence(t, fence) {
+				inBlock = false
+				continue
+			}
+			out.name(strings.TrimPrefix(t, "$ "))
+			continue
+		}
+		if f, _, ok := openFence(t); ok {
+			inBlock, fence = true, f
+			continue
+		}
+		if c, ok := strings.CutPrefix(t, "$ "); ok {
+			out.name(c)
+			continue
+		}
+		out.spans(line)
+		sentences = append(sentences, questionSentences(line)...)
+	}
+	out.kind = kindOf(sentences)
+	return out
+}
+
+// kindOf reads what a prompt asks for from its questions, or from its
+// imperatives when it has no question (statements around a question are
+// its context): a way when any sentence asks for one ("What does this
+// error mean? How do I fix it?"), else about something when any asks that.
+func kindOf(sentences []qsentence) ask {
+	questions := false
+	for _, s := range sentences {
+		questions = questions || s.asks
+	}
+	about := false
+	for _, s := range sentences {
+		if questions && !s.asks {
+			continue
+		}
+		switch classify(s.words, s.asks) {
+		case askWay:
+			return askWay
+		case askAbout:
+			about = true
+		}
+	}
+	if about {
+		return askAbout
+	}
+	return askNone
+}
+
+// spans names the commands in a line's inline code and quotes, and the
+// known commands written in prose with a flag ("what does rm -i do?").
+func (q *question) spans(line string) {
+	for i := 0; i < len(line); {
+		c := line[i]
+		if c != '`' && c != '"' {
+			i++
+			continue
+		}
+		n := 1
+		if c == '`' {
+			n = runLen(line, i, '`')
+		}
+		open := line[i : i+n]
+		k := strings.Index(line[i+n:], open)
+		if k < 0 {
+			break
+		}
+		q.name(strings.TrimSpace(line[i+n : i+n+k]))
+		i += n + k + n
+	}
+	fs := strings.Fields(line)
+	for i := 0; i+1 < len(fs); i++ {
+		w := strings.Trim(fs[i], "`\"'(")
+		if known[w] && !bareless[w] && isFlag(strings.Trim(fs[i+1], "`\"'),.?!")) {
+			q.keys[w] = true
+		}
+	}
+}
+
+// name records the commands of a command line the question names.
+func (q *question) name(cmdline string) {
+	for _, part := range splitCommands(cmdline) {
+		fs := commandFields(part)
+		if len(fs) == 0 {
+			continue
+		}
+		if _, _, ok := firstCommand(part); !ok {
+			continue
+		}
+		q.keys[commandKey(fs)] = true
+		if len(fs) > 1 {
+			q.lines[strings.Join(fs, " ")] = true
+		}
+	}
+}
+
+// commandFields are the words of a command line without a sudo prefix or
+// variable assignments, which do not change what the command is.
+func commandFields(s string) []string {
+	fs := strings.Fields(s)
+	i := 0
+	for i < len(fs) {
+		w := fs[i]
+		switch {
+		case w == "sudo" || w == "doas":
+			i++
+			for i < len(fs) && strings.HasPrefix(fs[i], "-") {
+				if fs[i] == "-u" || fs[i] == "-g" {
+					i++
+				}
+				i++
+			}
+			continue
+		case strings.Contains(w, "=") && !strings.HasPrefix(w, "=") && !strings.HasPrefix(w, "-"):
+			i++
+			continue
+		}
+		break
+	}
+	if i >= len(fs) {
+		return nil
+	}
+	return fs[i:]
+}
+
+// commandKey is the command word and the subcommands that follow it: the
+// words up to the first flag or operand.
+func commandKey(fs []string) string {
+	n := 1
+	for n < len(fs) && n < maxKeyWords && subcommand(fs[n]) {
+		n++
+	}
+	return strings.Join(fs[:n], " ")
+}
+
+// subcommand reports a word shaped like a subcommand: "install",
+// "full-upgrade", "db:migrate".
+func subcommand(w string) bool {
+	if w == "" || !(w[0] >= 'a' && w[0] <= 'z') {
+		return false
+	}
+	for i := 1; i < len(w); i++ {
+		c := w[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+// subject reports a command line of the reply that is what the question
+// asks about: in a question that asks for a way, only the very command
+// line the question quotes (the user's own command, run again or not); in
+// any other question, every command that starts with what the question
+// names (`git stash -u` for a question about `git stash`).
+func (q *question) subject(cmdline string) bool {
+	if len(q.keys) == 0 {
+		return false
+	}
+	fs := commandFields(cmdline)
+	if len(fs) == 0 {
+		return false
+	}
+	if q.kind == askWay {
+		return len(fs) > 1 && q.lines[strings.Join(fs, " ")]
+	}
+	for n := 1; n <= maxKeyWords && n <= len(fs); n++ {
+		if q.keys[strings.Join(fs[:n], " ")] {
+			return true
+		}
+	}
+	return false
+}
+
+// qsentence is a sentence of a prompt: its words (inline code as "`") and
+// whether it ends with a question mark.
+type qsentence struct {
+	words []string
+	asks  bool
+}
+
+// questionSentences splits a line of a prompt into sentences.
+func questionSentences(line string) []qsentence {
+	var out []qsentence
+	var ws []string
+	w := -1
+	flush := func(i int) {
+		if w >= 0 {
+			ws = append(ws, normWord(line[w:i]))
+			w = -1
+		}
+	}
+	end := func(asks bool) {
+		if len(ws) > 0 {
+			out = append(out, qsentence{ws, asks})
+		}
+		ws = nil
+	}
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == '`':
+			flush(i)
+			ws = append(ws, "`")
+			n := runLen(line, i, '`')
+			k := strings.Index(line[i+n:], line[i:i+n])
+			if k < 0 {
+				i = len(line)
+				break
+			}
+			i += n + k + n - 1
+		case (c == '.' || c == '!' || c == '?' || c == ':') && (i+1 >= len(line) || line[i+1] == ' ' || line[i+1] == '\t'):
+			flush(i)
+			end(c == '?')
+		case c == ',':
+			flush(i)
+			ws = append(ws, ",")
+		case c == '\'' || c == '-' || c >= 0x80 || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9':
+			if w < 0 {
+				w = i
+			}
+		default:
+			flush(i)
+		}
+	}
+	flush(len(line))
+	end(false)
+	return out
+}
+
+var (
+	// fillers may open a sentence without changing what it asks.
+	fillers = wordSet(`so and but ok okay also then please hey hi now well right`)
+	// wayNouns are what a "what" or "which" question asks for when it asks
+	// for a way: "what's the command to...", "which tool shows...".
+	wayNouns = wordSet(`command commands way ways tool tools utility program fix solution steps step method approach best easiest simplest quickest fastest cleanest safest right proper correct recommended`)
+	// statementStarts open a statement, not an imperative.
+	statementStarts = wordSet("i i'm i've i'd my we we're our the a an this that these those it it's there you you're your he she they some all in on at after when whenever if since because as to for with yes no ` here")
+	// aboutVerbs ask for an explanation when they open an imperative.
+	aboutVerbs = wordSet(`explain describe translate summarize summarise compare define interpret clarify`)
+	// makeVerbs open requests for text, which ask for a way only when they
+	// ask how ("write a haiku" does not; "tell me how to..." does).
+	makeVerbs = wordSet(`write tell give draft compose generate`)
+	// subjects of a yes/no or how question that make it a request for a
+	// way: "can you show...", "how do I...".
+	askers = wordSet(`i we you one`)
+	modals = wordSet(`do can could should would will might may must shall`)
+	// opensQuestion are the words a question opens with.
+	opensQuestion = wordSet(`how what what's whats which why who whom whose where is are isn't aren't can could would will do does did should was were has have had shall doesn't don't didn't am`)
+)
+
+// classify reads what one sentence of a prompt asks for, from how it
+// opens: how and which questions and imperatives ask for a way; why,
+// what-does and yes/no questions, and requests to explain, ask about
+// something.
+func classify(ws []string, asks bool) ask {
+	for len(ws) > 0 && (fillers[ws[0]] || ws[0] == ",") {
+		ws = ws[1:]
+	}
+	if len(ws) == 0 {
+		return askNone
+	}
+	if !opensQuestion[ws[0]] {
+		// An opening clause ("On Debian, how do I...", "If I run `x`,
+		// will it...") leaves the question to what follows its comma.
+		for i, w := range ws {
+			if w == "," {
+				if k := classify(ws[i+1:], asks); k != askNone {
+					return k
+				}
+				break
+			}
+		}
+	}
+	at := func(i int) string {
+		if i < len(ws) {
+			return ws[i]
+		}
+		return ""
+	}
+	w0, w1, w2 := ws[0], at(1), at(2)
+	switch w0 {
+	case "how":
+		switch {
+		case w1 == "to" || modals[w1] && askers[w2]:
+			return askWay // how do I, how can we, how to
+		case wordSet(`much many long big old often far`)[w1]:
+			return askWay // a quantity to find out
+		case modals[w1] || w1 == "is" || w1 == "are" || w1 == "does" || w1 == "did" || w1 == "was":
+			return askAbout // how does X work
+		}
+		return askWay
+	case "what", "what's", "whats", "which":
+		if modals[w1] && (w2 == "i" || w2 == "we") {
+			return askWay // what should I do, what do I run
+		}
+		for i := 1; i < len(ws) && i <= 4; i++ {
+			w := ws[i]
+			if wayNouns[w] {
+				return askWay // what's the command to, which tool shows
+			}
+			if w0 != "which" && !(w == "is" || w == "the" || w == "a" || w == "are") {
+				break
+			}
+			if w0 == "which" && i == 1 && (w == "is" || w == "are" || w == "one") {
+				return askAbout // which is faster: a comparison
+			}
+		}
+		if w0 == "which" {
+			return askWay // which process, which package provides
+		}
+		return askAbout // what does, what is, what happened
+	case "why", "who", "whom", "whose", "when":
+		return askAbout
+	case "where":
+		return askWay
+	case "is", "are", "isn't", "aren't":
+		if w1 == "there" {
+			return askWay // is there a way
+		}
+		return askAbout
+	case "can", "could", "would", "will":
+		if w1 == "you" || w1 == "i" || w1 == "we" {
+			return askWay // can you show me, can I undo
+		}
+		return askAbout
+	case "do", "does", "did", "should", "was", "were", "has", "have", "had", "shall", "doesn't", "don't", "didn't", "am":
+		return askAbout
+	}
+	if asks {
+		return askNone // a question in some other shape
+	}
+	switch {
+	case w0 == "i" && (w1 == "need" || w1 == "want" || w1 == "have" || w1 == "would" || w1 == "must"), w0 == "i'd" && w1 == "like", w0 == "help":
+		return askWay // I need to..., help me...
+	case statementStarts[w0]:
+		return askNone
+	case aboutVerbs[w0]:
+		return askAbout
+	case makeVerbs[w0]:
+		for _, w := range ws {
+			if w == "how" || wayNouns[w] {
+				return askWay
+			}
+		}
+		return askNone
+	}
+	return askWay // an imperative: check, find, show, stop...
+}
