@@ -35,6 +35,9 @@ type question struct {
 	keys map[string]bool
 	// lines holds the whole command lines the question names, normalized.
 	lines map[string]bool
+	// names holds tools the question names in prose without arguments:
+	// only the bare name in the reply is the subject.
+	names map[string]bool
 }
 
 const maxKeyWords = 3
@@ -42,26 +45,42 @@ const maxKeyWords = 3
 // readQuestion reads the kind of a prompt and the commands it names. It is
 // linear in the prompt's length.
 func readQuestion(q string) question {
-	out := question{keys: map[string]bool{}, lines: map[string]bool{}}
+	out := question{keys: map[string]bool{}, lines: map[string]bool{}, names: map[string]bool{}}
 	if strings.TrimSpace(q) == "" {
 		return out
 	}
 	var sentences []qsentence
-	inBlock := false
+	inBlock, shell, first := false, false, false
 	fence := ""
 	for _, line := range strings.Split(q, "\n") {
 		line = strings.TrimRight(line, "\r")
 		t := strings.TrimSpace(line)
 		if inBlock {
-			if isCloseFence(t, fence) {
+			// A block names commands as a reply's block holds them: every
+			// line of a shell block, or of an unlabeled one that opens
+			// with a known command; prompt lines of any other (the rest
+			// is output, logs or code).
+			switch {
+			case isCloseFence(t, fence):
 				inBlock = false
-				continue
+			case strings.HasPrefix(t, "$ "):
+				out.name(t[2:])
+			case t == "" || strings.HasPrefix(t, "#"):
+			default:
+				if first {
+					first = false
+					name, _, ok := firstCommand(t)
+					shell = ok && known[name]
+				}
+				if shell {
+					out.name(t)
+				}
 			}
-			out.name(strings.TrimPrefix(t, "$ "))
 			continue
 		}
-		if f, _, ok := openFence(t); ok {
+		if f, lang, ok := openFence(t); ok {
 			inBlock, fence = true, f
+			shell, first = shellLangs[lang], lang == ""
 			continue
 		}
 		if c, ok := strings.CutPrefix(t, "$ "); ok {
@@ -123,23 +142,68 @@ func (q *question) spans(line string) {
 		q.name(strings.TrimSpace(line[i+n : i+n+k]))
 		i += n + k + n
 	}
-	fs := strings.Fields(line)
-	for i := 0; i+1 < len(fs); i++ {
-		w := strings.Trim(fs[i], "`\"'(")
-		if known[w] && !bareless[w] && isFlag(strings.Trim(fs[i+1], "`\"'),.?!")) {
-			q.keys[w] = true
+	// Commands written in prose: a known word with its subcommands ("why
+	// is git pull --rebase better"), or alone, which names only the tool
+	// ("rsync or tar?"), not what it is run with.
+	fs := strings.Fields(proseOf(line))
+	for i := 0; i < len(fs); i++ {
+		w := strings.Trim(fs[i], "\"'(),.?!:;")
+		if !known[w] || bareless[w] {
+			continue
+		}
+		key := []string{w}
+		for k := i + 1; k < len(fs) && len(key) < maxKeyWords; k++ {
+			a := strings.Trim(fs[k], "`\"'(),.?!:;")
+			if !subcommand(a) || functionWords[a] || strings.ContainsAny(fs[k], ",.?!:;") && !subcommand(strings.TrimRight(fs[k], ",.?!:;")) {
+				break
+			}
+			key = append(key, a)
+			if strings.ContainsAny(fs[k], ",.?!:;") {
+				break // the phrase ends here
+			}
+		}
+		q.names[w] = true
+		for n := 2; n <= len(key); n++ {
+			q.keys[strings.Join(key[:n], " ")] = true
 		}
 	}
 }
 
-// name records the commands of a command line the question names.
+// proseOf is a line with its inline code blanked out.
+func proseOf(line string) string {
+	if !strings.Contains(line, "`") {
+		return line
+	}
+	b := []byte(line)
+	for i := 0; i < len(b); {
+		if b[i] != '`' {
+			i++
+			continue
+		}
+		n := runLen(line, i, '`')
+		k := strings.Index(line[i+n:], line[i:i+n])
+		if k < 0 {
+			break
+		}
+		end := i + n + k + n
+		for j := i; j < end; j++ {
+			b[j] = ' '
+		}
+		i = end
+	}
+	return string(b)
+}
+
+// name records the commands of a command line the question names. A
+// message that starts with a command's name ("npm ERR! code ERESOLVE",
+// "git: 'x' is not a git command") names none.
 func (q *question) name(cmdline string) {
 	for _, part := range splitCommands(cmdline) {
 		fs := commandFields(part)
 		if len(fs) == 0 {
 			continue
 		}
-		if _, _, ok := firstCommand(part); !ok {
+		if _, _, ok := firstCommand(part); !ok || message(fs) {
 			continue
 		}
 		q.keys[commandKey(fs)] = true
@@ -147,6 +211,17 @@ func (q *question) name(cmdline string) {
 			q.lines[strings.Join(fs, " ")] = true
 		}
 	}
+}
+
+// message reports words that end like prose within a line's first few:
+// "ERR!", "error:", "denied,".
+func message(fs []string) bool {
+	for i := 1; i < len(fs) && i <= 3; i++ {
+		if w := fs[i]; strings.HasSuffix(w, "!") || strings.HasSuffix(w, ":") || strings.HasSuffix(w, ",") {
+			return true
+		}
+	}
+	return false
 }
 
 // commandFields are the words of a command line without a sudo prefix or
@@ -209,7 +284,7 @@ func subcommand(w string) bool {
 // any other question, every command that starts with what the question
 // names (`git stash -u` for a question about `git stash`).
 func (q *question) subject(cmdline string) bool {
-	if len(q.keys) == 0 {
+	if len(q.keys) == 0 && len(q.names) == 0 {
 		return false
 	}
 	fs := commandFields(cmdline)
@@ -218,6 +293,9 @@ func (q *question) subject(cmdline string) bool {
 	}
 	if q.kind == askWay {
 		return len(fs) > 1 && q.lines[strings.Join(fs, " ")]
+	}
+	if len(fs) == 1 && q.names[fs[0]] {
+		return true
 	}
 	for n := 1; n <= maxKeyWords && n <= len(fs); n++ {
 		if q.keys[strings.Join(fs[:n], " ")] {
@@ -288,7 +366,9 @@ var (
 	fillers = wordSet(`so and but ok okay also then please hey hi now well right`)
 	// wayNouns are what a "what" or "which" question asks for when it asks
 	// for a way: "what's the command to...", "which tool shows...".
-	wayNouns = wordSet(`command commands way ways tool tools utility program fix solution steps step method approach best easiest simplest quickest fastest cleanest safest right proper correct recommended`)
+	wayNouns = wordSet(`command commands way ways tool tools utility program fix solution steps step method approach flag option switch argument parameter setting best easiest simplest quickest fastest cleanest safest right proper correct recommended`)
+	// fillersBeforeNoun may stand between "what" and the noun it asks for.
+	fillersBeforeNoun = wordSet(`is are the a an some any good few 's`)
 	// statementStarts open a statement, not an imperative.
 	statementStarts = wordSet("i i'm i've i'd my we we're our the a an this that these those it it's there you you're your he she they some all in on at after when whenever if since because as to for with yes no ` here")
 	// aboutVerbs ask for an explanation when they open an imperative.
@@ -307,8 +387,23 @@ var (
 // classify reads what one sentence of a prompt asks for, from how it
 // opens: how and which questions and imperatives ask for a way; why,
 // what-does and yes/no questions, and requests to explain, ask about
-// something.
+// something. A sentence that opens otherwise but embeds "how to" or "how
+// do I" ("Any idea how to fix this?", "Explain how to use `grep`") asks
+// for a way.
 func classify(ws []string, asks bool) ask {
+	k := classifyOpening(ws, asks)
+	if k == askWay {
+		return k
+	}
+	for i := 1; i+1 < len(ws); i++ {
+		if ws[i] == "how" && (ws[i+1] == "to" || modals[ws[i+1]] && i+2 < len(ws) && askers[ws[i+2]]) {
+			return askWay
+		}
+	}
+	return k
+}
+
+func classifyOpening(ws []string, asks bool) ask {
 	for len(ws) > 0 && (fillers[ws[0]] || ws[0] == ",") {
 		ws = ws[1:]
 	}
@@ -337,6 +432,8 @@ func classify(ws []string, asks bool) ask {
 	switch w0 {
 	case "how":
 		switch {
+		case w1 == "come":
+			return askAbout // how come X fails
 		case w1 == "to" || modals[w1] && askers[w2]:
 			return askWay // how do I, how can we, how to
 		case wordSet(`much many long big old often far`)[w1]:
@@ -354,7 +451,7 @@ func classify(ws []string, asks bool) ask {
 			if wayNouns[w] {
 				return askWay // what's the command to, which tool shows
 			}
-			if w0 != "which" && !(w == "is" || w == "the" || w == "a" || w == "are") {
+			if w0 != "which" && !fillersBeforeNoun[w] {
 				break
 			}
 			if w0 == "which" && i == 1 && (w == "is" || w == "are" || w == "one") {
@@ -375,8 +472,23 @@ func classify(ws []string, asks bool) ask {
 		}
 		return askAbout
 	case "can", "could", "would", "will":
-		if w1 == "you" || w1 == "i" || w1 == "we" {
-			return askWay // can you show me, can I undo
+		if w1 == "you" {
+			// A request: "can you explain what...", "could you tell me
+			// how to...": the verb, or the question it embeds, decides.
+			rest := ws[2:]
+			if len(rest) > 0 && aboutVerbs[rest[0]] {
+				return askAbout
+			}
+			for len(rest) > 0 && (makeVerbs[rest[0]] || rest[0] == "show" || rest[0] == "me" || rest[0] == "us") {
+				rest = rest[1:]
+			}
+			if len(rest) > 0 && opensQuestion[rest[0]] {
+				return classify(rest, asks)
+			}
+			return askWay
+		}
+		if w1 == "i" || w1 == "we" {
+			return askWay // can I undo
 		}
 		return askAbout
 	case "do", "does", "did", "should", "was", "were", "has", "have", "had", "shall", "doesn't", "don't", "didn't", "am":

@@ -26,6 +26,11 @@ type use struct {
 	// or after a goal; in reply to a question that asks for a way, that
 	// is the answer.
 	answer bool
+	// gloss: a glossary line or a definition ("`kubectl` is the
+	// Kubernetes CLI"): an answer only for a command with arguments.
+	gloss bool
+	// goal: after a label, a purpose clause or step words ("Then `x`").
+	goal bool
 	// strictRun: alone on its line or after a verb that means execute
 	// ("run", "type"), not one that also means adopt ("use", "try"): what
 	// a bare word outside the known list needs.
@@ -59,9 +64,17 @@ func judge(before, after string) use {
 	}
 	if standalone || verb {
 		strict := standalone || isRunVerb(lastWord(before)) && executing[strings.TrimPrefix(strings.TrimPrefix(lastWord(before), "re"), "-")]
-		return use{call: true, bare: true, direct: standalone || !subordinate(bw), answer: true, strictRun: strict}
+		// A gerund that opens its clause is a subject ("Running `fsck`
+		// on a mounted disk can corrupt it"), not an instruction.
+		gerund := len(bw) == 1 && strings.HasSuffix(bw[0], "ing")
+		return use{call: true, bare: true, direct: standalone || !subordinate(bw) && !gerund, answer: true, strictRun: strict}
 	}
-	if mentionBefore(before) || p.kind == predNoun {
+	if p.gloss {
+		// It explains the command; when a way was asked for, a command
+		// with its arguments listed so is an option offered.
+		return use{answer: true, gloss: true}
+	}
+	if mentionBefore(before) || p.kind == predNoun || mentionedConjunct(bw) {
 		return use{}
 	}
 	if runVerbAhead(bw) {
@@ -73,13 +86,13 @@ func judge(before, after string) use {
 	}
 	switch {
 	case p.kind == predDirected:
-		return use{call: true, bare: p.strong || goal, answer: true}
+		return use{call: true, bare: p.strong || goal, answer: true, goal: goal}
 	case determinerBefore(before):
 		return use{} // "the `x` trick", "a `x` call": a noun phrase
 	case p.kind == predTalk:
-		return use{call: goal || item, bare: goal, answer: !p.state}
+		return use{call: goal || item, bare: goal, answer: !p.state, gloss: p.defines, goal: goal}
 	}
-	return use{call: true, bare: goal, answer: goal || copulaBefore(bw)}
+	return use{call: true, bare: goal, answer: goal || copulaBefore(bw), goal: goal}
 }
 
 // copulaBefore reports a span that completes "X is": "the quickest check
@@ -239,6 +252,13 @@ func coordinatedBefore(ws []string) bool {
 	return n >= 2 && (ws[n-1] == "and" || ws[n-1] == "or") && ws[n-2] == "`"
 }
 
+// mentionedConjunct reports the second of two spans whose first is an
+// object of talk: "like `apt install` or `apt remove`".
+func mentionedConjunct(ws []string) bool {
+	n := len(ws)
+	return coordinatedBefore(ws) && n >= 3 && mentionWordsBefore[ws[n-3]]
+}
+
 var determiners = wordSet(`the a an`)
 
 func determinerBefore(before string) bool {
@@ -270,7 +290,10 @@ func negatedBefore(ws []string) bool {
 			continue
 		}
 		if i < label {
-			if warnings[w] || strings.HasSuffix(w, "n't") {
+			// A warning, or a label that opens as a negated imperative
+			// ("Don't: `x`"); "The commits aren't gone: `x` lists them"
+			// states a fact before the span.
+			if warnings[w] || strings.HasSuffix(w, "n't") && labelOpening(ws[:i]) {
 				return true
 			}
 			continue
@@ -283,6 +306,17 @@ func negatedBefore(ws []string) bool {
 		}
 	}
 	return false
+}
+
+// labelOpening reports words that may precede an imperative: none, or
+// only politeness and conjunctions.
+func labelOpening(ws []string) bool {
+	for _, w := range ws {
+		if w != "please" && w != "and" && w != "but" && w != "just" && w != ":" {
+			return false
+		}
+	}
+	return true
 }
 
 // goalBefore reports a span introduced as the way to a goal: after a
@@ -325,6 +359,10 @@ type predicate struct {
 	kind   int
 	strong bool // directed by a future or the reader, not only a pronoun
 	state  bool // a passive: the command's state, not what it does
+	gloss  bool // a glossary line: "`x` — what it does"
+	// defines: "`x` is ...": with arguments the way to do it, of a bare
+	// name what the tool is.
+	defines bool
 }
 
 // participlesIrregular are passive participles without -ed.
@@ -355,8 +393,11 @@ var (
 // entry (elsewhere a dash only ends the clause).
 func predicateAfter(ws []string, after string, secondConjunct, lineStart bool) predicate {
 	a := strings.TrimLeft(after, " \t")
-	if strings.HasPrefix(a, "'s") || strings.HasPrefix(a, "’s") || lineStart && glossary.MatchString(after) {
+	if strings.HasPrefix(a, "'s") || strings.HasPrefix(a, "’s") {
 		return predicate{kind: predNoun}
+	}
+	if lineStart && glossary.MatchString(after) {
+		return predicate{kind: predNoun, gloss: true}
 	}
 	if len(ws) == 0 {
 		return predicate{}
@@ -421,11 +462,14 @@ func verbPhrase(ws []string, i int, coordinated bool) predicate {
 		if j < len(ws) && (ws[j] == "not" || ws[j] == "never") {
 			return predicate{kind: predNegated}
 		}
+		if copulas[w] && j < len(ws) && (pastForm(ws[j]) || participlesIrregular[ws[j]]) {
+			return predicate{kind: predTalk, state: true} // "`x` is configured"
+		}
 		if strongModals[w] || readerIn {
 			return predicate{kind: predDirected, strong: true}
 		}
-		if copulas[w] && j < len(ws) && (pastForm(ws[j]) || participlesIrregular[ws[j]]) {
-			return predicate{kind: predTalk, state: true} // "`x` is configured"
+		if copulas[w] {
+			return predicate{kind: predTalk, defines: true} // "`x` is the way", "`x` is the Kubernetes CLI"
 		}
 		if weakModals[w] || auxiliaries[w] {
 			// "`x` can show it": the object decides, after the verb.

@@ -178,6 +178,36 @@ const maxSpan = 300
 type detector struct {
 	calls []Call
 	q     question
+	// shown are the last command lines of blocks and prompt lines: a
+	// span that quotes part of one explains it ("`head -n 6`: shows the
+	// first lines" under a pipeline), whatever the question.
+	shown []string
+}
+
+// maxShown bounds shown and each of its lines, which keeps the check of a
+// span against them constant work.
+const maxShown = 8
+
+func (d *detector) show(cmdline string) {
+	if len(cmdline) > 4*maxSpan {
+		cmdline = cmdline[:4*maxSpan]
+	}
+	if len(d.shown) == maxShown {
+		copy(d.shown, d.shown[1:])
+		d.shown = d.shown[:maxShown-1]
+	}
+	d.shown = append(d.shown, cmdline)
+}
+
+// partOfShown reports a span that quotes part of a command line shown
+// before it.
+func (d *detector) partOfShown(content string) bool {
+	for _, l := range d.shown {
+		if len(content) < len(l) && strings.Contains(l, content) {
+			return true
+		}
+	}
+	return false
 }
 
 func detectText(text string, q question) []Call {
@@ -257,6 +287,15 @@ func (d *detector) block(lang string, lines []string) {
 			}
 		}
 	}
+	// A block labeled as shell holds commands line by line; one that
+	// looks like shell only by its first command is trusted less.
+	trust := trustKnown
+	switch {
+	case shellLangs[lang]:
+		trust = trustShell
+	case d.q.kind == askWay:
+		trust = trustPlain
+	}
 	cont := false
 	for _, l := range lines {
 		t := strings.TrimSpace(strings.TrimRight(l, "\r"))
@@ -268,15 +307,25 @@ func (d *detector) block(lang string, lines []string) {
 		if prompted {
 			cmd, ok := promptCommand(t, !plain)
 			if ok {
-				d.commandLine(cmd, t, false, true)
+				d.commandLine(cmd, t, false, trustShell)
 			}
 			continue
 		}
 		if strings.HasPrefix(t, "#") {
 			continue // comment
 		}
-		d.commandLine(t, t, false, true)
+		d.commandLine(t, t, false, trust)
 	}
+}
+
+// proseTrust is the trust of a prompt line in prose: words with a
+// subcommand count only in reply to a question that asks for a way, and
+// not on a line that ends as a sentence ("$ signs mark variables.").
+func (d *detector) proseTrust(line string) int {
+	if d.q.kind == askWay && !strings.HasSuffix(line, ".") {
+		return trustPlain
+	}
+	return trustKnown
 }
 
 // promptCommand strips a shell prompt ("$ ", "user@host:~$ ", and "# " when
@@ -303,14 +352,14 @@ func (d *detector) proseLine(line string) {
 	t = strings.TrimSpace(strings.TrimLeft(t, ">")) // blockquote
 	switch {
 	case strings.HasPrefix(t, "$ "):
-		d.commandLine(t[2:], t, false, d.q.kind == askWay)
+		d.commandLine(t[2:], t, false, d.proseTrust(t))
 		return
 	case strings.HasPrefix(t, "# "):
-		d.commandLine(t[2:], t, true, false)
+		d.commandLine(t[2:], t, true, trustKnown)
 		return
 	case strings.Contains(t, "@") && userPrompt.MatchString(t):
 		cmd, _ := promptCommand(t, false)
-		d.commandLine(cmd, t, false, d.q.kind == askWay)
+		d.commandLine(cmd, t, false, d.proseTrust(t))
 		return
 	}
 	code := d.inlineCode(line)
@@ -326,14 +375,32 @@ func jsonLine(t string) bool {
 	return strings.HasPrefix(t, "{\"") || strings.HasPrefix(t, "[{") || strings.HasPrefix(t, "[\"")
 }
 
+// How far a command line is trusted with words outside the known list.
+const (
+	trustKnown = iota // known words, or a flag after the word
+	trustPlain        // also a word with a subcommand or operand (plainCommand)
+	trustShell        // also a word alone: the line is a command by its place
+)
+
 // commandLine records each command of a shell command line (split at &&,
 // || and ;). heading marks a "# " line outside code, held to a stricter
-// rule; plain admits words outside the known list with a subcommand or an
-// operand (see plainCommand).
-func (d *detector) commandLine(cmdline, match string, heading, plain bool) {
+// rule; trust says which words outside the known list count.
+func (d *detector) commandLine(cmdline, match string, heading bool, trust int) {
 	for _, part := range splitCommands(cmdline) {
 		name, args, ok := firstCommand(part)
-		if !ok || !accept(name, args, false) && (heading || !plain || !plainCommand(name, args)) {
+		if !ok {
+			continue
+		}
+		if !heading {
+			d.show(part)
+		}
+		switch {
+		case accept(name, args, false):
+		case heading:
+			continue
+		case trust >= trustPlain && plainCommand(name, args):
+		case trust == trustShell && len(args) == 0 && !known[name] && !codeWords[name] && !fileLike(name):
+		default:
 			continue
 		}
 		if heading && (!known[name] || !anyShellish(args)) {
@@ -588,7 +655,7 @@ func (d *detector) inline(line string, start, end int, content string) {
 		// names it, or, in reply to a question that asks for a way, with a
 		// subcommand or an operand, or run by itself.
 		plain := !trusted && (way || subject) && plainCommand(name, args)
-		alone := !trusted && !plain && way && len(args) == 0 && !known[name] && !codeWords[name] && !fileLike(name) && !strings.HasPrefix(name, "./")
+		alone := !trusted && !plain && way && len(args) == 0 && !known[name] && !bareless[name] && !codeWords[name] && !fileLike(name) && !strings.HasPrefix(name, "./")
 		if !trusted && !plain && !alone {
 			continue
 		}
@@ -596,18 +663,24 @@ func (d *detector) inline(line string, start, end int, content string) {
 			v := judge(line[:start], line[end:])
 			u = &v
 		}
+		// An answer to a way is a command the reply brings, not a part
+		// of one it showed and now explains.
+		answer := way && u.answer && !d.partOfShown(part)
 		var used bool
 		switch {
 		case subject:
-			used = u.direct // what the question asks about, explained unless run
+			// What the question asks about is explained unless run; the
+			// user's own command, asked how to get past, also counts as
+			// a step ("then `git push`").
+			used = u.direct || way && u.goal
 		case alone:
 			used = u.direct && u.strictRun // "run `nvidia-smi`"
 		case plain:
-			used = u.bare || u.answer
+			used = u.bare || answer
 		case len(args) == 0:
-			used = u.call && u.bare || way && u.answer // a bare name needs strong evidence
+			used = u.call && u.bare || answer && !u.gloss // a bare name needs strong evidence
 		default:
-			used = u.call || way && u.answer
+			used = u.call || answer
 		}
 		if used {
 			d.add(name, part, line[start:end])
@@ -625,6 +698,11 @@ func plainCommand(name string, args []string) bool {
 	if len(args) == 0 || known[name] || codeWords[name] || fileLike(name) || strings.HasPrefix(name, "./") || template(args) {
 		return false
 	}
+	for _, a := range args {
+		if functionWords[strings.ToLower(a)] {
+			return false // "`summarize the results`" is English
+		}
+	}
 	a := args[0]
 	switch {
 	case subcommand(a), isFlag(a), a == ".", a == "..":
@@ -637,6 +715,9 @@ func plainCommand(name string, args []string) bool {
 	return fileLike(a)
 }
 
+// functionWords are English words no command takes as an argument.
+var functionWords = wordSet(`the a an to of and or nor is are was be for with your my our this that it its their there than vs versus but`)
+
 // codeWords open statements of programming languages and shell syntax,
 // not commands: `import json`, `for f in *.log`, `return nil`.
 var codeWords = wordSet(`
@@ -644,6 +725,7 @@ import from def class return let const var func fn package public private
 static struct interface impl use require include extern namespace using
 typedef for while do done if then else elif fi case esac function select
 until in print println printf_s await async yield lambda new delete
+exit break continue shift local declare readonly true false trap eval
 `)
 
 var listMarker = regexp.MustCompile(`^\s*(?:[-*+•]|\d+[.)])\s+`)

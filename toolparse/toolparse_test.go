@@ -157,6 +157,42 @@ func TestCorpusPrecisionRecall(t *testing.T) {
 	}
 }
 
+// benchPrompts are the system texts and prompts of the built-in suite's
+// text tool prompts (prompts/default.yaml), which the corpus's p11-, p12-
+// and p13- replies answer.
+var benchPrompts = map[string]string{
+	"p11": "You operate a Linux shell. To run a command, reply with the command in backticks, like `uptime`.\n\nCheck how much disk space is left on every mounted filesystem, in human-readable units.",
+	"p12": "You operate a Linux shell. To run a command, reply with it on a line of its own after a '$ ' prompt, like: $ uptime\n\nFind out how much RAM and swap are in use, in human-readable form.",
+	"p13": "You operate a Linux shell. To run a command, reply with it in a fenced bash code block.\n\nShow the five processes using the most memory.",
+}
+
+// TestCorpusWithBenchPrompts scores the corpus's replies to the built-in
+// text tool prompts with their prompt: reading the question must keep
+// what the corpus labels, the way bench calls DetectIn.
+func TestCorpusWithBenchPrompts(t *testing.T) {
+	var cases []corpusCase
+	for _, c := range loadCorpus(t, "testdata/corpus.txt") {
+		if q, ok := benchPrompts[c.id[:min(3, len(c.id))]]; ok {
+			c.question = q
+			cases = append(cases, c)
+		}
+	}
+	if len(cases) < 50 {
+		t.Fatalf("%d replies to bench prompts, want >= 50", len(cases))
+	}
+	if k := readQuestion(cases[0].question).kind; k != askWay {
+		t.Fatalf("bench prompt read as %d, want askWay", k)
+	}
+	s := scoreCases(t, cases)
+	for _, m := range s.misses {
+		t.Log(m)
+	}
+	s.log(t, "corpus replies to bench prompts", cases)
+	if s.precision() < 0.95 || s.recall() < 0.95 {
+		t.Errorf("precision %.3f, recall %.3f; both must be >= 0.95", s.precision(), s.recall())
+	}
+}
+
 // TestDevSet scores text detection on the development set for commands
 // told to the reader or given as the answer, the cases that rule was tuned
 // on.
@@ -173,17 +209,22 @@ func TestDevSet(t *testing.T) {
 }
 
 // TestDevSetQuestions scores detection with the question on the
-// development set that carries one, the cases the question rule was tuned
-// on.
+// development sets that carry one, the cases the question rule was tuned
+// on: devsetq.txt, and devsetq2.txt written after the rule's first
+// version.
 func TestDevSetQuestions(t *testing.T) {
-	cases := loadCorpus(t, "testdata/devsetq.txt")
-	s := scoreCases(t, cases)
-	for _, m := range s.misses {
-		t.Log(m)
-	}
-	s.log(t, "dev set with questions", cases)
-	if s.precision() < 0.95 || s.recall() < 0.95 {
-		t.Errorf("precision %.3f, recall %.3f; both must be >= 0.95", s.precision(), s.recall())
+	for _, path := range []string{"testdata/devsetq.txt", "testdata/devsetq2.txt"} {
+		t.Run(path, func(t *testing.T) {
+			cases := loadCorpus(t, path)
+			s := scoreCases(t, cases)
+			for _, m := range s.misses {
+				t.Log(m)
+			}
+			s.log(t, path, cases)
+			if s.precision() < 0.95 || s.recall() < 0.95 {
+				t.Errorf("precision %.3f, recall %.3f; both must be >= 0.95", s.precision(), s.recall())
+			}
+		})
 	}
 }
 
