@@ -323,17 +323,27 @@ func labelOpening(ws []string) bool {
 // label ("Fix: `x` ..."), a purpose clause ("To free the space, `x` ..."),
 // or step words ("Then `x` ...", "First, `x` ...").
 func goalBefore(before string) bool {
-	b := strings.TrimSpace(listMarker.ReplaceAllString(before, ""))
-	b = strings.TrimRight(b, "*_ \t")
-	if strings.HasSuffix(b, ":") && strings.TrimLeft(b, ":*_ \t") != "" {
-		return true
+	b := strings.TrimRight(before, "*_ \t")
+	if strings.HasSuffix(b, ":") {
+		if m := listMarker.FindStringIndex(b); m != nil {
+			b = b[m[1]:]
+		}
+		return strings.TrimLeft(b, ":*_ \t") != ""
 	}
-	ws := sentenceWords(before)
+	seg := sentenceOf(before)
+	if strings.HasSuffix(b, ",") {
+		// "To free the space, `x` ...": only the first word matters.
+		ws := sentenceWords(seg[:min(len(seg), 8)])
+		if len(ws) > 0 && ws[0] == "to" && strings.ContainsAny(strings.TrimSpace(seg), " \t") {
+			return true
+		}
+	}
+	if len(seg) > maxStepBytes {
+		return false // longer than any run of step words
+	}
+	ws := sentenceWords(seg)
 	if len(ws) == 0 {
 		return false
-	}
-	if ws[0] == "to" && len(ws) > 1 && strings.HasSuffix(b, ",") {
-		return true
 	}
 	for _, w := range ws {
 		if !steps[w] {
@@ -341,6 +351,25 @@ func goalBefore(before string) bool {
 		}
 	}
 	return true
+}
+
+// maxStepBytes bounds a sentence opening made only of step words ("And
+// then, finally,"), which keeps goalBefore cheap on long sentences.
+const maxStepBytes = 48
+
+// sentenceOf is the sentence that ends s: from the last . ! or ? followed
+// by a space, without a list marker.
+func sentenceOf(s string) string {
+	for i := len(s) - 1; i >= 0; i-- {
+		if c := s[i]; (c == '.' || c == '!' || c == '?') && (i+1 >= len(s) || s[i+1] == ' ') {
+			s = s[i+1:]
+			break
+		}
+	}
+	if m := listMarker.FindStringIndex(s); m != nil {
+		s = s[m[1]:]
+	}
+	return s
 }
 
 var steps = wordSet(`then next finally first second third afterwards after that now and`)
@@ -639,18 +668,8 @@ func boundary(s string, i int, colon bool) bool {
 	return false
 }
 
-// sentenceWords returns the words of the sentence before a span: from the
-// last . ! or ? (or a list marker) to the end of s.
+// sentenceWords returns the words of s, lower-cased.
 func sentenceWords(s string) []string {
-	start := 0
-	for i := len(s) - 1; i >= 0; i-- {
-		c := s[i]
-		if (c == '.' || c == '!' || c == '?') && (i+1 >= len(s) || s[i+1] == ' ') {
-			start = i + 1
-			break
-		}
-	}
-	s = listMarker.ReplaceAllString(s[start:], "")
 	var ws []string
 	for _, f := range strings.FieldsFunc(s, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''

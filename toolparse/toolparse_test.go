@@ -450,7 +450,7 @@ func TestNoPanicOnNoise(t *testing.T) {
 		inputs = append(inputs, noise(seed, 64<<10))
 	}
 	for i, in := range inputs {
-		calls := Detect([]Call{{Name: "n"}}, in)
+		calls := DetectIn([]Call{{Name: "n"}}, in, inputs[(i+1)%len(inputs)])
 		if len(calls) == 0 || calls[0].Name != "n" {
 			t.Errorf("input %d: native call lost", i)
 		}
@@ -466,18 +466,25 @@ func TestNoPanicOnNoise(t *testing.T) {
 }
 
 func FuzzDetect(f *testing.F) {
-	for _, s := range []string{
+	questions := []string{
+		"", "How do I check disk space?", "What does `df -h` show?", "Why does `rm -i` ask?",
+		"`npm install` fails. What do I do?", "Can you explain `x -y`?", "```bash\nrsync -a a/ b/\n```\nWhy?",
+		"why is git pull --rebase better", "\xff`", "How", "?", "`` ` \"",
+	}
+	for i, s := range []string{
 		"`df -h`", "$ free -h", "# free -h", "<tool>df</tool>", "[TOOL: free -h]",
 		"Run \"df -h\" now", "```bash\nps aux | head\n```", "```console\n$ uptime\nout\n```",
 		"The `df` command", "{\"cmd\": \"df -h\"}", "\xff`\xfe df`", "``` ```", "```",
 		"a@b:~$ ls\n", "sudo", "`sudo`", "$ ", "'", "“free -h”", "`./x`",
 		"`df -h` will show you it", "To fix it, `x -y` does.", "`a -b` and `c -d` or `e`", "Careful: `rm -rf /`",
 		"I ran `df -h`", "`ls` —", "the `df` command’s", "don't, `ps aux`", "`x -h` ``` and ` will",
+		"`redis-cli ping` is the check", "Run `nvidia-smi`", "```\nyarn install\n```", "- `brew update` — refreshes",
+		"The docs say to run `make install`", "`df -h` shows it", "Running `fsck` corrupts it",
 	} {
-		f.Add(s)
+		f.Add(s, questions[i%len(questions)])
 	}
-	f.Fuzz(func(t *testing.T, text string) {
-		calls := Detect(nil, text)
+	f.Fuzz(func(t *testing.T, text, question string) {
+		calls := DetectIn(nil, text, question)
 		if _, err := json.Marshal(calls); err != nil {
 			t.Fatalf("calls not encodable: %v", err)
 		}
@@ -489,16 +496,23 @@ func FuzzDetect(f *testing.F) {
 			if !json.Valid(c.Arguments) {
 				t.Fatalf("invalid arguments %q", c.Arguments)
 			}
+			if len(c.Match) > maxSpan {
+				t.Fatalf("match of %d bytes", len(c.Match))
+			}
 			key := c.Name + string(c.Arguments)
 			if seen[key] {
 				t.Fatalf("duplicate call %+v", c)
 			}
 			seen[key] = true
 		}
-		// Detection is deterministic.
-		again := Names(Detect(nil, text))
+		// Detection is deterministic, and Detect is DetectIn without a
+		// question.
+		again := Names(DetectIn(nil, text, question))
 		if !reflect.DeepEqual(again, Names(calls)) {
 			t.Fatalf("not deterministic: %q vs %q", again, Names(calls))
+		}
+		if a, b := Names(Detect(nil, text)), Names(DetectIn(nil, text, "")); !reflect.DeepEqual(a, b) {
+			t.Fatalf("Detect %q, DetectIn without question %q", a, b)
 		}
 	})
 }
@@ -517,6 +531,34 @@ func BenchmarkDetect(b *testing.B) {
 			b.SetBytes(int64(len(in)))
 			for b.Loop() {
 				Detect(nil, in)
+			}
+		})
+	}
+}
+
+// BenchmarkDetectIn measures DetectIn on a 64 KiB answer to a 64 KiB
+// question: reading the question must stay linear too.
+func BenchmarkDetectIn(b *testing.B) {
+	reply := strings.Repeat("`redis-cli ping` is the check, and `df -h` will show it.\n```\nyarn install\n```\n", 64<<10/80)
+	questions := map[string]string{
+		"prose": strings.Repeat("How do I check that Redis is up? What does `redis-cli ping` print, and why does git pull --rebase help? ", 64<<10/100),
+		"spans": strings.Repeat("`a` \"x ", 64<<10/7),
+		"noise": noise(2, 64<<10),
+	}
+	for name, q := range questions {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(reply) + len(q)))
+			for b.Loop() {
+				DetectIn(nil, reply, q)
+			}
+		})
+	}
+	for _, size := range []int{64 << 10, 1 << 20} {
+		q := strings.Repeat("Why does `git stash` drop files? How do I use rsync -a here? ", size/62)
+		b.Run(fmt.Sprintf("question-%dKiB", size>>10), func(b *testing.B) {
+			b.SetBytes(int64(len(q)))
+			for b.Loop() {
+				DetectIn(nil, "`git stash -u` keeps them.", q)
 			}
 		})
 	}
