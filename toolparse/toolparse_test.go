@@ -213,7 +213,7 @@ func TestDevSet(t *testing.T) {
 // on: devsetq.txt, and devsetq2.txt written after the rule's first
 // version.
 func TestDevSetQuestions(t *testing.T) {
-	for _, path := range []string{"testdata/devsetq.txt", "testdata/devsetq2.txt"} {
+	for _, path := range []string{"testdata/devsetq.txt", "testdata/devsetq2.txt", "testdata/devsetq3.txt"} {
 		t.Run(path, func(t *testing.T) {
 			cases := loadCorpus(t, path)
 			s := scoreCases(t, cases)
