@@ -62,6 +62,9 @@ func judge(before, after string) use {
 	if p.kind == predNegated || p.kind == predNarrated {
 		return use{}
 	}
+	if p.state && !standalone && !verb {
+		return use{} // "`vi` is installed almost everywhere": a state, whatever the label
+	}
 	if standalone || verb {
 		strict := standalone || isRunVerb(lastWord(before)) && executing[strings.TrimPrefix(strings.TrimPrefix(lastWord(before), "re"), "-")]
 		// A gerund that opens its clause is a subject ("Running `fsck`
@@ -82,7 +85,10 @@ func judge(before, after string) use {
 	}
 	goal := goalBefore(before)
 	if appositive(before, after) && !goal {
-		return use{} // "The second command, `grep -c x f`, counts..."
+		// "The second command, `grep -c x f`, counts...": a name for
+		// something already there; when a way was asked for, the way
+		// named ("Start it with the inspector, `node --inspect x`, ...").
+		return use{answer: true}
 	}
 	switch {
 	case p.kind == predDirected:
@@ -92,7 +98,9 @@ func judge(before, after string) use {
 	case p.kind == predTalk:
 		return use{call: goal || item, bare: goal, answer: !p.state, gloss: p.defines, goal: goal}
 	}
-	return use{call: true, bare: goal, answer: goal || copulaBefore(bw), goal: goal}
+	// "Find its name with `lsblk`": the instrument of the reader's task.
+	instrument := lastWord(before) == "with"
+	return use{call: true, bare: goal, answer: goal || copulaBefore(bw) || instrument, goal: goal}
 }
 
 // copulaBefore reports a span that completes "X is": "the quickest check
