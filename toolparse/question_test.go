@@ -182,6 +182,16 @@ func TestDetectInQuestionDecides(t *testing.T) {
 		{"unlabeled block with subcommand", "```\nyarn install\n```",
 			"How do I install the dependencies?", []string{"yarn"}},
 		{"unlabeled block, no way asked", "```\nyarn install\n```", "", nil},
+		{"the user's command as a step", "Run `git pull --rebase` first. Then `git push` again.",
+			"`git push` is rejected. What should I do?", []string{"git", "git"}},
+		{"the user's command predicted", "After the rebase, `git push` will go through.",
+			"`git push` is rejected. What should I do?", nil},
+		{"a fact in a label", "The commits aren't gone: `git reflog` still lists them.",
+			"I ran `git reset --hard HEAD~3`. What did that do?", []string{"git"}},
+		{"instrument of a task", "Find its device name with `lsblk`.",
+			"How do I mount a USB drive?", []string{"lsblk"}},
+		{"appositive way", "Start it with the inspector enabled, `node --inspect server.js`, then open Chrome.",
+			"How do I profile my Node app?", []string{"node"}},
 		{"prose prompt sentence", "$ signs mark variables.", "How do I use variables?", nil},
 	}
 	for _, tc := range cases {
