@@ -134,13 +134,13 @@ func (q *question) spans(line string) {
 		if c == '`' {
 			n = runLen(line, i, '`')
 		}
-		open := line[i : i+n]
-		k := strings.Index(line[i+n:], open)
-		if k < 0 {
-			break
+		end, ok := closeOf(line, i, n)
+		if !ok {
+			i += n
+			continue
 		}
-		q.name(strings.TrimSpace(line[i+n : i+n+k]))
-		i += n + k + n
+		q.name(strings.TrimSpace(line[i+n : end-n]))
+		i = end
 	}
 	// Commands written in prose: a known word with its subcommands ("why
 	// is git pull --rebase better"), or alone, which names only the tool
@@ -169,6 +169,18 @@ func (q *question) spans(line string) {
 	}
 }
 
+// closeOf finds the end of the span that the run of n quote bytes at
+// line[i] opens: the same run within maxSpan, as inline code is read in a
+// reply, which keeps every scan of a line linear.
+func closeOf(line string, i, n int) (end int, ok bool) {
+	limit := min(len(line), i+n+maxSpan+n)
+	k := strings.Index(line[i+n:limit], line[i:i+n])
+	if k < 0 {
+		return 0, false
+	}
+	return i + n + k + n, true
+}
+
 // proseOf is a line with its inline code blanked out.
 func proseOf(line string) string {
 	if !strings.Contains(line, "`") {
@@ -181,11 +193,11 @@ func proseOf(line string) string {
 			continue
 		}
 		n := runLen(line, i, '`')
-		k := strings.Index(line[i+n:], line[i:i+n])
-		if k < 0 {
-			break
+		end, ok := closeOf(line, i, n)
+		if !ok {
+			i += n
+			continue
 		}
-		end := i + n + k + n
 		for j := i; j < end; j++ {
 			b[j] = ' '
 		}
@@ -334,14 +346,14 @@ func questionSentences(line string) []qsentence {
 		switch {
 		case c == '`':
 			flush(i)
-			ws = append(ws, "`")
 			n := runLen(line, i, '`')
-			k := strings.Index(line[i+n:], line[i:i+n])
-			if k < 0 {
-				i = len(line)
+			end, ok := closeOf(line, i, n)
+			if !ok {
+				i += n - 1
 				break
 			}
-			i += n + k + n - 1
+			ws = append(ws, "`")
+			i = end - 1
 		case (c == '.' || c == '!' || c == '?' || c == ':') && (i+1 >= len(line) || line[i+1] == ' ' || line[i+1] == '\t'):
 			flush(i)
 			end(c == '?')
@@ -450,6 +462,9 @@ func classifyOpening(ws []string, asks bool) ask {
 			w := ws[i]
 			if wayNouns[w] {
 				return askWay // what's the command to, which tool shows
+			}
+			if w0 != "which" && len(w) > 4 && strings.HasSuffix(w, "ing") && (i == 1 || ws[i-1] == "is" || ws[i-1] == "are") {
+				return askWay // what's using port 80: something to find out
 			}
 			if w0 != "which" && !fillersBeforeNoun[w] {
 				break

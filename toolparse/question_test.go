@@ -34,6 +34,9 @@ func TestQuestionKind(t *testing.T) {
 		{"`npm install` fails with EACCES. What do I do?", askWay},
 		{"What does this error mean? How do I fix it?", askWay},
 		{"You operate a Linux shell. To run a command, reply with the command in backticks, like `uptime`.\n\nCheck how much disk space is left.", askWay},
+		{"What's using port 8080?", askWay},
+		{"What is eating all my disk space?", askWay},
+		{"What is `nohup`?", askAbout},
 		{"What does `rm -i` do?", askAbout},
 		{"What's the difference between `git fetch` and `git pull`?", askAbout},
 		{"Why does `df` disagree with `du`?", askAbout},
@@ -81,6 +84,8 @@ func TestQuestionNames(t *testing.T) {
 			not: []string{"npm ls react", "git status"}},
 		{q: "Why does this script fail?\n```bash\n# back up\nrsync -a src/ dst/\n```", keys: []string{"rsync"},
 			subject: []string{"rsync -av src/ dst/"}},
+		{q: "Why does 5\" tape and `ls -la` fail?", keys: []string{"ls"},
+			subject: []string{"ls -la"}},
 		// A question that asks for a way: only the user's own command line.
 		{q: "`npm install -g typescript` fails with EACCES. What do I do?", keys: []string{"npm install"},
 			subject: []string{"sudo npm install -g typescript"}, not: []string{"npm install", "npm config set prefix ~/.npm"}},
