@@ -49,7 +49,7 @@ func readQuestion(q string) question {
 	if strings.TrimSpace(q) == "" {
 		return out
 	}
-	var sentences []qsentence
+	var k kinds
 	inBlock, shell, first := false, false, false
 	fence := ""
 	for _, line := range strings.Split(q, "\n") {
@@ -88,34 +88,44 @@ func readQuestion(q string) question {
 			continue
 		}
 		out.spans(line)
-		sentences = append(sentences, questionSentences(line)...)
+		questionSentences(line, k.add)
 	}
-	out.kind = kindOf(sentences)
+	out.kind = k.kind()
 	return out
 }
 
-// kindOf reads what a prompt asks for from its questions, or from its
-// imperatives when it has no question (statements around a question are
-// its context): a way when any sentence asks for one ("What does this
-// error mean? How do I fix it?"), else about something when any asks that.
-func kindOf(sentences []qsentence) ask {
-	questions := false
-	for _, s := range sentences {
-		questions = questions || s.asks
+// kinds gathers what the sentences of a prompt ask. The prompt asks what
+// its questions ask, or its imperatives when it has no question
+// (statements around a question are its context): a way when any
+// sentence asks for one ("What does this error mean? How do I fix it?"),
+// else about something when any asks that.
+type kinds struct {
+	questions          bool
+	qWay, qAbout       bool // what the questions ask
+	restWay, restAbout bool // what the other sentences ask, read as imperatives
+}
+
+func (k *kinds) add(ws []string, asks bool) {
+	c := classify(ws, asks)
+	if asks {
+		k.questions = true
+		k.qWay = k.qWay || c == askWay
+		k.qAbout = k.qAbout || c == askAbout
+		return
 	}
-	about := false
-	for _, s := range sentences {
-		if questions && !s.asks {
-			continue
-		}
-		switch classify(s.words, s.asks) {
-		case askWay:
-			return askWay
-		case askAbout:
-			about = true
-		}
+	k.restWay = k.restWay || c == askWay
+	k.restAbout = k.restAbout || c == askAbout
+}
+
+func (k *kinds) kind() ask {
+	way, about := k.restWay, k.restAbout
+	if k.questions {
+		way, about = k.qWay, k.qAbout
 	}
-	if about {
+	switch {
+	case way:
+		return askWay
+	case about:
 		return askAbout
 	}
 	return askNone
@@ -317,17 +327,12 @@ func (q *question) subject(cmdline string) bool {
 	return false
 }
 
-// qsentence is a sentence of a prompt: its words (inline code as "`") and
-// whether it ends with a question mark.
-type qsentence struct {
-	words []string
-	asks  bool
-}
-
-// questionSentences splits a line of a prompt into sentences.
-func questionSentences(line string) []qsentence {
-	var out []qsentence
-	var ws []string
+// questionSentences splits a line of a prompt into sentences and hands
+// each to emit: its words, lower-cased, with inline code as "`" and commas
+// as ",", and whether it ends with a question mark. emit must not keep
+// the words, whose array is reused.
+func questionSentences(line string, emit func(ws []string, asks bool)) {
+	ws := make([]string, 0, 16)
 	w := -1
 	flush := func(i int) {
 		if w >= 0 {
@@ -337,9 +342,9 @@ func questionSentences(line string) []qsentence {
 	}
 	end := func(asks bool) {
 		if len(ws) > 0 {
-			out = append(out, qsentence{ws, asks})
+			emit(ws, asks)
 		}
-		ws = nil
+		ws = ws[:0]
 	}
 	for i := 0; i < len(line); i++ {
 		c := line[i]
@@ -370,7 +375,6 @@ func questionSentences(line string) []qsentence {
 	}
 	flush(len(line))
 	end(false)
-	return out
 }
 
 var (
@@ -403,7 +407,7 @@ var (
 // do I" ("Any idea how to fix this?", "Explain how to use `grep`") asks
 // for a way.
 func classify(ws []string, asks bool) ask {
-	k := classifyOpening(ws, asks)
+	k := classifyOpening(ws, asks, 0)
 	if k == askWay {
 		return k
 	}
@@ -415,19 +419,23 @@ func classify(ws []string, asks bool) ask {
 	return k
 }
 
-func classifyOpening(ws []string, asks bool) ask {
+// maxOpening bounds an opening clause ("On Debian,", "If I run `x`,")
+// and how many are skipped, which keeps classify linear.
+const maxOpening = 12
+
+func classifyOpening(ws []string, asks bool, depth int) ask {
 	for len(ws) > 0 && (fillers[ws[0]] || ws[0] == ",") {
 		ws = ws[1:]
 	}
-	if len(ws) == 0 {
+	if len(ws) == 0 || depth > 4 {
 		return askNone
 	}
-	if !opensQuestion[ws[0]] {
+	if !opensQuestion[ws[0]] && depth < 2 {
 		// An opening clause ("On Debian, how do I...", "If I run `x`,
 		// will it...") leaves the question to what follows its comma.
-		for i, w := range ws {
-			if w == "," {
-				if k := classify(ws[i+1:], asks); k != askNone {
+		for i := 1; i < len(ws) && i <= maxOpening; i++ {
+			if ws[i] == "," {
+				if k := classifyOpening(ws[i+1:], asks, depth+1); k != askNone {
 					return k
 				}
 				break
@@ -498,7 +506,7 @@ func classifyOpening(ws []string, asks bool) ask {
 				rest = rest[1:]
 			}
 			if len(rest) > 0 && opensQuestion[rest[0]] {
-				return classify(rest, asks)
+				return classifyOpening(rest, asks, depth+1)
 			}
 			return askWay
 		}

@@ -3,6 +3,7 @@ package toolparse
 import (
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -214,5 +215,18 @@ func TestDetectIsDetectInWithoutQuestion(t *testing.T) {
 		if a, b := Detect(nil, c.text), DetectIn(nil, c.text, ""); !reflect.DeepEqual(a, b) {
 			t.Fatalf("%s: Detect %v, DetectIn %v", c.id, a, b)
 		}
+	}
+}
+
+// TestReadQuestionLinear reads prompts built to make an opening-clause or
+// request parser recurse or rescan: one long sentence of commas, and one
+// of nested requests. A quadratic reading would take minutes at this size.
+func TestReadQuestionLinear(t *testing.T) {
+	for _, q := range []string{
+		"if " + strings.Repeat("a, ", 200000) + "how do I x?",
+		strings.Repeat("can you show me ", 100000) + "how to x?",
+		strings.Repeat("`a` \"b ", 100000),
+	} {
+		readQuestion(q)
 	}
 }
