@@ -246,7 +246,13 @@ func score(rec *results.Record, c plan.Cell, resp *providers.Response) {
 		}
 		return
 	}
-	calls := toolparse.Detect(native, resp.Text)
+	// The prompt tells what the reply's commands are for: the answer to
+	// "how do I...", or the subject of "what does `x` do?".
+	question := c.Prompt.Prompt
+	if c.Prompt.System != "" {
+		question = c.Prompt.System + "\n\n" + c.Prompt.Prompt
+	}
+	calls := toolparse.DetectIn(native, resp.Text, question)
 	if calls == nil {
 		calls = []results.ToolCall{}
 	}
