@@ -150,6 +150,8 @@ type TurnCall struct {
 	Arguments json.RawMessage `json:"arguments"`
 	// Result is the scripted result bench returned (cut at
 	// max_output_bytes); ResultHash is "sha256:" + hex of the whole result.
+	// For the Claude Code CLI, a call that never reached bench (a tool the
+	// task does not have) holds what the CLI answered instead.
 	Result     string `json:"result"`
 	ResultHash string `json:"result_hash"`
 	IsError    bool   `json:"is_error,omitempty"`

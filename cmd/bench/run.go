@@ -206,6 +206,7 @@ func (s *session) sweep(pl *plan.Plan, resumed int) int {
 	out, runErr := runner.Run(s.sig.ctx, runner.Options{
 		Config: cfg, Plan: pl, Providers: s.provs, Sink: sink, Hooks: recorder,
 		Drain: s.sig.drain, OnRecord: prog.record, Log: stderr,
+		Observers: []runner.Observer{runner.NewWorkTraces(dir.File(runner.WorkTraceDir), cfg.PromptSet, version.String())},
 	})
 	prog.finish()
 	if err := recorder.Close(); err != nil {
