@@ -43,7 +43,7 @@ var builtinRuns = map[string]rightRun{
 	},
 	"A2": {
 		turns:  [][]toolparse.Call{{call("find_files", `{"directory":"/srv","pattern":"*.yaml"}`)}, {call("read_file", `{"path":"/srv/web/config.yaml"}`)}},
-		result: []string{"/srv/web/config.yaml", "server:\n  host: 0.0.0.0\n  port: 8443"}, isErr: []bool{false, false},
+		result: []string{"1 file found: /srv/web/config.yaml", "server:\n  host: 0.0.0.0\n  port: 8443"}, isErr: []bool{false, false},
 		answer: "8443",
 		wrong:  [][]toolparse.Call{{call("read_file", `{"path":"/srv/config.yaml"}`)}}, wrongText: "8080", why: "missing call 1 of 2: find_files",
 	},
