@@ -91,7 +91,7 @@ const weatherTask = `prompts:
       - {type: exact, value: "18 C in Paris"}
 `
 
-func loadTask(t *testing.T, src string) []prompts.Prompt {
+func loadTask(t testing.TB, src string) []prompts.Prompt {
 	t.Helper()
 	ps, err := prompts.Parse("task.yaml", []byte(src))
 	if err != nil {
@@ -350,5 +350,50 @@ func TestWorkTracesOfLoops(t *testing.T) {
 				t.Errorf("%d steps for %d turns", got, r.Turns)
 			}
 		})
+	}
+}
+
+// BenchmarkAgentCell is the harness's cost of one agentic cell of three
+// turns (two calls answered from the script, a final answer) with a
+// provider that costs nothing: the loop, the record and the scoring.
+// BenchmarkWorkTrace is the cost of its work trace (rebuilt, validated,
+// written).
+func BenchmarkAgentCell(b *testing.B) {
+	clk := newFakeClock()
+	prov := &turnsProvider{clk: clk, reply: func(turn int, req providers.Request, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
+		if turn < 2 {
+			return callReply(clk, emit, "", tc("c", "get_weather", `{"city":"Paris"}`))
+		}
+		return textReply(clk, emit, "18 C in Paris")
+	}}
+	ps := loadTask(b, weatherTask)
+	cfg := &config.Config{Run: config.Run{ID: "b", Timeout: config.Duration(time.Minute), MaxOutputBytes: 1 << 16}}
+	c := plan.Cell{Provider: &config.Provider{Name: "p", Type: "ollama"}, Model: "m", Prompt: &ps[0]}
+	b.ReportAllocs()
+	for b.Loop() {
+		prov.reqs = prov.reqs[:0]
+		if r := runCell(context.Background(), cfg, clk, prov, c, ""); r.Turns != 3 {
+			b.Fatal(r.Turns)
+		}
+	}
+}
+
+func BenchmarkWorkTrace(b *testing.B) {
+	clk := newFakeClock()
+	prov := &turnsProvider{clk: clk, reply: func(turn int, req providers.Request, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
+		if turn < 2 {
+			return callReply(clk, emit, "", tc("c", "get_weather", `{"city":"Paris"}`))
+		}
+		return textReply(clk, emit, "18 C in Paris")
+	}}
+	ps := loadTask(b, weatherTask)
+	cfg := &config.Config{Run: config.Run{ID: "b", Timeout: config.Duration(time.Minute), MaxOutputBytes: 1 << 16}}
+	r := runCell(context.Background(), cfg, clk, prov, plan.Cell{Provider: &config.Provider{Name: "p", Type: "ollama"}, Model: "m", Prompt: &ps[0]}, "")
+	w := NewWorkTraces(b.TempDir(), ps, "bench")
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := w.Observe(r); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
