@@ -119,8 +119,16 @@ func runLoop(ctx context.Context, cfg *config.Config, clock Clock, prov provider
 	for n := 1; ; n++ {
 		k := &stamps{clock: clock, cell: start}
 		k.start = clock.Now()
-		turnStart := k.start
-		resp, err := prov.Stream(ctx, req, k.emit)
+		// The turn starts when its first request is sent (as the cell's
+		// e2e and the turn's ttft are timed from a request start), or, for
+		// a provider that failed before sending, when it was called.
+		turnStart, sent := k.start, false
+		resp, err := prov.Stream(ctx, req, func(e providers.Event) {
+			k.emit(e)
+			if e.Kind == providers.EventRequestStart && !sent {
+				turnStart, sent = k.start, true
+			}
+		})
 		end := clock.Now()
 		if resp == nil {
 			resp = &providers.Response{}
