@@ -19,7 +19,11 @@
 // n_rate_limited, n_error, success_rate_ok, objective_pass_rate,
 // wall_clock_ms, latency_ms, resources_before, resources_after) and these
 // additions: n_auth_error, ttft_ms and tokens_per_s (same statistics as
-// latency_ms), and resources_peak (what the sampler saw during the suite).
+// latency_ms), resources_peak (what the sampler saw during the suite), and
+// the agentic-task figures (n_agentic, n_agentic_completed,
+// task_success_rate, mean_turns, n_agentic_calls, n_wrong_argument_calls,
+// n_unknown_tool_calls, wrong_argument_rate, unknown_tool_rate,
+// n_failed_call_cells, n_recovered, recovery_rate; see AgenticMethods).
 package report
 
 import (
@@ -43,6 +47,7 @@ type Methods struct {
 	SuccessRateOK     string `json:"success_rate_ok"`
 	ObjectivePassRate string `json:"objective_pass_rate"`
 	WallClockMS       string `json:"wall_clock_ms"`
+	AgenticMethods
 }
 
 var methods = Methods{
@@ -53,6 +58,7 @@ var methods = Methods{
 	SuccessRateOK:     "n_success / n_ok; null when n_ok is 0",
 	ObjectivePassRate: "cells with objective_pass true / successful cells with a non-null objective_pass; null when there are none",
 	WallClockMS:       "max(ended_at_ms) - min(started_at_ms) over the group's cells",
+	AgenticMethods:    agenticMethods,
 }
 
 // Group is one (provider, model, thinking_level) entry of summary.json.
@@ -80,6 +86,9 @@ type Group struct {
 	ResourcesBefore *rundir.Snapshot `json:"resources_before"`
 	ResourcesAfter  *rundir.Snapshot `json:"resources_after"`
 	ResourcesPeak   *rundir.Peak     `json:"resources_peak"`
+
+	// Agentic are the agentic-task figures (agentic.go), inline.
+	Agentic
 
 	// Tier is the group's tool-use tier (written to tiers.json, not here).
 	Tier *Tier `json:"-"`
@@ -235,6 +244,7 @@ func (a *aggregator) Add(r *results.Record) {
 	}
 
 	g.tool.add(r)
+	gr.Agentic.add(r)
 
 	c := g.cells[r.PromptID]
 	if c == nil {
@@ -393,8 +403,10 @@ func (a *aggregator) summary() *Summary {
 			gr.WallClockMS = &w
 		}
 		gr.LatencyMS, gr.TTFTMS, gr.TokensPerS = g.lat.Stats(), g.ttft.Stats(), g.tps.Stats()
+		gr.Agentic.finish()
 		t := g.tool
 		t.classify()
+		t.routing(&gr.Agentic)
 		gr.Tier = &t
 		s.Groups = append(s.Groups, gr)
 		s.Matrix = append(s.Matrix, g.cells)

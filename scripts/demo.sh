@@ -16,6 +16,15 @@
 # Extra arguments go to `bench run` (e.g. --run-id demo, --out DIR, --quiet,
 # --junit FILE). The exit code is bench's: 0 the sweep ran (models may have
 # failed checks), 1 an I/O failure, 2 bad flags, 130 interrupted.
+#
+# The built-in agentic tasks (A1-A7) run too: each tool result bench sends
+# back ends with the word that picks the model's next turn, so the scripted
+# model plays out whole multi-turn trajectories. It completes five of them
+# and fails two on purpose (A3 retries the failed call but misreads the
+# amount; A6 also calls the cancel_order distractor): Tier 1 on tool use,
+# yet not routing-ready. The run directory shows multi-turn cells
+# (turn_details in results.jsonl), their Forsy work traces in forsy/, and
+# the agentic table and routing verdict in summary.md.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

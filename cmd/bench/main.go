@@ -9,11 +9,13 @@
 package main
 
 import (
-	"bench/internal/suggest"
-	"bench/internal/version"
 	"fmt"
 	"io"
 	"os"
+
+	"bench/internal/suggest"
+	"bench/internal/version"
+	"bench/runner"
 )
 
 // Exit codes.
@@ -73,6 +75,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
+	case runner.MCPServeCommand:
+		// Hidden: what a claude_code_cli cell runs as its MCP server.
+		return mcpServeCmd(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "bench: unknown command %q%s; see 'bench help'\n", args[0], suggest.Hint(args[0], commands))
 	return exitUsage

@@ -222,6 +222,7 @@ func (s *session) sweep(pl *plan.Plan, resumed int) int {
 	out, runErr := runner.Run(s.sig.ctx, runner.Options{
 		Config: cfg, Plan: pl, Providers: s.provs, Sink: sink, Hooks: hooks{recorder, prog},
 		Drain: s.sig.drain, OnRecord: prog.record, Log: prog.log(),
+		Observers: []runner.Observer{runner.NewWorkTraces(dir.File(runner.WorkTraceDir), cfg.PromptSet, version.String())},
 	})
 	prog.finish()
 	if err := recorder.Close(); err != nil {
