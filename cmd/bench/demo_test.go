@@ -15,6 +15,7 @@ import (
 
 	"bench/internal/browsertest"
 	"bench/internal/testmodel"
+	"bench/prompts"
 	"bench/results"
 )
 
@@ -76,8 +77,12 @@ func TestDemoReport(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	runDir := filepath.Join(dir, "runs", "e2e")
-	if len(recs) != 32 {
-		t.Fatalf("%d records, want 2 providers × 16 built-in prompts", len(recs))
+	builtin, err := prompts.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2*len(builtin) {
+		t.Fatalf("%d records, want 2 providers × %d built-in prompts", len(recs), len(builtin))
 	}
 	// The end of the output says where the reports are and what is next.
 	tail := stdout[strings.LastIndex(stdout, "bench: finished"):]
