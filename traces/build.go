@@ -273,7 +273,7 @@ func (tw *timeline) attempts() []span {
 		at := clamp(offset(start, e.AtMS), cell.start, cell.end)
 		if e.Event == results.EventRequestStart {
 			closeAt(at)
-			out = append(out, tw.attempt(pi, e.Attempt, at))
+			out = append(out, tw.attempt(pi, e.Attempt, len(out), at))
 			cur = &out[len(out)-1]
 			token = false
 			tw.calls, tw.firstText = map[int]time.Time{}, time.Time{}
@@ -284,7 +284,11 @@ func (tw *timeline) attempts() []span {
 		}
 		switch e.Event {
 		case results.EventConnected:
-			cur.events = append(cur.events, event{name: "connected", at: at, attrs: []attribute.KeyValue{keyConnection.String(e.Detail)}})
+			ev := event{name: "connected", at: at}
+			if e.Detail != "" {
+				ev.attrs = []attribute.KeyValue{keyConnection.String(e.Detail)}
+			}
+			cur.events = append(cur.events, ev)
 		case results.EventRequestWritten:
 			cur.events = append(cur.events, event{name: "request_written", at: at})
 		case results.EventFirstByte:
@@ -328,9 +332,10 @@ func (tw *timeline) attempts() []span {
 	return out
 }
 
-func (tw *timeline) attempt(pi providerInfo, n int, at time.Time) span {
+// attempt starts the i-th request of the cell, attempt n of its turn.
+func (tw *timeline) attempt(pi providerInfo, n, i int, at time.Time) span {
 	s := span{
-		id: child(tw.b.tid, tw.cell.id, "attempt", n), parent: tw.cell.id,
+		id: child(tw.b.tid, tw.cell.id, "attempt", i), parent: tw.cell.id,
 		start: at, attrs: make([]attribute.KeyValue, 0, 8),
 	}
 	s.attrs = append(s.attrs, keyAttempt.Int(n))
@@ -364,10 +369,13 @@ func (tw *timeline) last(s *span, pi providerInfo) {
 			}
 		}
 	}
-	status, typ, msg := cellStatus(r)
-	if status != StatusOK && (r.FailureType == nil || *r.FailureType != results.FailEmptyResponse) {
-		if typ == "" {
-			typ = r.AvailabilityStatus
+	if r.AvailabilityStatus != results.StatusOK || (r.FailureType != nil && *r.FailureType != results.FailEmptyResponse) {
+		typ, msg := r.AvailabilityStatus, ""
+		if r.FailureType != nil {
+			typ = *r.FailureType
+		}
+		if r.ErrorMessage != nil {
+			msg = *r.ErrorMessage
 		}
 		s.fail(typ, msg)
 		return
