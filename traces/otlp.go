@@ -69,7 +69,8 @@ func ResolveExport(t config.Traces, getenv func(string) string) (Export, []strin
 			e.Protocol = strings.TrimSpace(getenv(k))
 			if e.Protocol != "" && !contains(config.Protocols, e.Protocol) {
 				notes = append(notes, fmt.Sprintf("%s is not one of %s: no OTLP export", k, strings.Join(config.Protocols, ", ")))
-				e.On = false
+				e.On, e.Protocol = false, ""
+				break
 			}
 		}
 	}
@@ -311,13 +312,13 @@ func (o *otlpOut) shutdown() {
 		if err := o.tp.ForceFlush(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			o.warn(err)
 		} else if err != nil {
-			o.warn(fmt.Errorf("flush did not finish within %s", o.timeout))
+			o.warn(fmt.Errorf("the collector did not take the spans within %s (traces.timeout)", o.timeout))
 		}
 		_ = o.tp.Shutdown(ctx)
 	}()
 	select {
 	case <-done:
 	case <-ctx.Done():
-		o.warn(fmt.Errorf("flush did not finish within %s", o.timeout))
+		o.warn(fmt.Errorf("the collector did not take the spans within %s (traces.timeout)", o.timeout))
 	}
 }
