@@ -116,8 +116,11 @@ func New(ctx context.Context, o Options) (*Tracer, error) {
 	}
 	t.start = o.Now().Truncate(time.Microsecond)
 	t.b = newBuilder(t.tid, o.Config)
-	if o.Resume && o.RunDir != "" {
+	if o.RunDir != "" {
+		// A trace already there means the run directory is being
+		// resumed, whatever count of done cells the caller gave.
 		t.prev, _ = previousTrace(o.RunDir)
+		t.resume = t.resume || t.prev.IsValid()
 	}
 	var err error
 	if ndjson {

@@ -203,11 +203,15 @@ func (s *session) sweep(pl *plan.Plan, resumed int) int {
 		plural(cfg.Run.Repetitions, "repetition"), dir.Path)
 	prog := newProgress(stderr, s.quiet)
 	recorder := resources.NewRecorder(dir.Path)
-	out, runErr := runner.Run(s.sig.ctx, runner.Options{
+	opts := runner.Options{
 		Config: cfg, Plan: pl, Providers: s.provs, Sink: sink, Hooks: recorder,
 		Drain: s.sig.drain, OnRecord: prog.record, Log: stderr,
-	})
+	}
+	tr := s.startTraces(resumed)
+	traceRun(tr, &opts)
+	out, runErr := runner.Run(s.sig.ctx, opts)
 	prog.finish()
+	s.finishTraces(tr, out)
 	if err := recorder.Close(); err != nil {
 		// Snapshots are context, not results: a failed one is a warning.
 		fmt.Fprintf(stderr, "bench: warning: resource snapshots: %v\n", err)
