@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -24,6 +25,20 @@ type builder struct {
 	tid       trace.TraceID
 	providers map[string]providerInfo
 	prompts   map[string]promptInfo
+	// slab is where attribute lists are cut from: one allocation for many
+	// cells instead of several per span (allocation was most of the cost).
+	// A cut is never handed out twice, so nothing is ever overwritten.
+	slab []attribute.KeyValue
+}
+
+// kv returns an empty attribute list with room for n.
+func (b *builder) kv(n int) []attribute.KeyValue {
+	if len(b.slab)+n > cap(b.slab) {
+		b.slab = make([]attribute.KeyValue, 0, max(1024, n))
+	}
+	l := len(b.slab)
+	b.slab = b.slab[:l+n]
+	return b.slab[l : l : l+n]
 }
 
 type providerInfo struct {
@@ -84,7 +99,13 @@ func commandName(p config.Provider) string {
 // and the hex digest.
 func hash(s string) string {
 	sum := sha256.Sum256([]byte(s))
-	return "sha256:" + hex.EncodeToString(sum[:])
+	var buf strings.Builder
+	buf.Grow(7 + 2*len(sum))
+	buf.WriteString("sha256:")
+	var h [2 * sha256.Size]byte
+	hex.Encode(h[:], sum[:])
+	buf.Write(h[:])
+	return buf.String()
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
@@ -168,7 +189,8 @@ func (b *builder) cell(r *results.Record) []span {
 	if status == StatusError {
 		c.fail(typ, msg)
 	}
-	out := []span{c}
+	out := make([]span, 1, 8)
+	out[0] = c
 	tw := timeline{b: b, r: r, cell: &out[0]}
 	attempts := tw.attempts()
 	if len(r.TurnDetails) > 0 {
@@ -191,7 +213,7 @@ func (b *builder) cellAttrs(r *results.Record) []attribute.KeyValue {
 		op = "invoke_agent"
 	}
 	gp := genAIProvider(r.ProviderType)
-	a := make([]attribute.KeyValue, 0, 40)
+	a := b.kv(48)
 	a = append(a,
 		keyOperation.String(op), keyProviderName.String(gp), keySystem.String(gp),
 		keyRequestModel.String(r.Model), keyPromptName.String(r.PromptName),
@@ -286,7 +308,7 @@ func (tw *timeline) attempts() []span {
 		case results.EventConnected:
 			ev := event{name: "connected", at: at}
 			if e.Detail != "" {
-				ev.attrs = []attribute.KeyValue{keyConnection.String(e.Detail)}
+				ev.attrs = append(tw.b.kv(1), keyConnection.String(e.Detail))
 			}
 			cur.events = append(cur.events, ev)
 		case results.EventRequestWritten:
@@ -307,11 +329,11 @@ func (tw *timeline) attempts() []span {
 			}
 			if !token {
 				token = true
-				cur.events = append(cur.events, event{name: "first_token", at: at, attrs: []attribute.KeyValue{keyTokenKind.String(kind)}})
+				cur.events = append(cur.events, event{name: "first_token", at: at, attrs: append(tw.b.kv(1), keyTokenKind.String(kind))})
 			}
 		case results.EventRetry:
-			cur.events = append(cur.events, event{name: "retry", at: at, attrs: []attribute.KeyValue{
-				keyRetryReason.String(e.Detail), keyRetryWaitMS.Float64(e.WaitMS)}})
+			cur.events = append(cur.events, event{name: "retry", at: at, attrs: append(tw.b.kv(2),
+				keyRetryReason.String(e.Detail), keyRetryWaitMS.Float64(e.WaitMS))})
 			n := len(out) - 1
 			if n < len(statuses) {
 				cur.attrs = append(cur.attrs, keyHTTPStatus.Int(statuses[n]))
@@ -336,7 +358,7 @@ func (tw *timeline) attempts() []span {
 func (tw *timeline) attempt(pi providerInfo, n, i int, at time.Time) span {
 	s := span{
 		id: child(tw.b.tid, tw.cell.id, "attempt", i), parent: tw.cell.id,
-		start: at, attrs: make([]attribute.KeyValue, 0, 8),
+		start: at, attrs: tw.b.kv(10), events: make([]event, 0, 6),
 	}
 	s.attrs = append(s.attrs, keyAttempt.Int(n))
 	if pi.host == "" {
@@ -437,7 +459,7 @@ func (b *builder) toolCalls(r *results.Record, parent *span, calls map[int]time.
 			kind: KindToolCall, otel: trace.SpanKindInternal, name: "tool_call " + tc.Name,
 			start: clamp(start, parent.start, parent.end), end: parent.end, status: StatusOK,
 		}
-		s.attrs = append(make([]attribute.KeyValue, 0, 8), keyToolName.String(tc.Name), keyToolType.String("function"),
+		s.attrs = append(b.kv(8), keyToolName.String(tc.Name), keyToolType.String("function"),
 			keyToolSource.String(tc.Source), keyToolExecuted.Bool(false),
 			keyArgsSize.Int(len(tc.Arguments)), keyArgsHash.String(hash(string(tc.Arguments))))
 		if tc.ID != "" {
@@ -547,7 +569,7 @@ func (b *builder) assertion(r *results.Record, cell *span) span {
 	s := span{
 		id: child(b.tid, cell.id, "assert", 0), parent: cell.id,
 		kind: KindAssertionCheck, otel: trace.SpanKindInternal, name: "validate",
-		start: cell.end, end: cell.end,
+		start: cell.end, end: cell.end, attrs: b.kv(8), events: make([]event, 0, 2),
 	}
 	total, passed := 0, 0
 	var failed []string
@@ -568,8 +590,8 @@ func (b *builder) assertion(r *results.Record, cell *span) span {
 			failed = append(failed, v.name)
 		}
 		s.attrs = append(s.attrs, v.key.Bool(*v.pass))
-		s.events = append(s.events, event{name: "gen_ai.evaluation.result", at: s.start, attrs: []attribute.KeyValue{
-			keyEvalName.String(v.name), keyEvalLabel.String(label), keyEvalValue.Float64(score)}})
+		s.events = append(s.events, event{name: "gen_ai.evaluation.result", at: s.start, attrs: append(b.kv(3),
+			keyEvalName.String(v.name), keyEvalLabel.String(label), keyEvalValue.Float64(score))})
 	}
 	s.attrs = append(s.attrs, keyTotal.Int(total), keyPassed.Int(passed), keyFailed.Int(total-passed))
 	if vs := b.prompts[r.PromptID].validators; len(vs) > 0 {
