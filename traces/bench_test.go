@@ -40,6 +40,10 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+type noop struct{}
+
+func (noop) Observe(*results.Record) error { return nil }
+
 type discard struct{}
 
 func (discard) Write(*results.Record) error { return nil }
@@ -71,7 +75,7 @@ func BenchmarkTracedRun(b *testing.B) {
 		b.Fatal(err)
 	}
 	var col *otelcoltest.Collector
-	for _, mode := range []string{"off", "ndjson", "ndjson+otlp"} {
+	for _, mode := range []string{"off", "noop-observer", "ndjson", "ndjson+otlp"} {
 		b.Run(mode, func(b *testing.B) {
 			if mode == "ndjson+otlp" {
 				if col, err = otelcoltest.StartCollector(); err != nil {
@@ -82,14 +86,17 @@ func BenchmarkTracedRun(b *testing.B) {
 			var cpu time.Duration
 			for i := 0; i < b.N; i++ {
 				c := *cfg
-				c.Traces = config.Traces{NDJSON: mode != "off", Timeout: config.Duration(30 * time.Second)}
+				c.Traces = config.Traces{NDJSON: mode == "ndjson" || mode == "ndjson+otlp", Timeout: config.Duration(30 * time.Second)}
 				if col != nil && mode == "ndjson+otlp" {
 					c.Traces.Endpoint = col.HTTPEndpoint()
 				}
 				o := runner.Options{Config: &c, Plan: pl, Providers: map[string]providers.Provider{"ollama_openai": p}, Sink: discard{}}
 				cpu0 := cpuTime()
 				var tr *Tracer
-				if mode != "off" {
+				if mode == "noop-observer" {
+					o.Observers = []runner.Observer{noop{}}
+				}
+				if mode != "off" && mode != "noop-observer" {
 					tr, err = New(context.Background(), Options{Config: &c, RunDir: b.TempDir(), Version: "bench", Getenv: func(string) string { return "" }})
 					if err != nil {
 						b.Fatal(err)

@@ -413,3 +413,56 @@ func TestCollectorDownChangesNoResult(t *testing.T) {
 		})
 	}
 }
+
+// A resumed run writes a second trace whose root links to the first, and
+// bench report reads results.jsonl alone, whatever traces/ holds.
+func TestResumedRunLinksTraces(t *testing.T) {
+	s := needServer(t)
+	dir := t.TempDir()
+	for _, f := range []struct{ name, body string }{{"prompts.yaml", promptFile}, {"bench.yaml", sweepConfig(s.URL())}} {
+		if err := os.WriteFile(filepath.Join(dir, f.name), []byte(f.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bench := func(args ...string) string {
+		cmd := exec.Command(benchBin, args...)
+		cmd.Env = noOTEL()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("bench %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	run := []string{"run", "--config", filepath.Join(dir, "bench.yaml"), "--run-id", "e2e", "--prompts", "T0"}
+	bench(run...)
+	runDir := filepath.Join(dir, "runs", "e2e")
+	_, first := traceFile(t, runDir)
+	if out := bench(append(run, "--resume")...); !strings.Contains(out, "4 of 4 cells already recorded") {
+		t.Fatalf("resume:\n%s", out)
+	}
+	files, _ := filepath.Glob(filepath.Join(runDir, traces.Dir, "*.jsonl"))
+	if len(files) != 2 {
+		t.Fatalf("trace files %v, want the first run's and the resumed one's", files)
+	}
+	var second []traces.Span
+	for _, f := range files {
+		spans, err := traces.CheckFile(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if spans[0].TraceID != first[0].TraceID {
+			second = spans
+		}
+	}
+	var firstRoot string
+	for _, s := range first {
+		if s.ParentSpanID == "" {
+			firstRoot = s.SpanID
+		}
+	}
+	if len(second) != 1 || second[0].Attributes["bench.resume.previous_trace_id"] != first[0].TraceID ||
+		second[0].Attributes["bench.resume.previous_span_id"] != firstRoot || second[0].Attributes["bench.resume.cells_done"] != 4.0 {
+		t.Errorf("resumed trace %+v, want a root linking to %s/%s", second, first[0].TraceID, firstRoot)
+	}
+	bench("report", runDir)
+}
