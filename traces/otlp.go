@@ -11,11 +11,14 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -171,43 +174,21 @@ func newExporter(ctx context.Context, e Export) (sdktrace.SpanExporter, error) {
 	}
 }
 
-// otlpOut sends spans through the OpenTelemetry SDK: a tracer provider
-// whose ids are bench's own (see fixedIDs) and whose batch processor never
-// blocks the run (a full queue drops spans rather than wait).
+// otlpOut sends spans through the OpenTelemetry SDK's batch span
+// processor and OTLP exporter. Each span is handed over finished, as the
+// SDK's own ReadOnlySpan snapshot (tracetest.SpanStub) of bench's span:
+// its ids, its stamps, its attributes. Starting and ending each span
+// through a Tracer did the same with explicit ids (a context-fed
+// IDGenerator) and trace.WithTimestamp, at twice the CPU per span (see
+// BenchmarkObserve), for spans that are complete before they are sent.
+// The batch processor never blocks the run: a full queue drops spans.
 type otlpOut struct {
-	tp      *sdktrace.TracerProvider
-	tracer  trace.Tracer
+	bsp     sdktrace.SpanProcessor
+	res     *resource.Resource
+	scope   instrumentation.Scope
 	tid     trace.TraceID
 	timeout time.Duration
 	warn    func(error)
-}
-
-// idKey carries the id a span is to get through the context into the
-// tracer provider's id generator.
-type idKey struct{}
-
-// fixedIDs gives each span the id bench derived for it, so the OTLP spans
-// and the NDJSON lines (and the traceparent a cell's requests carried)
-// share ids. A span started without one gets a random id.
-type fixedIDs struct{ random sdktrace.IDGenerator }
-
-type forcedID struct {
-	trace trace.TraceID
-	span  trace.SpanID
-}
-
-func (g fixedIDs) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
-	if f, ok := ctx.Value(idKey{}).(forcedID); ok {
-		return f.trace, f.span
-	}
-	return NewTraceID(), g.NewSpanID(ctx, trace.TraceID{})
-}
-
-func (g fixedIDs) NewSpanID(ctx context.Context, _ trace.TraceID) trace.SpanID {
-	if f, ok := ctx.Value(idKey{}).(forcedID); ok {
-		return f.span
-	}
-	return derive(NewTraceID(), "random")
 }
 
 // errorSink routes the SDK's global error handler to the tracer that is
@@ -244,14 +225,9 @@ func newOTLP(ctx context.Context, e Export, tid trace.TraceID, version string, w
 	}
 	bsp := sdktrace.NewBatchSpanProcessor(guarded{exp, warn},
 		sdktrace.WithExportTimeout(e.Timeout), sdktrace.WithMaxQueueSize(16384), sdktrace.WithMaxExportBatchSize(2048))
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(bsp), sdktrace.WithResource(res),
-		sdktrace.WithIDGenerator(fixedIDs{}), sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	return &otlpOut{
-		tp:      tp,
-		tracer:  tp.Tracer("bench/traces", trace.WithInstrumentationVersion(version), trace.WithSchemaURL(semconv.SchemaURL)),
-		tid:     tid,
-		timeout: e.Timeout,
-		warn:    warn,
+		bsp: bsp, res: res, tid: tid, timeout: e.Timeout, warn: warn,
+		scope: instrumentation.Scope{Name: "bench/traces", Version: version, SchemaURL: semconv.SchemaURL},
 	}, nil
 }
 
@@ -269,35 +245,44 @@ func (g guarded) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan)
 	return nil
 }
 
-// emit starts and ends each span at bench's own stamps.
+// emit hands each span to the batch processor, finished, at bench's own
+// stamps.
 func (o *otlpOut) emit(spans []span) {
-	base := context.Background()
 	for i := range spans {
 		s := &spans[i]
-		ctx := context.WithValue(base, idKey{}, forcedID{o.tid, s.id})
-		if s.parent.IsValid() {
-			ctx = trace.ContextWithSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
-				TraceID: o.tid, SpanID: s.parent, TraceFlags: trace.FlagsSampled}))
+		attrs := make([]attribute.KeyValue, len(s.attrs), len(s.attrs)+2)
+		copy(attrs, s.attrs)
+		stub := tracetest.SpanStub{
+			Name:        s.name,
+			SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: o.tid, SpanID: s.id, TraceFlags: trace.FlagsSampled}),
+			SpanKind:    s.otel,
+			StartTime:   s.start, EndTime: s.end,
+			Attributes:           append(attrs, keySpanKind.String(s.kind), keySpanStatus.String(s.status)),
+			Resource:             o.res,
+			InstrumentationScope: o.scope,
 		}
-		opts := []trace.SpanStartOption{trace.WithTimestamp(s.start), trace.WithSpanKind(s.otel),
-			trace.WithAttributes(s.attrs...), trace.WithAttributes(keySpanKind.String(s.kind), keySpanStatus.String(s.status))}
+		if s.parent.IsValid() {
+			stub.Parent = trace.NewSpanContext(trace.SpanContextConfig{TraceID: o.tid, SpanID: s.parent, TraceFlags: trace.FlagsSampled})
+		}
+		if len(s.events) > 0 {
+			stub.Events = make([]sdktrace.Event, len(s.events))
+			for j, e := range s.events {
+				stub.Events[j] = sdktrace.Event{Name: e.name, Time: e.at, Attributes: e.attrs}
+			}
+		}
 		for _, l := range s.links {
-			opts = append(opts, trace.WithLinks(trace.Link{
+			stub.Links = append(stub.Links, sdktrace.Link{
 				SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: l.trace, SpanID: l.span, TraceFlags: trace.FlagsSampled}),
 				Attributes:  l.attrs,
-			}))
-		}
-		_, sp := o.tracer.Start(ctx, s.name, opts...)
-		for _, e := range s.events {
-			sp.AddEvent(e.name, trace.WithTimestamp(e.at), trace.WithAttributes(e.attrs...))
+			})
 		}
 		switch s.status {
 		case StatusError:
-			sp.SetStatus(codes.Error, s.errType+": "+s.errMsg)
+			stub.Status = sdktrace.Status{Code: codes.Error, Description: s.errType + ": " + s.errMsg}
 		case StatusOK:
-			sp.SetStatus(codes.Ok, "")
+			stub.Status = sdktrace.Status{Code: codes.Ok}
 		}
-		sp.End(trace.WithTimestamp(s.end))
+		o.bsp.OnEnd(stub.Snapshot())
 	}
 }
 
@@ -309,12 +294,12 @@ func (o *otlpOut) shutdown() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := o.tp.ForceFlush(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		if err := o.bsp.ForceFlush(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			o.warn(err)
 		} else if err != nil {
 			o.warn(fmt.Errorf("the collector did not take the spans within %s (traces.timeout)", o.timeout))
 		}
-		_ = o.tp.Shutdown(ctx)
+		_ = o.bsp.Shutdown(ctx)
 	}()
 	select {
 	case <-done:
