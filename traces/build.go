@@ -25,10 +25,29 @@ type builder struct {
 	tid       trace.TraceID
 	providers map[string]providerInfo
 	prompts   map[string]promptInfo
-	// slab is where attribute lists are cut from: one allocation for many
-	// cells instead of several per span (allocation was most of the cost).
-	// A cut is never handed out twice, so nothing is ever overwritten.
+	// slab is where a cell's attribute lists are cut from: allocation
+	// (and the collection it brings) was most of tracing's cost. It is
+	// reused from the start for each cell (see reset): whatever keeps
+	// spans past Observe (the OTLP queue) copies their attributes.
 	slab []attribute.KeyValue
+	// spans, attempts and events are reused the same way.
+	spans, attempts []span
+	events          []event
+}
+
+// reset makes the scratch space free for the next cell.
+func (b *builder) reset() {
+	b.slab, b.spans, b.attempts, b.events = b.slab[:0], b.spans[:0], b.attempts[:0], b.events[:0]
+}
+
+// ev returns an empty event list with room for n.
+func (b *builder) ev(n int) []event {
+	if len(b.events)+n > cap(b.events) {
+		b.events = make([]event, 0, max(256, n))
+	}
+	l := len(b.events)
+	b.events = b.events[:l+n]
+	return b.events[l : l : l+n]
 }
 
 // kv returns an empty attribute list with room for n.
@@ -189,8 +208,7 @@ func (b *builder) cell(r *results.Record) []span {
 	if status == StatusError {
 		c.fail(typ, msg)
 	}
-	out := make([]span, 1, 8)
-	out[0] = c
+	out := append(b.spans[:0], c)
 	tw := timeline{b: b, r: r, cell: &out[0]}
 	attempts := tw.attempts()
 	if len(r.TurnDetails) > 0 {
@@ -204,6 +222,7 @@ func (b *builder) cell(r *results.Record) []span {
 		out = append(out, b.toolCalls(r, parent, tw.calls, tw.firstText)...)
 	}
 	out = append(out, b.assertion(r, &out[0]))
+	b.spans = out
 	return out
 }
 
@@ -283,7 +302,8 @@ func (tw *timeline) attempts() []span {
 	start := cell.start
 	pi := tw.b.providers[r.Provider]
 	statuses := retryStatuses(r.ProviderMetrics)
-	var out []span
+	out := tw.b.attempts[:0]
+	defer func() { tw.b.attempts = out[:0] }()
 	var cur *span
 	var token bool
 	closeAt := func(t time.Time) {
@@ -358,7 +378,7 @@ func (tw *timeline) attempts() []span {
 func (tw *timeline) attempt(pi providerInfo, n, i int, at time.Time) span {
 	s := span{
 		id: child(tw.b.tid, tw.cell.id, "attempt", i), parent: tw.cell.id,
-		start: at, attrs: tw.b.kv(10), events: make([]event, 0, 6),
+		start: at, attrs: tw.b.kv(10), events: tw.b.ev(6),
 	}
 	s.attrs = append(s.attrs, keyAttempt.Int(n))
 	if pi.host == "" {
@@ -569,7 +589,7 @@ func (b *builder) assertion(r *results.Record, cell *span) span {
 	s := span{
 		id: child(b.tid, cell.id, "assert", 0), parent: cell.id,
 		kind: KindAssertionCheck, otel: trace.SpanKindInternal, name: "validate",
-		start: cell.end, end: cell.end, attrs: b.kv(8), events: make([]event, 0, 2),
+		start: cell.end, end: cell.end, attrs: b.kv(8), events: b.ev(2),
 	}
 	total, passed := 0, 0
 	var failed []string

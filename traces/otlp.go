@@ -267,13 +267,13 @@ func (o *otlpOut) emit(spans []span) {
 		if len(s.events) > 0 {
 			stub.Events = make([]sdktrace.Event, len(s.events))
 			for j, e := range s.events {
-				stub.Events[j] = sdktrace.Event{Name: e.name, Time: e.at, Attributes: e.attrs}
+				stub.Events[j] = sdktrace.Event{Name: e.name, Time: e.at, Attributes: append([]attribute.KeyValue(nil), e.attrs...)}
 			}
 		}
 		for _, l := range s.links {
 			stub.Links = append(stub.Links, sdktrace.Link{
 				SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: l.trace, SpanID: l.span, TraceFlags: trace.FlagsSampled}),
-				Attributes:  l.attrs,
+				Attributes:  append([]attribute.KeyValue(nil), l.attrs...),
 			})
 		}
 		switch s.status {

@@ -160,6 +160,7 @@ func (t *Tracer) TraceParent(c plan.Cell) string { return CellTraceParent(t.tid,
 // Observe writes a finished cell's subtree. Only a trace file's failure is
 // returned (the runner warns once); the export reports its own, once.
 func (t *Tracer) Observe(r *results.Record) error {
+	t.b.reset()
 	spans := t.b.cell(r)
 	c := &spans[0]
 	k := suiteOf(r)
