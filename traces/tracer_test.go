@@ -5,9 +5,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
 
 	"bench/config"
 	"bench/plan"
@@ -321,4 +324,33 @@ func TestCheckCatches(t *testing.T) {
 
 func durMS(t *testing.T, s Span) float64 {
 	return float64(at(t, s.EndTime).Sub(at(t, s.StartTime)).Microseconds()) / 1000
+}
+
+// Every attribute key bench writes is lowercase and dotted: the NDJSON
+// writer relies on it to write keys without escaping.
+func TestAttributeKeys(t *testing.T) {
+	src, err := os.ReadFile("attrs.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := regexp.MustCompile(`(?m)^\s+key\w+\s+= (?:attribute\.Key\("([^"]+)"\)|semconv\.(\w+))`).FindAllStringSubmatch(string(src), -1)
+	if len(keys) < 60 {
+		t.Fatalf("found %d keys in attrs.go", len(keys))
+	}
+	for _, k := range keys {
+		name := k[1]
+		if name == "" {
+			continue // a semantic-conventions constant, checked below
+		}
+		if !attrName.MatchString(name) {
+			t.Errorf("%q is not lowercase and dotted", name)
+		}
+	}
+	for _, k := range []attribute.Key{keyOperation, keyProviderName, keyRequestModel, keyPromptName, keyInputTokens, keyOutputTokens,
+		keyFinishReasons, keyToolName, keyToolCallID, keyToolType, keyAgentName, keyEvalName, keyEvalLabel, keyEvalValue,
+		keyHTTPMethod, keyHTTPStatus, keyServerAddr, keyServerPort, keyErrorType} {
+		if !attrName.MatchString(string(k)) {
+			t.Errorf("%q is not lowercase and dotted", k)
+		}
+	}
 }
