@@ -357,7 +357,9 @@ func comparable(t *testing.T, recs []results.Record) []string {
 func TestCollectorDownChangesNoResult(t *testing.T) {
 	s := needServer(t)
 	cfg := sweepConfig(s.URL()) + "traces:\n  timeout: 1s\n"
+	began := time.Now()
 	code, _, stderr, plain, _ := runBenchEnv(t, nil, cfg+"  ndjson: false\n")
+	t.Logf("untraced run took %s", time.Since(began).Round(time.Millisecond))
 	if code != 0 || len(plain) != 20 || strings.Contains(stderr, "warning") {
 		t.Fatalf("untraced run: exit %d, %d records\n%s", code, len(plain), stderr)
 	}
