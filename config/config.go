@@ -32,6 +32,7 @@ type Config struct {
 	Run       Run        `yaml:"run" json:"run"`
 	Providers []Provider `yaml:"-" json:"providers"`
 	Prompts   Prompts    `yaml:"prompts" json:"prompts"`
+	Traces    Traces     `yaml:"traces" json:"traces"`
 
 	// Path is the config file; PromptSet the prompts the run will use, in order.
 	Path      string           `yaml:"-" json:"config_path"`
@@ -182,7 +183,7 @@ func Parse(path string, data []byte, kinds Kinds) (*Config, error) {
 		return nil, &Error{File: path, Msg: "the file is empty; see bench.yaml in the README for the shape"}
 	}
 	c := Config{Path: path, Run: Run{OutDir: "runs", Concurrency: 4, Repetitions: 1,
-		Timeout: Duration(120 * time.Second), MaxOutputBytes: 64 << 10}}
+		Timeout: Duration(120 * time.Second), MaxOutputBytes: 64 << 10}, Traces: defaultTraces()}
 	d := &decoder{file: path}
 	var provs struct {
 		Node rawNode `yaml:"providers"`
@@ -379,6 +380,7 @@ func (c *Config) validate(v *validator, kinds Kinds) {
 			v.addPath([]any{"providers", i, key}, field(key), msg)
 		})
 	}
+	c.Traces.validate(v)
 	seenFile := map[string]bool{}
 	for i, f := range c.Prompts.Files {
 		if strings.TrimSpace(f) == "" {

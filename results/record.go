@@ -65,6 +65,10 @@ type Record struct {
 	ToolCallDetails []ToolCall `json:"tool_call_details"`
 	// ProviderMetrics are provider-specific figures (server timings, cost...).
 	ProviderMetrics map[string]any `json:"provider_metrics,omitempty"`
+	// StartedAtUS is started_at_ms in microseconds since the epoch: the
+	// timeline's zero, precise enough to place its stamps in absolute time
+	// (execution traces).
+	StartedAtUS int64 `json:"started_at_us,omitempty"`
 	// Timeline is every stamp of the cell, in order.
 	Timeline []TimelineEvent `json:"timeline,omitempty"`
 	// Turns counts an agentic cell's model replies; TurnDetails has each.

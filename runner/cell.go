@@ -141,6 +141,7 @@ func runCell(parent context.Context, cfg *config.Config, clock Clock, prov provi
 	clean(resp, secrets)
 
 	rec.StartedAtMS = k.cell.UnixMilli()
+	rec.StartedAtUS = k.cell.UnixMicro()
 	rec.EndedAtMS = end.UnixMilli()
 	rec.E2EMS = ms(end.Sub(k.start))
 	if !k.token.IsZero() {

@@ -219,12 +219,16 @@ func (s *session) sweep(pl *plan.Plan, resumed int) int {
 	prog := s.prog
 	prog.begin(pl)
 	recorder := resources.NewRecorder(dir.Path)
-	out, runErr := runner.Run(s.sig.ctx, runner.Options{
+	opts := runner.Options{
 		Config: cfg, Plan: pl, Providers: s.provs, Sink: sink, Hooks: hooks{recorder, prog},
 		Drain: s.sig.drain, OnRecord: prog.record, Log: prog.log(),
 		Observers: []runner.Observer{runner.NewWorkTraces(dir.File(runner.WorkTraceDir), cfg.PromptSet, version.String())},
-	})
+	}
+	tr := s.startTraces(resumed)
+	traceRun(tr, &opts)
+	out, runErr := runner.Run(s.sig.ctx, opts)
 	prog.finish()
+	s.finishTraces(tr, out)
 	if err := recorder.Close(); err != nil {
 		// Snapshots are context, not results: a failed one is a warning.
 		fmt.Fprintf(stderr, "bench: warning: resource snapshots: %v\n", err)

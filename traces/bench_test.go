@@ -1,0 +1,162 @@
+package traces
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"bench/config"
+	"bench/internal/otelcoltest"
+	"bench/plan"
+	"bench/providers"
+	"bench/results"
+	"bench/runner"
+)
+
+// instantServer replays a recorded Ollama /v1/chat/completions stream
+// (testdata, copied from runner's) at once: the cost measured is bench's.
+func instantServer(b *testing.B) *httptest.Server {
+	raw, err := os.ReadFile("testdata/v1_chat_stream_text_usage.http")
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, body, _ := bytes.Cut(raw, []byte("\n\n"))
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write(body)
+	}))
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+type noop struct{}
+
+func (noop) Observe(*results.Record) error { return nil }
+
+type discard struct{}
+
+func (discard) Write(*results.Record) error { return nil }
+
+// BenchmarkTracedRun runs a 10,000-cell sweep (10 models × 10 prompts ×
+// 100 repetitions) through the runner against an instant local server:
+// untraced, with a do-nothing observer (the runner's observer queue
+// alone), with the NDJSON, and with the NDJSON and the OTLP export to a
+// real collector (another process, so its CPU is not counted). The modes
+// take turns within each iteration, so the machine's drift (it is shared)
+// falls on all alike. Each reports the process CPU per cell and its cost
+// over the untraced run in percent.
+func BenchmarkTracedRun(b *testing.B) {
+	srv := instantServer(b)
+	defer srv.Close()
+	var models []string
+	for i := 0; i < 10; i++ {
+		models = append(models, fmt.Sprintf("m%d", i))
+	}
+	yaml := fmt.Sprintf("run:\n  concurrency: 8\n  repetitions: 100\nproviders:\n  - type: ollama_openai\n    base_url: %s/v1\n    concurrency: 8\n    models: [%s]\nprompts:\n  only: [%s]\n",
+		srv.URL, strings.Join(models, ", "), "P0, P1, P2, P3, P4, P5, P6, P7, P8, P9")
+	cfg, err := config.Parse("bench.yaml", []byte(yaml), providers.Kinds)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pl := plan.New(cfg)
+	if len(pl.Cells) != 10000 {
+		b.Fatalf("%d cells", len(pl.Cells))
+	}
+	p, err := providers.New(&cfg.Providers[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	col, err := otelcoltest.StartCollector()
+	otelcoltest.Check(b, err)
+	defer col.Close()
+	modes := []string{"off", "noop-observer", "ndjson", "ndjson+otlp"}
+	cpu := map[string]time.Duration{}
+	run := func(mode string) {
+		c := *cfg
+		c.Traces = config.Traces{NDJSON: strings.HasPrefix(mode, "ndjson"), Timeout: config.Duration(30 * time.Second)}
+		if mode == "ndjson+otlp" {
+			c.Traces.Endpoint = col.HTTPEndpoint()
+		}
+		o := runner.Options{Config: &c, Plan: pl, Providers: map[string]providers.Provider{"ollama_openai": p}, Sink: discard{}}
+		dir := b.TempDir()
+		cpu0 := cpuTime()
+		var tr *Tracer
+		switch mode {
+		case "noop-observer":
+			o.Observers = []runner.Observer{noop{}}
+		case "ndjson", "ndjson+otlp":
+			tr, err = New(context.Background(), Options{Config: &c, RunDir: dir, Version: "bench", Getenv: func(string) string { return "" }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			o.Observers, o.TraceParent = []runner.Observer{tr}, tr.TraceParent
+		}
+		out, err := runner.Run(context.Background(), o)
+		if err != nil || out.ByStatus["ok"] != len(pl.Cells) {
+			b.Fatalf("run: %v %v", err, out.ByStatus)
+		}
+		if tr != nil {
+			if err := tr.Finish(End{Reason: out.EndReason, Planned: out.Planned, Recorded: out.Recorded}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		cpu[mode] += cpuTime() - cpu0
+		os.RemoveAll(dir)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := range modes {
+			run(modes[(i+j)%len(modes)])
+		}
+	}
+	cells := float64(b.N * len(pl.Cells))
+	for _, m := range modes {
+		b.ReportMetric(float64(cpu[m].Microseconds())/cells, m+"-cpu-µs/cell")
+		if m != "off" {
+			b.ReportMetric(100*(float64(cpu[m])/float64(cpu["off"])-1), m+"-%")
+		}
+	}
+}
+
+// BenchmarkObserve is one cell's tracing alone: its subtree built and
+// written (NDJSON), or also started and ended through the SDK (otlp, to a
+// collector that is not there: the export's own cost is in
+// BenchmarkTracedRun).
+func BenchmarkObserve(b *testing.B) {
+	for _, mode := range []string{"ndjson", "ndjson+sdk"} {
+		b.Run(mode, func(b *testing.B) {
+			cfg := testConfig(&testing.T{})
+			if mode == "ndjson+sdk" {
+				cfg.Traces.Endpoint = "http://127.0.0.1:1"
+			}
+			tr, err := New(context.Background(), Options{Config: cfg, RunDir: b.TempDir(), Getenv: func(string) string { return "" }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := retried()
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			for i := 0; i < b.N; i++ {
+				r.Repetition = i
+				if err := tr.Observe(r); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/1000/float64(b.N), "cpu-µs/op")
+			b.StopTimer()
+			tr.Finish(End{})
+		})
+	}
+}

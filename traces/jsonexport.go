@@ -1,0 +1,114 @@
+package traces
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+// newJSONExporter is OTLP/HTTP with the JSON encoding (http/json): the Go
+// SDK's HTTP exporter sends protobuf only, so bench gives the SDK's
+// otlptrace exporter (which turns spans into OTLP messages) a client of
+// its own that posts them as OTLP/JSON. It takes the endpoint and headers
+// from the traces: block or the standard variables, as the SDK would.
+func newJSONExporter(ctx context.Context, e Export) (*otlptrace.Exporter, error) {
+	getenv := e.getenv
+	u := ""
+	switch {
+	case e.Endpoint != "":
+		u = httpTracesURL(e.Endpoint)
+	case getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "":
+		u = getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+	case getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "":
+		u = strings.TrimSuffix(getenv("OTEL_EXPORTER_OTLP_ENDPOINT"), "/") + "/v1/traces"
+	default:
+		u = "http://localhost:4318/v1/traces"
+	}
+	headers := e.Headers
+	if headers == nil {
+		headers = parseHeaders(getenv("OTEL_EXPORTER_OTLP_HEADERS"))
+		for k, v := range parseHeaders(getenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS")) {
+			headers[k] = v
+		}
+	}
+	c := &jsonClient{url: u, headers: headers, timeout: e.Timeout, hc: &http.Client{}}
+	return otlptrace.New(ctx, c)
+}
+
+type jsonClient struct {
+	url     string
+	headers map[string]string
+	timeout time.Duration
+	hc      *http.Client
+}
+
+func (c *jsonClient) Start(context.Context) error { return nil }
+
+func (c *jsonClient) Stop(context.Context) error {
+	c.hc.CloseIdleConnections()
+	return nil
+}
+
+// UploadTraces posts one ExportTraceServiceRequest as OTLP/JSON.
+func (c *jsonClient) UploadTraces(ctx context.Context, rs []*tracepb.ResourceSpans) error {
+	body, err := marshalJSON(&coltracepb.ExportTraceServiceRequest{ResourceSpans: rs})
+	if err != nil {
+		return fmt.Errorf("otlp http/json: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("otlp http/json: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range c.headers {
+		req.Header.Set(k, v)
+	}
+	res, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("otlp http/json: %w", err)
+	}
+	defer res.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(res.Body, 512))
+	if res.StatusCode/100 != 2 {
+		return fmt.Errorf("otlp http/json: %s: %s", res.Status, bytes.TrimSpace(msg))
+	}
+	return nil
+}
+
+// idField is an id as protojson writes it (base64); OTLP/JSON wants hex.
+var idField = regexp.MustCompile(`"(traceId|spanId|parentSpanId)":\s*"([A-Za-z0-9+/=]*)"`)
+
+// marshalJSON is the OTLP/JSON encoding: protobuf's JSON mapping with
+// enums as integers and trace and span ids as hex rather than base64, as
+// the OTLP specification fixes.
+func marshalJSON(req *coltracepb.ExportTraceServiceRequest) ([]byte, error) {
+	b, err := protojson.MarshalOptions{UseEnumNumbers: true}.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	var bad error
+	b = idField.ReplaceAllFunc(b, func(m []byte) []byte {
+		sub := idField.FindSubmatch(m)
+		raw, err := base64.StdEncoding.DecodeString(string(sub[2]))
+		if err != nil {
+			bad = fmt.Errorf("id %s: %w", sub[1], err)
+			return m
+		}
+		return []byte(`"` + string(sub[1]) + `":"` + hex.EncodeToString(raw) + `"`)
+	})
+	return b, bad
+}
