@@ -141,11 +141,12 @@ func (c *comparison) judgeCells() error {
 		}
 		switch {
 		case n == nil:
-			out.Verdict = Missing
+			out.Verdict, out.Reasons = Missing, []string{"in the base run only"}
 		case b == nil:
-			out.Verdict = New
+			out.Verdict, out.Reasons = New, []string{"in the new run only"}
 		case c.changed[k.PromptID] != nil:
 			out.Verdict, out.Changes = Changed, c.changed[k.PromptID]
+			out.Reasons = []string{"the prompt changed between the runs: not judged"}
 		case !b.reached() || !n.reached():
 			c.judgeInfra(out, b, n)
 		case b.digestOK && n.digestOK && b.digest == n.digest:

@@ -206,6 +206,9 @@ func Compare(baseDir, newDir string, opt Options) (*Result, error) {
 	wg.Go(func() { base, baseErr = loadRun(baseDir) })
 	cur, curErr = loadRun(newDir)
 	wg.Wait()
+	if baseErr != nil && curErr != nil && baseErr.Error() == curErr.Error() {
+		return nil, baseErr // the same directory twice
+	}
 	if err := errors.Join(baseErr, curErr); err != nil {
 		return nil, err
 	}

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 
 	"bench/results"
 	"bench/rundir"
+	"bench/stats"
 )
 
 // runData is what compare reads of one run directory in its first pass.
@@ -272,22 +274,7 @@ func (r *runData) internAll(ss []string) []string {
 // recorded twice is one too.
 func (r *runData) readResults() error {
 	path := rundir.Path(r.dir, rundir.ResultsFile)
-	err := scanLines(path, nil, decodeLean, func(line int, rec *leanRecord) error {
-		k := rec.key()
-		k = results.Key{Provider: r.intern(k.Provider), ProviderType: r.intern(k.ProviderType), Model: r.intern(k.Model),
-			ThinkingLevel: r.intern(k.ThinkingLevel), PromptID: r.intern(k.PromptID), Repetition: k.Repetition}
-		if prev, ok := r.cells[k]; ok {
-			return &LineError{Line: line, Err: fmt.Errorf("repeats the cell of line %d (%s)", prev.line, keyString(k))}
-		}
-		d, ok := rec.snapshotDigest()
-		c := &cell{line: line, status: r.intern(rec.AvailabilityStatus), success: rec.Success, objPass: rec.ObjectivePass, violation: rec.Violation,
-			toolUse: rec.ToolUseSuccess, failType: r.intern(deref(rec.FailureType)), coldStart: rec.ColdStart != nil && *rec.ColdStart,
-			expected: r.internAll(rec.ExpectedTools), names: r.internAll(rec.ToolCalls), digest: d, digestOK: ok,
-			ttft: rec.TTFTMS, e2e: rec.E2EMS, tps: rec.TokensPerS}
-		r.cells[k] = c
-		r.keys = append(r.keys, k)
-		return nil
-	})
+	err := scanLines(path, nil, decodeLean, r.add)
 	var le *LineError
 	switch {
 	case errors.As(err, &le):
@@ -298,6 +285,32 @@ func (r *runData) readResults() error {
 	if len(r.cells) == 0 {
 		return &InputError{File: path, Err: errors.New("no results: the run recorded no cell")}
 	}
+	return nil
+}
+
+// add keeps one decoded line as a cell.
+func (r *runData) add(line int, rec *leanRecord) error {
+	k := rec.key()
+	k = results.Key{Provider: r.intern(k.Provider), ProviderType: r.intern(k.ProviderType), Model: r.intern(k.Model),
+		ThinkingLevel: r.intern(k.ThinkingLevel), PromptID: r.intern(k.PromptID), Repetition: k.Repetition}
+	if prev, ok := r.cells[k]; ok {
+		return &LineError{Line: line, Err: fmt.Errorf("repeats the cell of line %d (%s)", prev.line, keyString(k))}
+	}
+	for _, v := range []struct {
+		name string
+		v    *float64
+	}{{"ttft_ms", rec.TTFTMS}, {"e2e_ms", rec.E2EMS}, {"tokens_per_s", rec.TokensPerS}} {
+		if v.v != nil && math.Abs(*v.v) > stats.MaxAbs {
+			return &LineError{Line: line, Err: fmt.Errorf("%s is %g, beyond any latency or rate", v.name, *v.v)}
+		}
+	}
+	d, ok := rec.snapshotDigest()
+	c := &cell{line: line, status: r.intern(rec.AvailabilityStatus), success: rec.Success, objPass: rec.ObjectivePass, violation: rec.Violation,
+		toolUse: rec.ToolUseSuccess, failType: r.intern(deref(rec.FailureType)), coldStart: rec.ColdStart != nil && *rec.ColdStart,
+		expected: r.internAll(rec.ExpectedTools), names: r.internAll(rec.ToolCalls), digest: d, digestOK: ok,
+		ttft: rec.TTFTMS, e2e: rec.E2EMS, tps: rec.TokensPerS}
+	r.cells[k] = c
+	r.keys = append(r.keys, k)
 	return nil
 }
 

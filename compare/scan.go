@@ -40,7 +40,10 @@ type scanBatch[T any] struct {
 	data  [][]byte
 	vals  []T
 	errs  []error
-	done  chan struct{}
+	// cut is the line of the file's last line when it has no newline (a
+	// run killed while writing it), else 0.
+	cut  int
+	done chan struct{}
 }
 
 const scanBatchBytes = 256 << 10
@@ -84,6 +87,9 @@ func scanReader[T any](r io.Reader, want func(line int) bool, decode func(data [
 				}
 				b.lines = append(b.lines, line)
 				b.data = append(b.data, data)
+				if eof {
+					b.cut = line
+				}
 				size += len(data) + 64
 			}
 			if len(b.lines) == 0 {
@@ -105,6 +111,9 @@ func scanReader[T any](r io.Reader, want func(line int) bool, decode func(data [
 				b.errs = make([]error, len(b.lines))
 				for i, d := range b.data {
 					if err := decode(d, &b.vals[i]); err != nil {
+						if b.lines[i] == b.cut {
+							err = fmt.Errorf("the last line is cut short, with no newline (was the run killed while writing it?): %w", err)
+						}
 						b.errs[i] = &LineError{Line: b.lines[i], Err: err}
 					}
 				}
