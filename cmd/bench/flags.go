@@ -28,6 +28,7 @@ type runFlags struct {
 	quiet       bool
 	dryRun      bool
 	resume      bool
+	baseline    string
 }
 
 const runUsage = `usage: bench run [--config bench.yaml] [flags]
@@ -56,6 +57,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.BoolVar(&f.quiet, "quiet", false, "no per-cell progress")
 	fs.BoolVar(&f.resume, "resume", false, "continue the run in the run directory: run only the cells it has no record of")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "check the config and print the plan; send nothing, write nothing")
+	fs.StringVar(&f.baseline, "baseline", "", "run directory to compare the run against when it ends (as bench compare; exit 3 on a regression)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, runUsage)
 		fs.PrintDefaults()

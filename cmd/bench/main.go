@@ -4,6 +4,7 @@
 //
 //	bench run --config bench.yaml      run a sweep
 //	bench report RUN_DIR               rebuild the reports from results.jsonl
+//	bench compare BASE_DIR NEW_DIR     the regression gate between two runs
 package main
 
 import (
@@ -16,9 +17,13 @@ import (
 
 // Exit codes.
 const (
-	exitOK          = 0
-	exitIO          = 1
-	exitUsage       = 2
+	exitOK    = 0
+	exitIO    = 1
+	exitUsage = 2
+	// exitRegression: bench compare (or bench run --baseline) found a
+	// regression of a --fail-on category. 4 is kept for "nothing reached a
+	// model".
+	exitRegression  = 3
 	exitInterrupted = 130
 )
 
@@ -32,14 +37,17 @@ Usage:
   bench run [--config bench.yaml] [flags]   run a sweep; see 'bench run -h'
   bench report RUN_DIR                      rebuild summary.json, summary.md and
                                             tiers.json from RUN_DIR/results.jsonl
+  bench compare BASE_RUN_DIR NEW_RUN_DIR    the regression gate: judge a run against a
+                                            baseline; see 'bench compare -h'
   bench version                             print the version
 
 Exit codes: 0 the command ran (models may still have failed their checks),
-1 an I/O failure stopped it, 2 bad config or flags, 130 interrupted.
+1 an I/O failure stopped it, 2 bad config or flags, 3 bench compare (or
+bench run --baseline) found a regression, 130 interrupted.
 `
 
 // commands are the subcommands, for "did you mean".
-var commands = []string{"run", "report", "version", "help"}
+var commands = []string{"run", "report", "compare", "version", "help"}
 
 // run is the whole program, testable in-process.
 func run(args []string, stdout, stderr io.Writer) int {
@@ -52,6 +60,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCmd(args[1:], stdout, stderr)
 	case "report":
 		return reportCmd(args[1:], stdout, stderr)
+	case "compare":
+		return compareCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "bench", version.String())
 		return exitOK

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"bench/compare"
 	"bench/config"
 	"bench/internal/version"
 	"bench/inventory"
@@ -39,6 +40,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if cfg == nil {
 		return code
 	}
+	if !checkBaseline(f.baseline, stderr) {
+		return exitUsage
+	}
 	pl := plan.New(cfg)
 	if f.dryRun {
 		printPlan(stdout, cfg, pl)
@@ -52,7 +56,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer dir.Close()
-	if err := prepareRunDir(sig.ctx, dir, cfg, provs); err != nil {
+	inv, err := prepareRunDir(sig.ctx, dir, cfg, provs)
+	if err != nil {
 		fmt.Fprintf(stderr, "bench run: %v\n", err)
 		return exitIO
 	}
@@ -61,7 +66,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		pl = pl.Without(done)
 		fmt.Fprintf(stdout, "bench: resuming %s: %d of %d cells already recorded\n", cfg.Run.ID, full-len(pl.Cells), full)
 	}
-	s := &session{cfg: cfg, provs: provs, dir: dir, sig: sig, quiet: f.quiet, stdout: stdout, stderr: stderr}
+	s := &session{cfg: cfg, provs: provs, dir: dir, sig: sig, quiet: f.quiet, stdout: stdout, stderr: stderr,
+		inv: inv, baseline: f.baseline}
 	return s.sweep(pl, len(done))
 }
 
@@ -73,6 +79,10 @@ type session struct {
 	sig            *signals
 	quiet          bool
 	stdout, stderr io.Writer
+	// inv is what the providers' probes found (snapshot fingerprints).
+	inv *inventory.Inventory
+	// baseline is the run directory to compare against at the end, if any.
+	baseline string
 }
 
 // setup loads the config, applies the flags and builds the providers. A nil
@@ -181,12 +191,11 @@ func openRunDir(cfg *config.Config, f *runFlags, stdout, stderr io.Writer) (*run
 // prepareRunDir writes config.json and inventory.json. The inventory is
 // taken before the sweep so probing servers and CLIs does not overlap the
 // measurements.
-func prepareRunDir(ctx context.Context, dir *rundir.Dir, cfg *config.Config, provs map[string]providers.Provider) error {
+func prepareRunDir(ctx context.Context, dir *rundir.Dir, cfg *config.Config, provs map[string]providers.Provider) (*inventory.Inventory, error) {
 	if err := rundir.WriteJSON(dir.File(rundir.ConfigFile), cfg); err != nil {
-		return err
+		return nil, err
 	}
-	_, err := inventory.Write(ctx, dir.Path, cfg, provs)
-	return err
+	return inventory.Write(ctx, dir.Path, cfg, provs)
 }
 
 // sweep runs the plan into the run directory, then writes run.json and the
@@ -203,8 +212,14 @@ func (s *session) sweep(pl *plan.Plan, resumed int) int {
 		plural(cfg.Run.Repetitions, "repetition"), dir.Path)
 	prog := newProgress(stderr, s.quiet)
 	recorder := resources.NewRecorder(dir.Path)
+	var observers []runner.Observer
+	if snaps, err := newSnapshotWriter(dir.Path, cfg, s.inv); err != nil {
+		fmt.Fprintf(stderr, "bench: warning: no snapshots: %v\n", err)
+	} else {
+		observers = append(observers, snaps)
+	}
 	out, runErr := runner.Run(s.sig.ctx, runner.Options{
-		Config: cfg, Plan: pl, Providers: s.provs, Sink: sink, Hooks: recorder,
+		Config: cfg, Plan: pl, Providers: s.provs, Sink: sink, Hooks: recorder, Observers: observers,
 		Drain: s.sig.drain, OnRecord: prog.record, Log: stderr,
 	})
 	prog.finish()
@@ -248,6 +263,9 @@ func (s *session) finish(out *runner.Outcome, prog *progress) int {
 	fmt.Fprintf(stdout, "bench: %s: %d/%d cells recorded in %s\n", out.EndReason, out.Recorded, out.Planned, dir.Path)
 	if out.EndReason == runner.EndInterrupted || out.EndReason == runner.EndAborted {
 		return exitInterrupted
+	}
+	if s.baseline != "" {
+		return runCompare(s.baseline, dir.Path, "", compare.DefaultOptions(), stdout, stderr)
 	}
 	return exitOK
 }
