@@ -129,7 +129,7 @@ func verdictLine(r *Result) string {
 			}
 		}
 		if n > 0 {
-			return fmt.Sprintf("ok: no finding of --fail-on %s (%d findings of other categories, listed below)", failOn, n)
+			return fmt.Sprintf("ok: no finding of --fail-on %s (%s of other categories, listed below)", failOn, plural(n, "finding", "findings"))
 		}
 		return fmt.Sprintf("ok: no regression (--fail-on %s)", failOn)
 	}
@@ -141,7 +141,7 @@ func verdictLine(r *Result) string {
 			total += n
 		}
 	}
-	return fmt.Sprintf("REGRESSION: %d findings fail the gate (%s; --fail-on %s)", total, strings.Join(parts, ", "), failOn)
+	return fmt.Sprintf("REGRESSION: %s the gate (%s; --fail-on %s)", plural(total, "finding fails", "findings fail"), strings.Join(parts, ", "), failOn)
 }
 
 func gateWord(f Finding) string {
@@ -262,4 +262,11 @@ func cellSummary(c *Cell) string {
 		parts = append(parts, fmt.Sprintf("%s %s -> %s", ch.Path, short(ch.From), short(ch.To)))
 	}
 	return strings.Join(parts, "; ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -67,11 +67,22 @@ static int validate(const char *xsd, int xsdLen, const char *doc, int docLen, er
 import "C"
 
 import (
+	_ "embed"
 	"fmt"
 	"strings"
 	"sync"
 	"unsafe"
 )
+
+// junitSchema is the Jenkins xUnit plugin's JUnit schema (MIT; see
+// README.md beside it).
+//
+//go:embed junit-10.xsd
+var junitSchema []byte
+
+// JUnit validates a JUnit XML report against the Jenkins xUnit plugin's
+// schema, the strictest of the readers CI systems use.
+func JUnit(doc []byte) error { return Validate(junitSchema, doc) }
 
 // libxml2's error handler is process-wide: one validation at a time.
 var mu sync.Mutex

@@ -34,3 +34,21 @@ func TestValidate(t *testing.T) {
 		t.Errorf("bad schema: %v", err)
 	}
 }
+
+func TestJUnitSchema(t *testing.T) {
+	ok := `<?xml version="1.0"?><testsuites name="x" tests="1" failures="1" errors="0"><testsuite name="g" tests="1" failures="1" errors="0" time="0.000" skipped="0"><testcase name="c" classname="g" time="0.000"><failure message="m" type="quality"><![CDATA[d]]></failure></testcase></testsuite></testsuites>`
+	if err := JUnit([]byte(ok)); err != nil {
+		t.Errorf("valid report: %v", err)
+	}
+	// The Jenkins schema has no skipped attribute on testsuites, and a
+	// testsuite needs its counts.
+	for _, bad := range []string{
+		`<testsuites skipped="1"><testsuite name="g" tests="0" failures="0" errors="0"/></testsuites>`,
+		`<testsuites><testsuite name="g"/></testsuites>`,
+		`<testsuites><testsuite name="g" tests="1" failures="0" errors="0" time="1s"/></testsuites>`,
+	} {
+		if err := JUnit([]byte(bad)); err == nil {
+			t.Errorf("accepted %s", bad)
+		}
+	}
+}
