@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 
-	"bench/results"
 	"bench/rundir"
 	"bench/snapshot"
 )
@@ -126,13 +125,13 @@ type pending struct {
 // others get a second pass over both results files that reads only their
 // lines and diffs their snapshots.
 func (c *comparison) judgeCells() error {
-	c.cells = map[results.Key]*Cell{}
-	todo := map[results.Key]*pending{}
-	for _, k := range sortedKeys(c.base, c.cur) {
-		out := newCell(k)
-		c.cells[k] = out
+	c.union = unionKeys(c.base, c.cur)
+	c.res.Cells = make([]*Cell, 0, len(c.union))
+	var todo []*pending
+	for _, k := range c.union {
+		out := c.newCell(k)
 		c.res.Cells = append(c.res.Cells, out)
-		b, n := c.base.cells[k], c.cur.cells[k]
+		b, n := c.base.cell(k), c.cur.cell(k)
 		if b != nil {
 			out.BaseLine = b.line
 		}
@@ -144,15 +143,15 @@ func (c *comparison) judgeCells() error {
 			out.Verdict, out.Reasons = Missing, []string{"in the base run only"}
 		case b == nil:
 			out.Verdict, out.Reasons = New, []string{"in the new run only"}
-		case c.changed[k.PromptID] != nil:
-			out.Verdict, out.Changes = Changed, c.changed[k.PromptID]
+		case c.changed[out.PromptID] != nil:
+			out.Verdict, out.Changes = Changed, c.changed[out.PromptID]
 			out.Reasons = []string{"the prompt changed between the runs: not judged"}
-		case !b.reached() || !n.reached():
+		case !c.base.reached(b) || !c.cur.reached(n):
 			c.judgeInfra(out, b, n)
-		case b.digestOK && n.digestOK && b.digest == n.digest:
-			c.judgeQuality(out, b, n, nil, c.toolPrompt(k, b, n))
+		case b.has(fDigestOK) && n.has(fDigestOK) && b.digest == n.digest:
+			c.judgeQuality(out, b, n, nil, c.toolPrompt(out.PromptID, b, n))
 		default:
-			todo[k] = &pending{out: out, b: b, n: n, toolPrompt: c.toolPrompt(k, b, n)}
+			todo = append(todo, &pending{out: out, b: b, n: n, toolPrompt: c.toolPrompt(out.PromptID, b, n)})
 		}
 	}
 	if len(todo) > 0 {
@@ -162,8 +161,9 @@ func (c *comparison) judgeCells() error {
 	}
 	for _, out := range c.res.Cells {
 		c.res.Counts[out.Verdict]++
-		switch out.Verdict {
-		case Regression, Drift:
+		// Drift is a finding only when it fails the gate; otherwise the
+		// cells list it, and 100,000 reworded answers add nothing here.
+		if out.Verdict == Regression || (out.Verdict == Drift && c.opt.failsOn(DriftCat)) {
 			c.addFinding(Finding{Category: out.Category, Scope: "cell", Provider: out.Provider, ProviderType: out.ProviderType,
 				Model: out.Model, ThinkingLevel: out.ThinkingLevel, PromptID: out.PromptID, Repetition: &out.Repetition,
 				Message: cellSummary(out)})
@@ -172,24 +172,28 @@ func (c *comparison) judgeCells() error {
 	return nil
 }
 
-func newCell(k results.Key) *Cell {
-	out := &Cell{Provider: k.Provider, ProviderType: k.ProviderType, Model: k.Model, PromptID: k.PromptID,
-		Repetition: k.Repetition, Changes: []snapshot.Change{}, key: k}
-	if k.ThinkingLevel != "" {
-		tl := k.ThinkingLevel
-		out.ThinkingLevel = &tl
+// noChanges is every unchanged cell's change list: shared, so 100,000
+// matches cost no allocation (appending to it allocates a new one).
+var noChanges = []snapshot.Change{}
+
+func (c *comparison) newCell(k cellKey) *Cell {
+	t := c.base.tab
+	out := &Cell{Provider: t.str(k.provider), ProviderType: t.str(k.providerType), Model: t.str(k.model), PromptID: t.str(k.prompt),
+		Repetition: k.rep, Changes: noChanges[:0:0], k: k}
+	if k.thinking != 0 {
+		out.ThinkingLevel = &t.strs[k.thinking]
 	}
 	return out
 }
 
 // toolPrompt says the prompt is about tools: it offers tools, or its
 // validator expects tool calls.
-func (c *comparison) toolPrompt(k results.Key, b, n *cell) bool {
-	if len(b.expected) > 0 || len(n.expected) > 0 {
+func (c *comparison) toolPrompt(promptID string, b, n *cell) bool {
+	if b.expected != 0 || n.expected != 0 {
 		return true
 	}
 	for _, r := range []*runData{c.base, c.cur} {
-		if p := r.prompts[k.PromptID]; p != nil && p.offersTools() {
+		if p := r.prompts[promptID]; p != nil && p.offersTools() {
 			return true
 		}
 	}
@@ -198,19 +202,21 @@ func (c *comparison) toolPrompt(k results.Key, b, n *cell) bool {
 
 // judgeInfra judges a pair where a side never reached the model.
 func (c *comparison) judgeInfra(out *Cell, b, n *cell) {
-	if b.infraStatus() != n.infraStatus() {
-		out.Changes = append(out.Changes, change("availability_status", b.infraStatus(), n.infraStatus()))
+	t := c.base.tab
+	bs, ns := c.base.infraStatus(b), c.cur.infraStatus(n)
+	if bs != ns {
+		out.Changes = append(out.Changes, change("availability_status", bs, ns))
 	}
 	if b.failType != n.failType {
-		out.Changes = append(out.Changes, change("failure_type", nullable(b.failType), nullable(n.failType)))
+		out.Changes = append(out.Changes, change("failure_type", nullable(t.str(b.failType)), nullable(t.str(n.failType))))
 	}
-	if b.reached() {
+	if c.base.reached(b) {
 		out.Verdict, out.Category = Regression, Availability
-		out.Reasons = []string{fmt.Sprintf("%s -> %s: the new run did not reach the model", b.status, n.infraStatus())}
+		out.Reasons = []string{fmt.Sprintf("%s -> %s: the new run did not reach the model", t.str(b.status), ns)}
 		return
 	}
 	out.Verdict = Unavailable
-	if n.reached() {
+	if c.cur.reached(n) {
 		out.Reasons = []string{"the base run did not reach the model: nothing to judge against"}
 	} else {
 		out.Reasons = []string{"neither run reached the model"}
@@ -221,21 +227,22 @@ func (c *comparison) judgeInfra(out *Cell, b, n *cell) {
 // nil when the snapshots are equal (equal digests).
 func (c *comparison) judgeQuality(out *Cell, b, n *cell, diff *snapshot.Result, toolPrompt bool) {
 	var reg, imp []string
-	bp, np := b.passed(), n.passed()
+	bp, np := c.base.passed(b), c.cur.passed(n)
 	switch {
 	case bp && !np:
 		reg = append(reg, "pass -> fail")
 		out.Changes = append(out.Changes, change("pass", true, false))
-		if why := failWhy(n); why != nil {
-			out.Changes = append(out.Changes, snapshot.Change{Path: "why", From: jsonNull, To: jsonValue(*why)})
+		if why := c.failWhy(n); why != "" {
+			out.Changes = append(out.Changes, snapshot.Change{Path: "why", From: jsonNull, To: jsonValue(why)})
 		}
 	case !bp && np:
 		imp = append(imp, "fail -> pass")
 		out.Changes = append(out.Changes, change("pass", false, true))
 	}
-	if lost := lostTools(b, n); len(lost) > 0 {
+	if lost := c.lostTools(b, n); len(lost) > 0 {
 		reg = append(reg, "expected tool call lost: "+strings.Join(lost, ", "))
-		out.Changes = append(out.Changes, change("expected_tools", calledExpected(b, b.expected), calledExpected(n, b.expected)))
+		expected := c.base.tab.listOf(b.expected)
+		out.Changes = append(out.Changes, change("expected_tools", c.calledExpected(b, expected), c.calledExpected(n, expected)))
 	}
 	out.Agentsnap = snapshot.AgentsnapPassed
 	drift := false
@@ -301,24 +308,23 @@ func driftReason(out *Cell) string {
 	return "changed, still as it was on pass/fail: " + strings.Join(parts, ", ")
 }
 
-// failWhy is the reason a cell failed: its violation or failure type.
-func failWhy(n *cell) *string {
+// failWhy is the reason a new cell failed: its violation or failure type.
+func (c *comparison) failWhy(n *cell) string {
 	switch {
 	case n.violation != nil:
-		return n.violation
-	case n.failType != "":
-		return &n.failType
-	case n.toolUse != nil && !*n.toolUse:
-		s := "tool_use_success false"
-		return &s
+		return *n.violation
+	case n.failType != 0:
+		return c.cur.tab.str(n.failType)
+	case n.toolUse == triFalse:
+		return "tool_use_success false"
 	}
-	return nil
+	return ""
 }
 
 // calledExpected lists the expected tools a cell called, in call order.
-func calledExpected(c *cell, expected []string) []string {
+func (c *comparison) calledExpected(x *cell, expected []string) []string {
 	out := []string{}
-	for _, name := range c.names {
+	for _, name := range c.base.tab.listOf(x.names) {
 		if slices.Contains(expected, name) && !slices.Contains(out, name) {
 			out = append(out, name)
 		}
@@ -328,10 +334,11 @@ func calledExpected(c *cell, expected []string) []string {
 
 // lostTools are the expected tools the base cell called and the new one
 // did not.
-func lostTools(b, n *cell) []string {
+func (c *comparison) lostTools(b, n *cell) []string {
 	var lost []string
-	for _, t := range calledExpected(b, b.expected) {
-		if !slices.Contains(n.names, t) {
+	names := c.base.tab.listOf(n.names)
+	for _, t := range c.calledExpected(b, c.base.tab.listOf(b.expected)) {
+		if !slices.Contains(names, t) {
 			lost = append(lost, t)
 		}
 	}
@@ -351,39 +358,48 @@ func nullable(s string) any {
 
 // secondPass reads the lines of the pending pairs in both results files,
 // builds their snapshots as bench run does and judges them on the diff.
-// Base snapshots are held until their new side is read: memory grows with
-// the number of differing cells, not with the run.
-func (c *comparison) secondPass(todo map[results.Key]*pending) error {
-	baseLines := make(map[int]*pending, len(todo))
-	curLines := make(map[int]*pending, len(todo))
-	for _, p := range todo {
-		baseLines[p.b.line] = p
-		curLines[p.n.line] = p
-	}
-	err := c.readSnapshots(c.base, baseLines, func(p *pending, s *snapshot.Snapshot) {
-		p.base = s
-	})
-	if err != nil {
-		return err
-	}
-	return c.readSnapshots(c.cur, curLines, func(p *pending, s *snapshot.Snapshot) {
-		if p.base == nil {
-			return // cannot happen: every pending base line was read
+// Base snapshots are held until their new side is read, at most
+// secondPassChunk pairs at a time: memory stays bounded however many cells
+// differ, at the cost of one more read of both files per chunk.
+func (c *comparison) secondPass(todo []*pending) error {
+	for len(todo) > 0 {
+		chunk := todo[:min(len(todo), secondPassChunk)]
+		todo = todo[len(chunk):]
+		baseLines := make(map[int]*pending, len(chunk))
+		curLines := make(map[int]*pending, len(chunk))
+		for _, p := range chunk {
+			baseLines[p.b.line] = p
+			curLines[p.n.line] = p
 		}
-		d := snapshot.Diff(p.base, s)
-		c.judgeQuality(p.out, p.b, p.n, &d, p.toolPrompt)
-		p.base = nil
-	})
+		err := c.readSnapshots(c.base, baseLines, func(p *pending, s *snapshot.Snapshot) { p.base = s })
+		if err != nil {
+			return err
+		}
+		err = c.readSnapshots(c.cur, curLines, func(p *pending, s *snapshot.Snapshot) {
+			d := snapshot.Diff(p.base, s)
+			c.judgeQuality(p.out, p.b, p.n, &d, p.toolPrompt)
+			p.base = nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
+
+// secondPassChunk bounds the base snapshots held at once (each about the
+// size of its answer).
+const secondPassChunk = 20_000
 
 // readSnapshots decodes the chosen lines of r's results.jsonl in full and
 // hands each cell's snapshot to fn.
 func (c *comparison) readSnapshots(r *runData, lines map[int]*pending, fn func(p *pending, s *snapshot.Snapshot)) error {
 	path := rundir.Path(r.dir, rundir.ResultsFile)
 	seen := 0
-	err := scanLines(path, func(line int) bool { return lines[line] != nil }, fullRecord, func(line int, rec *results.Record) error {
+	err := scanLines(path, func(line int) bool { return lines[line] != nil }, fullRecord, func(line int, sr *snapRecord) error {
+		rec := &sr.Record
 		p := lines[line]
-		if p.out.key != rec.Key() {
+		if p.out.key() != rec.Key() {
 			return &LineError{Line: line, Err: errors.New("the file changed while it was being compared")}
 		}
 		input := ""

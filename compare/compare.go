@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"bench/results"
 	"bench/snapshot"
@@ -126,9 +125,11 @@ type Result struct {
 	Findings       []Finding         `json:"findings"`
 	ChangedPrompts []PromptChange    `json:"changed_prompts"`
 	Groups         []*Group          `json:"groups"`
-	Cells          []*Cell           `json:"cells"`
 	Warnings       []string          `json:"warnings,omitempty"`
 	Methods        map[string]string `json:"methods"`
+	// Cells are every cell key of either run, regressions first. Last, so
+	// that compare.json can be written one cell at a time.
+	Cells []*Cell `json:"cells"`
 }
 
 // Regressed reports whether the gate fails.
@@ -181,11 +182,20 @@ type Cell struct {
 	BaseLine int `json:"base_line,omitempty"`
 	NewLine  int `json:"new_line,omitempty"`
 
-	key results.Key
+	k cellKey
+}
+
+// key is the cell's results key.
+func (c *Cell) key() results.Key {
+	k := results.Key{Provider: c.Provider, ProviderType: c.ProviderType, Model: c.Model, PromptID: c.PromptID, Repetition: c.Repetition}
+	if c.ThinkingLevel != nil {
+		k.ThinkingLevel = *c.ThinkingLevel
+	}
+	return k
 }
 
 // Label names the cell in tables.
-func (c *Cell) Label() string { return keyString(c.key) }
+func (c *Cell) Label() string { return keyString(c.key()) }
 
 // PromptChange is a prompt whose definition differs between the runs.
 type PromptChange struct {
@@ -200,12 +210,11 @@ func Compare(baseDir, newDir string, opt Options) (*Result, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	var base, cur *runData
-	var baseErr, curErr error
-	var wg sync.WaitGroup
-	wg.Go(func() { base, baseErr = loadRun(baseDir) })
-	cur, curErr = loadRun(newDir)
-	wg.Wait()
+	// One after the other: each read already decodes on every core, and
+	// both intern into one table so their keys compare.
+	tab := newTable()
+	base, baseErr := loadRun(baseDir, tab)
+	cur, curErr := loadRun(newDir, tab)
 	if baseErr != nil && curErr != nil && baseErr.Error() == curErr.Error() {
 		return nil, baseErr // the same directory twice
 	}
@@ -241,8 +250,11 @@ type comparison struct {
 	res       *Result
 	// changed prompts by id, with their changes.
 	changed map[string][]snapshot.Change
-	// cells by key, for the group pass.
-	cells map[results.Key]*Cell
+	// union is every key of either run, in the order of res.Cells until
+	// finish sorts them.
+	union []cellKey
+	// prompts in display order (built on use).
+	prompts []string
 }
 
 // finish orders the cells and findings and sets the verdict.

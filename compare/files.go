@@ -1,7 +1,9 @@
 package compare
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,9 +27,10 @@ const (
 )
 
 // WriteFiles writes compare.json, compare.md and junit.xml into dir
-// (created if needed), each atomically. It refuses a dir that is one of
-// the two run directories themselves, so a compare can never overwrite a
-// run's own files.
+// (created if needed), each atomically and streamed, so a compare of
+// 100,000 cells holds no copy of a file in memory. It refuses a dir that
+// is one of the two run directories themselves, so a compare can never
+// overwrite a run's own files.
 func WriteFiles(dir string, r *Result) error {
 	for _, run := range []string{r.BaseDir, r.NewDir} {
 		if same, err := sameDir(dir, run); err != nil {
@@ -39,23 +42,86 @@ func WriteFiles(dir string, r *Result) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	js, err := rundir.MarshalJSON(r)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", JSONFile, err)
-	}
-	var md, xml bytes.Buffer
-	if err := WriteMarkdown(&md, r); err != nil {
-		return err
-	}
-	if err := WriteJUnit(&xml, r); err != nil {
-		return err
-	}
-	for name, data := range map[string][]byte{JSONFile: js, MDFile: md.Bytes(), JUnitFile: xml.Bytes()} {
-		if err := rundir.WriteFile(filepath.Join(dir, name), data); err != nil {
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer, *Result) error
+	}{{JSONFile, WriteJSON}, {MDFile, WriteMarkdown}, {JUnitFile, WriteJUnit}} {
+		if err := writeAtomic(filepath.Join(dir, f.name), func(w io.Writer) error { return f.write(w, r) }); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeAtomic writes path through a temporary file in its directory,
+// synced and renamed over it (as rundir.WriteFile, but streamed).
+func writeAtomic(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	bw := bufio.NewWriterSize(f, 256<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteJSON writes compare.json: the result indented as every run
+// directory file is, except the cells, one compact object per line
+// (100,000 of them stay readable and cost no indentation pass).
+func WriteJSON(w io.Writer, r *Result) error {
+	head := *r
+	head.Cells = nil
+	b, err := rundir.MarshalJSON(&head)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", JSONFile, err)
+	}
+	tail := []byte(`"cells": null` + "\n}\n")
+	if !bytes.HasSuffix(b, tail) {
+		return fmt.Errorf("encode %s: cells are not the last field", JSONFile)
+	}
+	if _, err := w.Write(b[:len(b)-len(tail)]); err != nil {
+		return err
+	}
+	io.WriteString(w, `"cells": [`)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for i, c := range r.Cells {
+		buf.Reset()
+		if err := enc.Encode(c); err != nil {
+			return err
+		}
+		if i > 0 {
+			io.WriteString(w, ",")
+		}
+		io.WriteString(w, "\n    ")
+		w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	}
+	if len(r.Cells) > 0 {
+		io.WriteString(w, "\n  ")
+	}
+	_, err = io.WriteString(w, "]\n}\n")
+	return err
 }
 
 // sameDir reports whether a and b are the same directory (b exists).
@@ -85,7 +151,7 @@ func WriteJUnit(w io.Writer, r *Result) error {
 	suites := junit.Testsuites{Name: "bench compare " + r.BaseRunID + " -> " + r.NewRunID}
 	byGroup := map[groupKey][]*Cell{}
 	for _, c := range r.Cells {
-		gk := groupOf(c.key)
+		gk := groupOf(c.k)
 		byGroup[gk] = append(byGroup[gk], c)
 	}
 	for i, g := range r.Groups {
@@ -120,18 +186,19 @@ func cellCase(g *Group, c *Cell, opt Options) junit.Testcase {
 		return tc
 	}
 	if c.Verdict != Match {
-		tc.SystemOut = &junit.Output{Data: xmlText(c.Verdict + ": " + cellSummary(c) + "\n" + cellDetail(c))}
+		tc.SystemOut = &junit.Output{Data: xmlText(c.Verdict + ": " + cellSummary(c))}
 	}
 	return tc
 }
 
 func skipReason(c *Cell) string { return cellSummary(c) }
 
-// cellDetail lists every change of a cell, one per line, in full.
+// cellDetail lists every change of a cell, one per line, each value cut
+// at maxDetail bytes (compare.json has them whole).
 func cellDetail(c *Cell) string {
 	var b strings.Builder
 	for _, ch := range c.Changes {
-		fmt.Fprintf(&b, "%s: %s -> %s\n", ch.Path, ch.From, ch.To)
+		fmt.Fprintf(&b, "%s: %s -> %s\n", ch.Path, cut(ch.From, maxDetail), cut(ch.To, maxDetail))
 	}
 	if c.Agentsnap != "" {
 		fmt.Fprintf(&b, "agentsnap status: %s\n", c.Agentsnap)
@@ -206,4 +273,20 @@ func xmlText(s string) string {
 		}
 		return '\uFFFD'
 	}, strings.ToValidUTF8(s, "\uFFFD"))
+}
+
+// maxDetail bounds one value in junit.xml.
+const maxDetail = 2000
+
+// cut shortens a JSON value for junit.xml, on a UTF-8 boundary.
+func cut(v json.RawMessage, max int) string {
+	s := string(v)
+	if len(s) <= max {
+		return s
+	}
+	n := max
+	for n > 0 && (s[n]&0xC0) == 0x80 {
+		n--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", s[:n], len(s)-n)
 }

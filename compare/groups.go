@@ -41,11 +41,12 @@ type Group struct {
 	// Prompts are the per-prompt latency comparisons.
 	Prompts []*PromptLatency `json:"prompts"`
 
-	key groupKey
+	key   groupKey
+	label string
 }
 
 // Label names the group: provider/model, plus (thinking).
-func (g *Group) Label() string { return g.key.label() }
+func (g *Group) Label() string { return g.label }
 
 // RateTest compares a rate between the runs with a two-sided Fisher exact
 // test, over the cells both runs judged.
@@ -89,57 +90,54 @@ const (
 // Metrics lists the latency metrics in display order.
 var Metrics = []string{MetricTTFT, MetricE2E, MetricTPS}
 
-type groupKey struct{ provider, model, thinking string }
+// groupKey is a (provider, model, thinking level), interned.
+type groupKey struct{ provider, model, thinking uint32 }
 
-func groupOf(k results.Key) groupKey { return groupKey{k.Provider, k.Model, k.ThinkingLevel} }
+func groupOf(k cellKey) groupKey { return groupKey{k.provider, k.model, k.thinking} }
 
-func (g groupKey) label() string {
-	s := g.provider + "/" + g.model
-	if g.thinking != "" {
-		s += " (" + g.thinking + ")"
+func (t *table) label(g groupKey) string {
+	s := t.str(g.provider) + "/" + t.str(g.model)
+	if g.thinking != 0 {
+		s += " (" + t.str(g.thinking) + ")"
 	}
 	return s
 }
 
 // judgeGroups fills the groups: rates, tiers, infrastructure, latency.
 func (c *comparison) judgeGroups() error {
+	t := c.base.tab
 	groups := map[groupKey]*Group{}
 	var order []groupKey
-	get := func(k results.Key) *Group {
+	for i, k := range c.union {
 		gk := groupOf(k)
 		g := groups[gk]
 		if g == nil {
-			g = &Group{Provider: k.Provider, Model: k.Model, Cells: map[string]int{}, Latency: map[string]*stats.Verdict{},
-				Prompts: []*PromptLatency{}, key: gk}
-			if k.ThinkingLevel != "" {
-				tl := k.ThinkingLevel
-				g.ThinkingLevel = &tl
+			g = &Group{Provider: t.str(k.provider), Model: t.str(k.model), Cells: map[string]int{}, Latency: map[string]*stats.Verdict{},
+				Prompts: []*PromptLatency{}, key: gk, label: t.label(gk)}
+			if k.thinking != 0 {
+				g.ThinkingLevel = &t.strs[k.thinking]
 			}
 			g.Infrastructure.Base, g.Infrastructure.New = map[string]int{}, map[string]int{}
 			groups[gk] = g
 			order = append(order, gk)
 		}
-		return g
-	}
-	for _, k := range sortedKeys(c.base, c.cur) {
-		g := get(k)
-		g.Cells[c.cells[k].Verdict]++
-		b, n := c.base.cells[k], c.cur.cells[k]
-		if b != nil && !b.reached() {
-			g.Infrastructure.Base[b.infraStatus()]++
+		g.Cells[c.res.Cells[i].Verdict]++
+		b, n := c.base.cell(k), c.cur.cell(k)
+		if b != nil && !c.base.reached(b) {
+			g.Infrastructure.Base[c.base.infraStatus(b)]++
 		}
-		if n != nil && !n.reached() {
-			g.Infrastructure.New[n.infraStatus()]++
+		if n != nil && !c.cur.reached(n) {
+			g.Infrastructure.New[c.cur.infraStatus(n)]++
 		}
-		if b == nil || n == nil || !b.reached() || !n.reached() || c.changed[k.PromptID] != nil {
+		if b == nil || n == nil || !c.base.reached(b) || !c.cur.reached(n) || c.changed[t.str(k.prompt)] != nil {
 			continue
 		}
-		g.PassRate.count(b.passed(), n.passed())
-		if b.toolUse != nil && n.toolUse != nil {
-			g.ToolUse.count(*b.toolUse, *n.toolUse)
+		g.PassRate.count(c.base.passed(b), c.cur.passed(n))
+		if b.toolUse != triNull && n.toolUse != triNull {
+			g.ToolUse.count(b.toolUse == triTrue, n.toolUse == triTrue)
 		}
 	}
-	slices.SortFunc(order, func(a, b groupKey) int { return strings.Compare(a.label(), b.label()) })
+	slices.SortFunc(order, func(a, b groupKey) int { return strings.Compare(groups[a].label, groups[b].label) })
 	for _, gk := range order {
 		c.res.Groups = append(c.res.Groups, groups[gk])
 	}
@@ -263,95 +261,96 @@ func (c *comparison) tiers(groups map[groupKey]*Group) {
 
 // runTiers is tiers.json's ranking of a run, built by report from the
 // fields its rule reads (kept from the first pass, so the run's file is
-// not read again). A group without tool cells is unclassified.
+// not read again), one group at a time so that only one group's records
+// are held. A group without tool cells is unclassified.
 func runTiers(r *runData) map[groupKey]*report.Tier {
-	var recs []results.Record
-	groups := map[groupKey]bool{}
-	for _, k := range r.keys {
-		c := r.cells[k]
-		gk := groupOf(k)
-		if len(c.expected) == 0 && groups[gk] {
-			continue // a group needs one record to be listed; tool cells all count
+	t := r.tab
+	byGroup := map[groupKey][]int32{}
+	var order []groupKey
+	for i := range r.cells {
+		c := &r.cells[i]
+		gk := groupOf(c.key)
+		list, seen := byGroup[gk]
+		if !seen {
+			order = append(order, gk)
 		}
-		groups[gk] = true
-		rec := results.Record{RecordType: results.RecordType, Provider: k.Provider, ProviderType: k.ProviderType, Model: k.Model,
-			PromptID: k.PromptID, Repetition: k.Repetition, AvailabilityStatus: c.status, ToolUseSuccess: c.toolUse, ExpectedTools: c.expected}
-		if k.ThinkingLevel != "" {
-			tl := k.ThinkingLevel
-			rec.ThinkingLevel = &tl
+		if c.expected != 0 || !seen { // a group needs one record to be listed; tool cells all count
+			byGroup[gk] = append(list, int32(i))
 		}
-		if c.failType != "" {
-			ft := c.failType
-			rec.FailureType = &ft
-		}
-		recs = append(recs, rec)
 	}
 	out := map[groupKey]*report.Tier{}
-	for _, g := range report.Summarize(recs).Groups {
-		if g.Tier == nil {
-			continue
+	for _, gk := range order {
+		recs := make([]results.Record, 0, len(byGroup[gk]))
+		for _, i := range byGroup[gk] {
+			c := &r.cells[i]
+			rec := results.Record{RecordType: results.RecordType, Provider: t.str(c.key.provider), Model: t.str(c.key.model),
+				AvailabilityStatus: t.str(c.status), ToolUseSuccess: c.toolUse.ptr(), ExpectedTools: t.listOf(c.expected)}
+			if c.key.thinking != 0 {
+				rec.ThinkingLevel = &t.strs[c.key.thinking]
+			}
+			if c.failType != 0 {
+				rec.FailureType = &t.strs[c.failType]
+			}
+			recs = append(recs, rec)
 		}
-		k := groupKey{provider: g.Provider, model: g.Model}
-		if g.ThinkingLevel != nil {
-			k.thinking = *g.ThinkingLevel
+		if gs := report.Summarize(recs).Groups; len(gs) == 1 && gs[0].Tier != nil {
+			out[gk] = gs[0].Tier
 		}
-		out[k] = g.Tier
 	}
 	return out
 }
-
-// samples holds one side's latency values of a group or prompt.
-type samples [3][]float64
 
 // latency compares TTFT, e2e and tokens/s per group and per prompt. Each
 // metric is one family (its group-level and per-prompt comparisons),
 // judged at Alpha/3 with the chosen correction.
 func (c *comparison) latency(groups map[groupKey]*Group) error {
+	type slotKey struct {
+		g      groupKey
+		prompt uint32 // 0 ("") for the group level
+	}
 	type slot struct {
 		g      *Group
-		prompt string // "" for the group level
-		base   samples
-		cur    samples
+		prompt string
+		base   [3][]float64
+		cur    [3][]float64
 	}
-	slots := map[[2]string]*slot{} // group label, prompt
+	t := c.base.tab
+	slots := map[slotKey]*slot{}
 	var list []*slot
-	get := func(g *Group, prompt string) *slot {
-		k := [2]string{g.Label(), prompt}
-		s := slots[k]
-		if s == nil {
-			s = &slot{g: g, prompt: prompt}
-			slots[k] = s
-			list = append(list, s)
-		}
-		return s
-	}
-	order := c.promptOrder()
 	for _, g := range c.res.Groups {
-		get(g, "")
-		for _, p := range order {
-			if c.changed[p] == nil && c.hasPrompt(c.base, g.key, p) && c.hasPrompt(c.cur, g.key, p) {
-				get(g, p)
+		s := &slot{g: g}
+		slots[slotKey{g.key, 0}] = s
+		list = append(list, s)
+		for _, p := range c.promptOrder() {
+			id := t.id(p)
+			if id != 0 && c.changed[p] == nil && c.hasPrompt(c.base, g.key, id) && c.hasPrompt(c.cur, g.key, id) {
+				s := &slot{g: g, prompt: p}
+				slots[slotKey{g.key, id}] = s
+				list = append(list, s)
 			}
 		}
 	}
 	for side, r := range []*runData{c.base, c.cur} {
-		for _, k := range r.keys {
-			cl := r.cells[k]
-			g := groups[groupOf(k)]
-			ps := slots[[2]string{g.Label(), k.PromptID}]
-			if ps == nil || cl.coldStart || cl.status != results.StatusOK || !cl.success {
+		for i := range r.cells {
+			cl := &r.cells[i]
+			gk := groupOf(cl.key)
+			ps := slots[slotKey{gk, cl.key.prompt}]
+			if ps == nil || cl.has(fColdStart) || t.str(cl.status) != results.StatusOK || !cl.has(fSuccess) {
 				continue // prompt changed or in one run only; or no latency to count
 			}
-			gs := slots[[2]string{g.Label(), ""}]
-			for m, v := range []*float64{cl.ttft, cl.e2e, cl.tps} {
-				if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+			gs := slots[slotKey{gk, 0}]
+			for m, v := range []struct {
+				v  float64
+				ok bool
+			}{{cl.ttft, cl.has(fTTFT)}, {cl.e2e, cl.has(fE2E)}, {cl.tps, cl.has(fTPS)}} {
+				if !v.ok {
 					continue
 				}
 				for _, s := range []*slot{gs, ps} {
 					if side == 0 {
-						s.base[m] = append(s.base[m], *v)
+						s.base[m] = append(s.base[m], v.v)
 					} else {
-						s.cur[m] = append(s.cur[m], *v)
+						s.cur[m] = append(s.cur[m], v.v)
 					}
 				}
 			}
@@ -425,9 +424,14 @@ func num(v float64) string {
 // promptOrder is the prompts in the new run's prompt-set order, then the
 // base run's, then any others in the order their cells came.
 func (c *comparison) promptOrder() []string {
-	var out []string
+	if c.prompts != nil {
+		return c.prompts
+	}
+	out := []string{}
+	seen := map[string]bool{}
 	add := func(id string) {
-		if !slices.Contains(out, id) {
+		if !seen[id] {
+			seen[id] = true
 			out = append(out, id)
 		}
 	}
@@ -439,23 +443,25 @@ func (c *comparison) promptOrder() []string {
 		}
 	}
 	for _, r := range []*runData{c.cur, c.base} {
-		for _, k := range r.keys {
-			add(k.PromptID)
+		for i := range r.cells {
+			add(r.tab.str(r.cells[i].key.prompt))
 		}
 	}
+	c.prompts = out
 	return out
 }
 
 // hasPrompt says the run has a cell of the group and prompt.
-func (c *comparison) hasPrompt(r *runData, gk groupKey, prompt string) bool {
+func (c *comparison) hasPrompt(r *runData, gk groupKey, prompt uint32) bool {
 	if r.groupPrompts == nil {
-		r.groupPrompts = map[groupKey]map[string]bool{}
-		for _, k := range r.keys {
+		r.groupPrompts = map[groupKey]map[uint32]bool{}
+		for i := range r.cells {
+			k := r.cells[i].key
 			g := groupOf(k)
 			if r.groupPrompts[g] == nil {
-				r.groupPrompts[g] = map[string]bool{}
+				r.groupPrompts[g] = map[uint32]bool{}
 			}
-			r.groupPrompts[g][k.PromptID] = true
+			r.groupPrompts[g][k.prompt] = true
 		}
 	}
 	return r.groupPrompts[gk][prompt]

@@ -14,6 +14,10 @@ import (
 	"bench/stats"
 )
 
+// testTab interns the strings of every in-memory test run, so that any two
+// of them can be judged against each other.
+var testTab = newTable()
+
 // memRun is a run read through the same first pass as a run directory,
 // from records held in memory (the Monte Carlo tests make thousands).
 func memRun(t testing.TB, id string, recs []*results.Record) *runData {
@@ -27,7 +31,7 @@ func memRun(t testing.TB, id string, recs []*results.Record) *runData {
 		buf.Write(b)
 		buf.WriteByte('\n')
 	}
-	r := &runData{dir: id, id: id, cells: map[results.Key]*cell{}, strs: map[string]string{}, prompts: map[string]*promptDef{}}
+	r := &runData{dir: id, id: id, index: map[cellKey]int32{}, tab: testTab, prompts: map[string]*promptDef{}}
 	for _, p := range defaultPrompts() {
 		b, _ := json.Marshal(p)
 		var pd promptDef
@@ -232,7 +236,7 @@ func memRunRaw(t testing.TB, id string, recs []*results.Record, cold int) *runDa
 		buf.Write(b)
 		buf.WriteByte('\n')
 	}
-	rd := &runData{dir: id, id: id, cells: map[results.Key]*cell{}, strs: map[string]string{}}
+	rd := &runData{dir: id, id: id, index: map[cellKey]int32{}, tab: testTab}
 	if err := scanReader(&buf, nil, decodeLean, rd.add); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,9 @@ import (
 	"strings"
 )
 
+// maxMarkdownCells bounds the cells of each verdict compare.md lists.
+const maxMarkdownCells = 1000
+
 // WriteMarkdown writes compare.md: the verdict, the setup differences, the
 // findings, the groups with their latency per prompt, every cell that is
 // not a match with its changes, and the methods.
@@ -34,7 +37,11 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		b.WriteString("None.\n")
 	} else {
 		b.WriteString("| gate | category | scope | where | what |\n|---|---|---|---|---|\n")
-		for _, f := range r.Findings {
+		for i, f := range r.Findings {
+			if i == maxMarkdownCells {
+				fmt.Fprintf(&b, "\n... and %d more findings (compare.json lists them all).\n", len(r.Findings)-maxMarkdownCells)
+				break
+			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", gateWord(f), f.Category, f.Scope, md(findingWhere(f)), md(f.Message))
 		}
 	}
@@ -58,20 +65,25 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 
 	fmt.Fprintf(&b, "\n## Cells\n\n%s.\n", countsLine(r.Counts))
 	for _, v := range verdictOrder[:len(verdictOrder)-1] { // every verdict but match
-		first := true
+		n := 0
 		for _, c := range r.Cells {
 			if c.Verdict != v {
 				continue
 			}
-			if first {
+			if n++; n == 1 {
 				fmt.Fprintf(&b, "\n### %s\n\n| cell | category | why | changes |\n|---|---|---|---|\n", v)
-				first = false
+			}
+			if n > maxMarkdownCells {
+				continue
 			}
 			var ch []string
 			for _, x := range c.Changes {
 				ch = append(ch, fmt.Sprintf("`%s`: %s -> %s", x.Path, short(x.From), short(x.To)))
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", md(c.Label()), c.Category, md(strings.Join(c.Reasons, "; ")), md(strings.Join(ch, "<br>")))
+		}
+		if n > maxMarkdownCells {
+			fmt.Fprintf(&b, "\n... and %d more %s cells (compare.json lists every cell).\n", n-maxMarkdownCells, v)
 		}
 	}
 	if len(r.ChangedPrompts) > 0 {

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -123,12 +124,22 @@ func TestOutputGolden(t *testing.T) {
 	if err := WriteText(&text, res); err != nil {
 		t.Fatal(err)
 	}
-	js, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
+	var js bytes.Buffer
+	if err := WriteJSON(&js, res); err != nil {
 		t.Fatal(err)
 	}
+	// The streamed compare.json is the result, value for value.
+	var streamed, whole any
+	plain, _ := json.Marshal(res)
+	if err := json.Unmarshal(js.Bytes(), &streamed); err != nil {
+		t.Fatalf("compare.json does not parse: %v", err)
+	}
+	json.Unmarshal(plain, &whole)
+	if !reflect.DeepEqual(streamed, whole) {
+		t.Error("compare.json differs from the result")
+	}
 	root := filepath.Dir(base)
-	for name, got := range map[string]string{"compare.md": md.String(), "compare.txt": text.String(), "compare.json": string(js)} {
+	for name, got := range map[string]string{"compare.md": md.String(), "compare.txt": text.String(), "compare.json": js.String()} {
 		got = strings.ReplaceAll(got, root, "RUNS")
 		path := filepath.Join("testdata", "golden", name)
 		if *update {

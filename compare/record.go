@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash/maphash"
 
+	fastjson "github.com/segmentio/encoding/json"
+
 	"bench/results"
 	"bench/snapshot"
 )
@@ -92,8 +94,8 @@ type leanTurnCall struct {
 // decodeLean parses one line and checks it is a results record of the
 // schema compare reads.
 func decodeLean(data []byte, r *leanRecord) error {
-	if err := json.Unmarshal(data, r); err != nil {
-		return fmt.Errorf("not a results record: %w", err)
+	if err := fastjson.Unmarshal(data, r); err != nil {
+		return describe(data, err)
 	}
 	return checkSchema(r.RecordType, r.SchemaVersion, map[string]bool{
 		"provider": r.Provider != "", "provider_type": r.ProviderType != "", "model": r.Model != "",
@@ -121,6 +123,44 @@ func checkSchema(recordType string, version json.RawMessage, present map[string]
 		}
 	}
 	return nil
+}
+
+// describe words a line that did not decode. The fast decoder's errors
+// name Go types; the standard decoder, run again on this rare path, says
+// where and what: a syntax error's column, a field of the wrong type.
+func describe(data []byte, fastErr error) error {
+	var probe leanRecord
+	err := json.Unmarshal(data, &probe)
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		if se.Offset >= int64(len(bytes.TrimRight(data, " \t\r"))) {
+			return errors.New("not a results record: the JSON ends too early")
+		}
+		return fmt.Errorf("not a results record: column %d: %v", se.Offset, se)
+	case errors.As(err, &te) && te.Field != "":
+		return fmt.Errorf("field %s: a JSON %s, want %s", te.Field, te.Value, jsonType(te.Type.Kind().String()))
+	case err != nil:
+		return fmt.Errorf("not a results record: %v", err)
+	}
+	return fmt.Errorf("not a results record: %v", fastErr)
+}
+
+func jsonType(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "slice", "array":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	case "ptr":
+		return "a value or null"
+	}
+	return "a number"
 }
 
 // key is the record's cell key.
@@ -193,11 +233,28 @@ func deref(s *string) string {
 	return *s
 }
 
-// fullRecord decodes a whole line for the second pass: the record as
-// results.Record holds it, for snapshot.FromRecord and the messages.
-func fullRecord(data []byte, r *results.Record) error {
-	if err := json.Unmarshal(data, r); err != nil {
-		return fmt.Errorf("not a results record: %w", err)
+// snapRecord is a line decoded for the second pass: the record as
+// results.Record holds it, for snapshot.FromRecord, without the fields a
+// snapshot does not hold (the outer fields shadow the embedded ones of
+// the same JSON name, and are read past).
+type snapRecord struct {
+	results.Record
+	Timeline        skipped `json:"timeline"`
+	ProviderMetrics skipped `json:"provider_metrics"`
+	ParsedOutput    skipped `json:"parsed_output"`
+	Reasoning       skipped `json:"reasoning"`
+}
+
+// skipped is a JSON value read past and dropped.
+type skipped struct{}
+
+// UnmarshalJSON drops the value.
+func (*skipped) UnmarshalJSON([]byte) error { return nil }
+
+// fullRecord decodes a line for the second pass.
+func fullRecord(data []byte, r *snapRecord) error {
+	if err := fastjson.Unmarshal(data, r); err != nil {
+		return describe(data, err)
 	}
 	if r.RecordType != results.RecordType {
 		return errors.New("record_type changed between two reads: the file is being written")

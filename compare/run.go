@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
+	"strconv"
+	"strings"
 
 	"bench/results"
 	"bench/rundir"
@@ -23,57 +25,165 @@ type runData struct {
 	info *rundir.RunInfo // nil when run.json is absent (a killed run)
 	cfg  *configFile     // nil when config.json is absent
 	inv  *inventoryFile  // nil when inventory.json is absent
-	// cells by key; keys in file order.
-	cells map[results.Key]*cell
-	keys  []results.Key
+	// cells in file order; index finds one by key.
+	cells []cell
+	index map[cellKey]int32
 	// prompts by id, from config.json.
 	prompts  map[string]*promptDef
 	warnings []string
-	strs     map[string]string
+	// tab interns the strings of both runs, so keys compare across them.
+	tab *table
 	// groupPrompts: which prompts each group has cells of (built on use).
-	groupPrompts map[groupKey]map[string]bool
+	groupPrompts map[groupKey]map[uint32]bool
 }
 
-// cell is one results line reduced to what the comparison needs.
+// cellKey is a cell's full key with its strings interned: small to hash
+// and to keep 100,000 of.
+type cellKey struct {
+	provider, providerType, model, thinking, prompt uint32
+	rep                                             int
+}
+
+// cell is one results line reduced to what the comparison needs (about a
+// hundred bytes).
 type cell struct {
-	line      int
-	status    string
-	success   bool
-	objPass   *bool
+	key      cellKey
+	line     int
+	status   uint32 // interned availability_status
+	failType uint32 // interned failure_type, "" for none
+	expected uint32 // interned expected_tools list
+	names    uint32 // interned tool_calls list
+	objPass  tri
+	toolUse  tri
+	flags    cellFlags
+	digest   digest
+	ttft     float64
+	e2e      float64
+	tps      float64
+	// violation is kept for failing cells only.
 	violation *string
-	toolUse   *bool
-	failType  string
-	coldStart bool
-	expected  []string
-	names     []string
-	digest    digest
-	digestOK  bool
-	ttft      *float64
-	e2e       *float64
-	tps       *float64
+}
+
+// tri is a JSON boolean that may be null.
+type tri int8
+
+const (
+	triNull tri = iota
+	triFalse
+	triTrue
+)
+
+func triOf(b *bool) tri {
+	switch {
+	case b == nil:
+		return triNull
+	case *b:
+		return triTrue
+	}
+	return triFalse
+}
+
+// ptr is the boolean as a pointer again (nil for null).
+func (t tri) ptr() *bool {
+	if t == triNull {
+		return nil
+	}
+	v := t == triTrue
+	return &v
+}
+
+type cellFlags uint8
+
+const (
+	fSuccess cellFlags = 1 << iota
+	fColdStart
+	fDigestOK
+	fTTFT
+	fE2E
+	fTPS
+)
+
+func (c *cell) has(f cellFlags) bool { return c.flags&f != 0 }
+
+// table interns strings and string lists as small integers.
+type table struct {
+	ids   map[string]uint32
+	strs  []string
+	lists map[string]uint32
+	vals  [][]string
+}
+
+func newTable() *table {
+	t := &table{ids: map[string]uint32{}, lists: map[string]uint32{}}
+	t.id("")
+	t.list(nil)
+	return t
+}
+
+func (t *table) id(s string) uint32 {
+	if v, ok := t.ids[s]; ok {
+		return v
+	}
+	v := uint32(len(t.strs))
+	t.ids[s] = v
+	t.strs = append(t.strs, s)
+	return v
+}
+
+func (t *table) str(id uint32) string { return t.strs[id] }
+
+// list interns a string list (tool names); the empty list is 0.
+func (t *table) list(ss []string) uint32 {
+	var kb strings.Builder
+	for _, s := range ss { // length-prefixed: injective whatever the names hold
+		kb.WriteString(strconv.Itoa(len(s)))
+		kb.WriteByte(':')
+		kb.WriteString(s)
+	}
+	k := kb.String()
+	if v, ok := t.lists[k]; ok {
+		return v
+	}
+	v := uint32(len(t.vals))
+	t.lists[k] = v
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = t.str(t.id(s))
+	}
+	t.vals = append(t.vals, out)
+	return v
+}
+
+func (t *table) listOf(id uint32) []string { return t.vals[id] }
+
+// key is the results key of an interned one.
+func (t *table) key(k cellKey) results.Key {
+	return results.Key{Provider: t.str(k.provider), ProviderType: t.str(k.providerType), Model: t.str(k.model),
+		ThinkingLevel: t.str(k.thinking), PromptID: t.str(k.prompt), Repetition: k.rep}
 }
 
 // reached says the cell reached the model: availability ok or error, and
 // not cancelled by the user. Cells that did not (skipped_unavailable,
 // auth_error, rate_limited, cancelled) are infrastructure failures.
-func (c *cell) reached() bool {
-	return (c.status == results.StatusOK || c.status == results.StatusError) && c.failType != results.FailCancelled
+func (r *runData) reached(c *cell) bool {
+	st := r.tab.str(c.status)
+	return (st == results.StatusOK || st == results.StatusError) && r.tab.str(c.failType) != results.FailCancelled
 }
 
 // infraStatus names why a cell did not reach the model.
-func (c *cell) infraStatus() string {
-	if c.failType == results.FailCancelled {
-		return results.FailCancelled
+func (r *runData) infraStatus(c *cell) string {
+	if ft := r.tab.str(c.failType); ft == results.FailCancelled {
+		return ft
 	}
-	return c.status
+	return r.tab.str(c.status)
 }
 
 // passed is bench's quality outcome of a cell: it reached the model, got a
 // usable answer (success), its validator did not fail (objective_pass is
 // not false) and, on a tool prompt, it used the expected tools
 // (tool_use_success is not false).
-func (c *cell) passed() bool {
-	return c.reached() && c.success && (c.objPass == nil || *c.objPass) && (c.toolUse == nil || *c.toolUse)
+func (r *runData) passed(c *cell) bool {
+	return r.reached(c) && c.has(fSuccess) && c.objPass != triFalse && c.toolUse != triFalse
 }
 
 // configFile is the part of config.json compare reads.
@@ -151,12 +261,12 @@ func (e *InputError) Error() string {
 func (e *InputError) Unwrap() error { return e.Err }
 
 // loadRun reads a run directory's side files and makes the first pass over
-// its results.jsonl. It only reads.
-func loadRun(dir string) (*runData, error) {
+// its results.jsonl, interning into tab. It only reads.
+func loadRun(dir string, tab *table) (*runData, error) {
 	if err := rundir.Check(dir); err != nil {
 		return nil, &InputError{File: dir, Err: errors.New(trimPrefix(err.Error(), dir+": "))}
 	}
-	r := &runData{dir: dir, id: filepath.Base(filepath.Clean(dir)), cells: map[results.Key]*cell{}, strs: map[string]string{}}
+	r := &runData{dir: dir, id: filepath.Base(filepath.Clean(dir)), index: map[cellKey]int32{}, tab: tab}
 	if err := r.readSideFiles(); err != nil {
 		return nil, err
 	}
@@ -248,32 +358,15 @@ func lineOf(data []byte, offset int64) int {
 	return bytes.Count(data[:offset], []byte("\n")) + 1
 }
 
-// intern keeps one copy of each repeated string (keys, statuses, tool
-// names), so a large run costs memory per cell, not per string.
-func (r *runData) intern(s string) string {
-	if v, ok := r.strs[s]; ok {
-		return v
-	}
-	r.strs[s] = s
-	return s
-}
-
-func (r *runData) internAll(ss []string) []string {
-	if len(ss) == 0 {
-		return nil
-	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = r.intern(s)
-	}
-	return out
-}
-
 // readResults is the first pass: every line decoded lean, each cell kept
 // as a cell. Any bad line is an error naming the file and line; a cell key
 // recorded twice is one too.
 func (r *runData) readResults() error {
 	path := rundir.Path(r.dir, rundir.ResultsFile)
+	if n := estimateLines(path); n > 0 {
+		r.cells = make([]cell, 0, n)
+		r.index = make(map[cellKey]int32, n)
+	}
 	err := scanLines(path, nil, decodeLean, r.add)
 	var le *LineError
 	switch {
@@ -288,30 +381,85 @@ func (r *runData) readResults() error {
 	return nil
 }
 
+// estimateLines guesses a results file's line count from its size and its
+// first lines, so the cells are allocated once rather than grown (0 when
+// the file cannot be read: the scan then says why).
+func estimateLines(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	head := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, head)
+	lines := bytes.Count(head[:n], []byte("\n"))
+	if lines == 0 {
+		return 0
+	}
+	est := st.Size()/int64(n/lines) + 16
+	return int(min(est, 4<<20))
+}
+
 // add keeps one decoded line as a cell.
 func (r *runData) add(line int, rec *leanRecord) error {
-	k := rec.key()
-	k = results.Key{Provider: r.intern(k.Provider), ProviderType: r.intern(k.ProviderType), Model: r.intern(k.Model),
-		ThinkingLevel: r.intern(k.ThinkingLevel), PromptID: r.intern(k.PromptID), Repetition: k.Repetition}
-	if prev, ok := r.cells[k]; ok {
-		return &LineError{Line: line, Err: fmt.Errorf("repeats the cell of line %d (%s)", prev.line, keyString(k))}
+	t := r.tab
+	k := cellKey{provider: t.id(rec.Provider), providerType: t.id(rec.ProviderType), model: t.id(rec.Model),
+		prompt: t.id(rec.PromptID), rep: *rec.Repetition}
+	if rec.ThinkingLevel != nil {
+		k.thinking = t.id(*rec.ThinkingLevel)
 	}
+	if prev, ok := r.index[k]; ok {
+		return &LineError{Line: line, Err: fmt.Errorf("repeats the cell of line %d (%s)", r.cells[prev].line, keyString(t.key(k)))}
+	}
+	c := cell{key: k, line: line, status: t.id(rec.AvailabilityStatus), failType: t.id(deref(rec.FailureType)),
+		expected: t.list(rec.ExpectedTools), names: t.list(rec.ToolCalls), objPass: triOf(rec.ObjectivePass), toolUse: triOf(rec.ToolUseSuccess)}
 	for _, v := range []struct {
 		name string
 		v    *float64
-	}{{"ttft_ms", rec.TTFTMS}, {"e2e_ms", rec.E2EMS}, {"tokens_per_s", rec.TokensPerS}} {
-		if v.v != nil && math.Abs(*v.v) > stats.MaxAbs {
+		dst  *float64
+		flag cellFlags
+	}{{"ttft_ms", rec.TTFTMS, &c.ttft, fTTFT}, {"e2e_ms", rec.E2EMS, &c.e2e, fE2E}, {"tokens_per_s", rec.TokensPerS, &c.tps, fTPS}} {
+		if v.v == nil {
+			continue
+		}
+		if math.Abs(*v.v) > stats.MaxAbs {
 			return &LineError{Line: line, Err: fmt.Errorf("%s is %g, beyond any latency or rate", v.name, *v.v)}
 		}
+		*v.dst = *v.v
+		c.flags |= v.flag
 	}
-	d, ok := rec.snapshotDigest()
-	c := &cell{line: line, status: r.intern(rec.AvailabilityStatus), success: rec.Success, objPass: rec.ObjectivePass, violation: rec.Violation,
-		toolUse: rec.ToolUseSuccess, failType: r.intern(deref(rec.FailureType)), coldStart: rec.ColdStart != nil && *rec.ColdStart,
-		expected: r.internAll(rec.ExpectedTools), names: r.internAll(rec.ToolCalls), digest: d, digestOK: ok,
-		ttft: rec.TTFTMS, e2e: rec.E2EMS, tps: rec.TokensPerS}
-	r.cells[k] = c
-	r.keys = append(r.keys, k)
+	var ok bool
+	c.digest, ok = rec.snapshotDigest()
+	for _, f := range []struct {
+		on   bool
+		flag cellFlags
+	}{{rec.Success, fSuccess}, {rec.ColdStart != nil && *rec.ColdStart, fColdStart}, {ok, fDigestOK}} {
+		if f.on {
+			c.flags |= f.flag
+		}
+	}
+	if c.objPass == triFalse && rec.Violation != nil {
+		c.violation = rec.Violation
+	}
+	if len(r.cells) >= math.MaxInt32 {
+		return &LineError{Line: line, Err: errors.New("more cells than compare can hold")}
+	}
+	r.index[k] = int32(len(r.cells))
+	r.cells = append(r.cells, c)
 	return nil
+}
+
+// cell returns the run's cell of key k, or nil.
+func (r *runData) cell(k cellKey) *cell {
+	i, ok := r.index[k]
+	if !ok {
+		return nil
+	}
+	return &r.cells[i]
 }
 
 // keyString names a cell in messages.
@@ -323,13 +471,16 @@ func keyString(k results.Key) string {
 	return fmt.Sprintf("%s %s rep %d", s, k.PromptID, k.Repetition)
 }
 
-// sortedKeys returns the union of two runs' keys: base's order, then the
+// unionKeys returns the union of two runs' keys: base's order, then the
 // new run's keys base lacks.
-func sortedKeys(base, cur *runData) []results.Key {
-	out := slices.Clone(base.keys)
-	for _, k := range cur.keys {
-		if _, ok := base.cells[k]; !ok {
-			out = append(out, k)
+func unionKeys(base, cur *runData) []cellKey {
+	out := make([]cellKey, 0, len(base.cells))
+	for i := range base.cells {
+		out = append(out, base.cells[i].key)
+	}
+	for i := range cur.cells {
+		if _, ok := base.index[cur.cells[i].key]; !ok {
+			out = append(out, cur.cells[i].key)
 		}
 	}
 	return out

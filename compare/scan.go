@@ -34,16 +34,33 @@ func scanLines[T any](path string, want func(line int) bool, decode func(data []
 }
 
 // scanBatch is a run of consecutive lines, decoded by one worker and
-// handed to fn in order.
+// handed to fn in order. Batches are reused: their line bytes live in one
+// slab and their values are decoded in place, so a large file costs a few
+// allocations per batch, not per line.
 type scanBatch[T any] struct {
 	lines []int
-	data  [][]byte
+	ends  []int // line i is slab[ends[i-1]:ends[i]]
+	slab  []byte
 	vals  []T
 	errs  []error
 	// cut is the line of the file's last line when it has no newline (a
 	// run killed while writing it), else 0.
 	cut  int
 	done chan struct{}
+}
+
+func (b *scanBatch[T]) data(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = b.ends[i-1]
+	}
+	return b.slab[start:b.ends[i]]
+}
+
+func (b *scanBatch[T]) reset() {
+	b.lines, b.ends, b.slab, b.errs = b.lines[:0], b.ends[:0], b.slab[:0], b.errs[:0]
+	b.cut = 0
+	b.done = make(chan struct{})
 }
 
 const scanBatchBytes = 256 << 10
@@ -62,6 +79,9 @@ func scanReader[T any](r io.Reader, want func(line int) bool, decode func(data [
 	br := bufio.NewReaderSize(r, 1<<20)
 	todo := make(chan *scanBatch[T], 2*workers)
 	ordered := make(chan *scanBatch[T], 4*workers)
+	// free holds the batches fn is done with; the reader takes from it
+	// first, so at most len(ordered)+len(todo)+workers+2 batches exist.
+	free := make(chan *scanBatch[T], 8*workers)
 	stop := make(chan struct{})
 	var readErr error
 	go func() {
@@ -69,28 +89,37 @@ func scanReader[T any](r io.Reader, want func(line int) bool, decode func(data [
 		defer close(todo)
 		line := 0
 		for eof := false; !eof; {
-			b := &scanBatch[T]{done: make(chan struct{})}
-			for size := 0; size < scanBatchBytes && !eof; {
-				data, err := readLine(br)
+			var b *scanBatch[T]
+			select {
+			case b = <-free:
+				b.reset()
+			default:
+				b = &scanBatch[T]{done: make(chan struct{})}
+			}
+			for len(b.slab) < scanBatchBytes && !eof {
+				var err error
+				start := len(b.slab)
+				b.slab, err = readLine(br, b.slab)
 				if err != nil && !errors.Is(err, io.EOF) {
 					readErr = &LineError{Line: line + 1, Err: err}
+					b.slab = b.slab[:start]
 					eof = true
 					break
 				}
 				eof = errors.Is(err, io.EOF)
-				if data == nil && eof {
+				if len(b.slab) == start && eof {
 					break
 				}
 				line++
-				if len(bytes.TrimSpace(data)) == 0 || (want != nil && !want(line)) {
+				if len(bytes.TrimSpace(b.slab[start:])) == 0 || (want != nil && !want(line)) {
+					b.slab = b.slab[:start]
 					continue
 				}
 				b.lines = append(b.lines, line)
-				b.data = append(b.data, data)
+				b.ends = append(b.ends, len(b.slab))
 				if eof {
 					b.cut = line
 				}
-				size += len(data) + 64
 			}
 			if len(b.lines) == 0 {
 				continue
@@ -107,17 +136,21 @@ func scanReader[T any](r io.Reader, want func(line int) bool, decode func(data [
 	for range workers {
 		wg.Go(func() {
 			for b := range todo {
-				b.vals = make([]T, len(b.lines))
-				b.errs = make([]error, len(b.lines))
-				for i, d := range b.data {
-					if err := decode(d, &b.vals[i]); err != nil {
+				if cap(b.vals) < len(b.lines) {
+					b.vals = make([]T, len(b.lines))
+				}
+				b.vals = b.vals[:len(b.lines)]
+				var zero T
+				for i := range b.lines {
+					b.vals[i] = zero
+					b.errs = append(b.errs, nil)
+					if err := decode(b.data(i), &b.vals[i]); err != nil {
 						if b.lines[i] == b.cut {
 							err = fmt.Errorf("the last line is cut short, with no newline (was the run killed while writing it?): %w", err)
 						}
 						b.errs[i] = &LineError{Line: b.lines[i], Err: err}
 					}
 				}
-				b.data = nil
 				close(b.done)
 			}
 		})
@@ -126,17 +159,20 @@ func scanReader[T any](r io.Reader, want func(line int) bool, decode func(data [
 	for b := range ordered {
 		<-b.done
 		for i := range b.lines {
-			if fnErr != nil {
-				break
-			}
 			if b.errs[i] != nil {
 				fnErr = b.errs[i]
 				break
 			}
-			fnErr = fn(b.lines[i], &b.vals[i])
+			if fnErr = fn(b.lines[i], &b.vals[i]); fnErr != nil {
+				break
+			}
 		}
 		if fnErr != nil {
 			break
+		}
+		select {
+		case free <- b:
+		default:
 		}
 	}
 	if fnErr != nil {
@@ -152,15 +188,15 @@ func scanReader[T any](r io.Reader, want func(line int) bool, decode func(data [
 	return readErr
 }
 
-// readLine returns the next line without its newline (a copy: batches
-// outlive the reader's buffer), nil and io.EOF at the end. A line longer
-// than results.MaxLineBytes is an error.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var buf []byte
+// readLine appends the next line, without its newline, to buf. At the end
+// of the input it returns io.EOF (with the last line appended when it had
+// no newline). A line longer than results.MaxLineBytes is an error.
+func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
+	start := len(buf)
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if len(buf)+len(chunk) > results.MaxLineBytes+1 {
-			return nil, fmt.Errorf("line longer than %d bytes", results.MaxLineBytes)
+		if len(buf)-start+len(chunk) > results.MaxLineBytes+1 {
+			return buf[:start], fmt.Errorf("line longer than %d bytes", results.MaxLineBytes)
 		}
 		buf = append(buf, chunk...)
 		switch {
@@ -169,12 +205,9 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 		case err == nil:
 			return buf[:len(buf)-1], nil
 		case errors.Is(err, io.EOF):
-			if len(buf) == 0 {
-				return nil, io.EOF
-			}
 			return buf, io.EOF
 		default:
-			return nil, err
+			return buf[:start], err
 		}
 	}
 }

@@ -14,6 +14,10 @@ import (
 // listed.
 const maxListed = 20
 
+// maxFindingsListed bounds the findings the table lists, regressions
+// first.
+const maxFindingsListed = 100
+
 // WriteText writes the comparison as aligned tables for a terminal:
 // header and setup differences, the verdict, the findings (regressions
 // first), the groups, then the cells that are not matches.
@@ -30,7 +34,11 @@ func WriteText(w io.Writer, r *Result) error {
 		b.WriteString("\nFINDINGS (regressions first)\n")
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  gate\tcategory\tscope\twhere\twhat")
-		for _, f := range r.Findings {
+		for i, f := range r.Findings {
+			if i == maxFindingsListed {
+				fmt.Fprintf(tw, "  ... and %d more (compare.md and compare.json list them)\n", len(r.Findings)-maxFindingsListed)
+				break
+			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", gateWord(f), f.Category, f.Scope, findingWhere(f), oneLine(f.Message, 160))
 		}
 		tw.Flush()

@@ -171,15 +171,38 @@ func runCompare(baseDir, newDir, out string, opt compare.Options, stdout, stderr
 	return exitOK
 }
 
-// checkBaseline refuses a --baseline that is not a run directory before
-// the sweep starts, rather than after an hour of it.
-func checkBaseline(dir string, stderr io.Writer) bool {
-	if dir == "" {
-		return true
+// baseline is bench run --baseline: the run to compare against at the
+// end and how.
+type baseline struct {
+	dir string
+	opt compare.Options
+}
+
+// baselineGate checks --baseline and its options before the sweep starts,
+// rather than after an hour of it: nil when there is no --baseline; false
+// (after saying why) when the flags are unusable.
+func baselineGate(f *runFlags, stderr io.Writer) (*baseline, bool) {
+	if f.baseline == "" {
+		if f.failOn != "" || f.allowUnavailable {
+			fmt.Fprintln(stderr, "bench run: --fail-on and --allow-unavailable need --baseline")
+			return nil, false
+		}
+		return nil, true
 	}
-	if err := rundir.Check(dir); err != nil {
+	if err := rundir.Check(f.baseline); err != nil {
 		fmt.Fprintf(stderr, "bench run: --baseline: %v\n", err)
-		return false
+		return nil, false
 	}
-	return true
+	cf := &compareFlags{failOn: f.failOn, allowUnavailable: f.allowUnavailable, threshold: "10%", correction: string(stats.Holm)}
+	def := compare.DefaultOptions()
+	if cf.failOn == "" {
+		cf.failOn = strings.Join(def.FailOn, ",")
+	}
+	cf.alpha, cf.floor = def.Alpha, time.Duration(def.LatencyFloorMS*float64(time.Millisecond))
+	opt, err := cf.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "bench run: %v\n", err)
+		return nil, false
+	}
+	return &baseline{dir: f.baseline, opt: opt}, true
 }

@@ -166,7 +166,12 @@ func readCompare(t *testing.T, dir string) *compareJSON {
 
 // The same model run twice, the second time with --baseline: exit 0,
 // every cell a match, a snapshot per cell that says which cell and setup
-// it is.
+// it is. The gate here is on quality, availability and drift (identical
+// answers): the real Ollama's latency on a machine shared with other jobs
+// is not the same from one run to the next (measured here: median TTFT
+// 25.5 ms in one run, 152 ms in the next), which the gate rightly reports
+// as a latency regression; latency is tested on the controlled server
+// below.
 func TestCompareRealOllamaIdentical(t *testing.T) {
 	srv := ollamatest.Start(t)
 	srv.CreateModel(t, "gate", gateScript)
@@ -176,11 +181,11 @@ func TestCompareRealOllamaIdentical(t *testing.T) {
 		t.Fatalf("base run: exit %d\n%s%s", code, out, errs)
 	}
 	base := filepath.Join(dir, "runs", "base")
-	code, out, errs := benchRun(t, dir, cfg, gatePrompts, "same", "--baseline", base)
+	code, out, errs := benchRun(t, dir, cfg, gatePrompts, "same", "--baseline", base, "--fail-on", "quality,availability,drift")
 	if code != exitOK {
 		t.Fatalf("identical rerun with --baseline: exit %d\n%s%s", code, out, errs)
 	}
-	if !strings.Contains(out, "verdict: ok") || !strings.Contains(out, "CELLS: 24 match") {
+	if !strings.Contains(out, "verdict: ok") || !strings.Contains(out, "CELLS: 24 match") || strings.Contains(out, "FAIL ") {
 		t.Errorf("stdout:\n%s", out)
 	}
 	c := readCompare(t, filepath.Join(dir, "runs", "same", compare.DirName))

@@ -28,6 +28,10 @@ func TestCompareCLIGolden(t *testing.T) {
 		{"compare-one-arg", []string{"compare", base}, exitUsage},
 		{"compare-bad-flags", []string{"compare", "--fail-on", "speed", "--latency-threshold", "fast", base, cur}, exitUsage},
 		{"compare-not-a-run", []string{"compare", "--out", out, "testdata", cur}, exitIO},
+		{"run-baseline-not-a-run", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--baseline", "testdata"}, exitUsage},
+		{"run-baseline-bad-fail-on", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--baseline", base, "--fail-on", "quality,speed"}, exitUsage},
+		{"run-fail-on-without-baseline", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--allow-unavailable"}, exitUsage},
+		{"run-baseline-dry-run", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--baseline", base, "--fail-on", "quality", "--models", "qwen3:4b"}, exitOK},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

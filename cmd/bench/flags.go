@@ -29,6 +29,9 @@ type runFlags struct {
 	dryRun      bool
 	resume      bool
 	baseline    string
+	// failOn and allowUnavailable are bench compare's, for --baseline.
+	failOn           string
+	allowUnavailable bool
 }
 
 const runUsage = `usage: bench run [--config bench.yaml] [flags]
@@ -58,6 +61,8 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.BoolVar(&f.resume, "resume", false, "continue the run in the run directory: run only the cells it has no record of")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "check the config and print the plan; send nothing, write nothing")
 	fs.StringVar(&f.baseline, "baseline", "", "run directory to compare the run against when it ends (as bench compare; exit 3 on a regression)")
+	fs.StringVar(&f.failOn, "fail-on", "", "with --baseline: categories that fail the gate (default quality,latency,availability)")
+	fs.BoolVar(&f.allowUnavailable, "allow-unavailable", false, "with --baseline: cells that no longer reach the model do not fail the gate")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, runUsage)
 		fs.PrintDefaults()

@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"bench/compare"
 	"bench/config"
 	"bench/internal/version"
 	"bench/inventory"
@@ -40,7 +39,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if cfg == nil {
 		return code
 	}
-	if !checkBaseline(f.baseline, stderr) {
+	gate, ok := baselineGate(f, stderr)
+	if !ok {
 		return exitUsage
 	}
 	pl := plan.New(cfg)
@@ -67,7 +67,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "bench: resuming %s: %d of %d cells already recorded\n", cfg.Run.ID, full-len(pl.Cells), full)
 	}
 	s := &session{cfg: cfg, provs: provs, dir: dir, sig: sig, quiet: f.quiet, stdout: stdout, stderr: stderr,
-		inv: inv, baseline: f.baseline}
+		inv: inv, gate: gate}
 	return s.sweep(pl, len(done))
 }
 
@@ -81,8 +81,8 @@ type session struct {
 	stdout, stderr io.Writer
 	// inv is what the providers' probes found (snapshot fingerprints).
 	inv *inventory.Inventory
-	// baseline is the run directory to compare against at the end, if any.
-	baseline string
+	// gate is the comparison against --baseline at the end, if any.
+	gate *baseline
 }
 
 // setup loads the config, applies the flags and builds the providers. A nil
@@ -264,8 +264,8 @@ func (s *session) finish(out *runner.Outcome, prog *progress) int {
 	if out.EndReason == runner.EndInterrupted || out.EndReason == runner.EndAborted {
 		return exitInterrupted
 	}
-	if s.baseline != "" {
-		return runCompare(s.baseline, dir.Path, "", compare.DefaultOptions(), stdout, stderr)
+	if s.gate != nil {
+		return runCompare(s.gate.dir, dir.Path, "", s.gate.opt, stdout, stderr)
 	}
 	return exitOK
 }
