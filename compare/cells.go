@@ -400,7 +400,7 @@ func (c *comparison) readSnapshots(r *runData, lines map[int]*pending, fn func(p
 		rec := &sr.Record
 		p := lines[line]
 		if p.out.key() != rec.Key() {
-			return &LineError{Line: line, Err: errors.New("the file changed while it was being compared")}
+			return &lineError{Line: line, Err: errors.New("the file changed while it was being compared")}
 		}
 		input := ""
 		if pd := r.prompts[rec.PromptID]; pd != nil {
@@ -410,7 +410,7 @@ func (c *comparison) readSnapshots(r *runData, lines map[int]*pending, fn func(p
 		seen++
 		return nil
 	})
-	var le *LineError
+	var le *lineError
 	switch {
 	case errors.As(err, &le):
 		return &InputError{File: path, Line: le.Line, Err: le.Err}

@@ -251,6 +251,7 @@ type InputError struct {
 	Err  error
 }
 
+// Error names the file, the line when there is one, and the problem.
 func (e *InputError) Error() string {
 	if e.Line > 0 {
 		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
@@ -258,6 +259,7 @@ func (e *InputError) Error() string {
 	return fmt.Sprintf("%s: %v", e.File, e.Err)
 }
 
+// Unwrap gives the problem.
 func (e *InputError) Unwrap() error { return e.Err }
 
 // loadRun reads a run directory's side files and makes the first pass over
@@ -368,7 +370,7 @@ func (r *runData) readResults() error {
 		r.index = make(map[cellKey]int32, n)
 	}
 	err := scanLines(path, nil, decodeLean, r.add)
-	var le *LineError
+	var le *lineError
 	switch {
 	case errors.As(err, &le):
 		return &InputError{File: path, Line: le.Line, Err: le.Err}
@@ -413,7 +415,7 @@ func (r *runData) add(line int, rec *leanRecord) error {
 		k.thinking = t.id(*rec.ThinkingLevel)
 	}
 	if prev, ok := r.index[k]; ok {
-		return &LineError{Line: line, Err: fmt.Errorf("repeats the cell of line %d (%s)", r.cells[prev].line, keyString(t.key(k)))}
+		return &lineError{Line: line, Err: fmt.Errorf("repeats the cell of line %d (%s)", r.cells[prev].line, keyString(t.key(k)))}
 	}
 	c := cell{key: k, line: line, status: t.id(rec.AvailabilityStatus), failType: t.id(deref(rec.FailureType)),
 		expected: t.list(rec.ExpectedTools), names: t.list(rec.ToolCalls), objPass: triOf(rec.ObjectivePass), toolUse: triOf(rec.ToolUseSuccess)}
@@ -427,7 +429,7 @@ func (r *runData) add(line int, rec *leanRecord) error {
 			continue
 		}
 		if math.Abs(*v.v) > stats.MaxAbs {
-			return &LineError{Line: line, Err: fmt.Errorf("%s is %g, beyond any latency or rate", v.name, *v.v)}
+			return &lineError{Line: line, Err: fmt.Errorf("%s is %g, beyond any latency or rate", v.name, *v.v)}
 		}
 		*v.dst = *v.v
 		c.flags |= v.flag
@@ -446,7 +448,7 @@ func (r *runData) add(line int, rec *leanRecord) error {
 		c.violation = rec.Violation
 	}
 	if len(r.cells) >= math.MaxInt32 {
-		return &LineError{Line: line, Err: errors.New("more cells than compare can hold")}
+		return &lineError{Line: line, Err: errors.New("more cells than compare can hold")}
 	}
 	r.index[k] = int32(len(r.cells))
 	r.cells = append(r.cells, c)

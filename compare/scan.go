@@ -65,14 +65,18 @@ func (b *scanBatch[T]) reset() {
 
 const scanBatchBytes = 256 << 10
 
-// LineError is a line of a run's file that compare could not use.
-type LineError struct {
+// lineError is a line of a run's file that compare could not use; the
+// caller turns it into an InputError naming the file.
+type lineError struct {
 	Line int
 	Err  error
 }
 
-func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
-func (e *LineError) Unwrap() error { return e.Err }
+// Error says the line and what is wrong with it.
+func (e *lineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+
+// Unwrap gives the line's problem.
+func (e *lineError) Unwrap() error { return e.Err }
 
 func scanReader[T any](r io.Reader, want func(line int) bool, decode func(data []byte, v *T) error, fn func(line int, v *T) error) error {
 	workers := max(1, runtime.GOMAXPROCS(0))
@@ -101,7 +105,7 @@ func scanReader[T any](r io.Reader, want func(line int) bool, decode func(data [
 				start := len(b.slab)
 				b.slab, err = readLine(br, b.slab)
 				if err != nil && !errors.Is(err, io.EOF) {
-					readErr = &LineError{Line: line + 1, Err: err}
+					readErr = &lineError{Line: line + 1, Err: err}
 					b.slab = b.slab[:start]
 					eof = true
 					break
@@ -148,7 +152,7 @@ func scanReader[T any](r io.Reader, want func(line int) bool, decode func(data [
 						if b.lines[i] == b.cut {
 							err = fmt.Errorf("the last line is cut short, with no newline (was the run killed while writing it?): %w", err)
 						}
-						b.errs[i] = &LineError{Line: b.lines[i], Err: err}
+						b.errs[i] = &lineError{Line: b.lines[i], Err: err}
 					}
 				}
 				close(b.done)
