@@ -38,6 +38,10 @@ type runFlags struct {
 	// Job's environment) resolved to, shardN 0 when not sharded.
 	shard          string
 	shardI, shardN int
+	baseline    string
+	// failOn and allowUnavailable are bench compare's, for --baseline.
+	failOn           string
+	allowUnavailable bool
 }
 
 const runUsage = `usage: bench run [--config bench.yaml] [flags]
@@ -75,6 +79,9 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (f *runFlags, code i
 		"without it, JOB_COMPLETION_INDEX (0-based) and "+envShardCount+" shard the run")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "check the config and print the plan; send nothing, write nothing")
 	fs.StringVar(&f.junit, "junit", "", "also write the JUnit XML report (junit.xml is always in the run directory) to this `file`")
+	fs.StringVar(&f.baseline, "baseline", "", "run directory to compare the run against when it ends (as bench compare; exit 3 on a regression)")
+	fs.StringVar(&f.failOn, "fail-on", "", "with --baseline: categories that fail the gate (default quality,latency,availability)")
+	fs.BoolVar(&f.allowUnavailable, "allow-unavailable", false, "with --baseline: cells that no longer reach the model do not fail the gate")
 	fs.Usage = func() {
 		fmt.Fprint(stdout, runUsage)
 		fs.SetOutput(stdout)

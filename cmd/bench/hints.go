@@ -119,9 +119,7 @@ func writeNextSteps(w io.Writer, dir string) {
 	writeReportPaths(w, dir)
 	fmt.Fprintln(w, "next:")
 	fmt.Fprintf(w, "  %s report %s    rebuild the reports from results.jsonl\n", progName, quote(dir))
-	if slices.Contains(commands, "compare") {
-		fmt.Fprintf(w, "  %s compare OTHER_RUN %s    compare this run with another\n", progName, quote(dir))
-	}
+	fmt.Fprintf(w, "  %s compare BASELINE_RUN %s    judge this run against an earlier one (exit 3 on a regression)\n", progName, quote(dir))
 }
 
 // exists says whether path names anything.

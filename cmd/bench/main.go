@@ -6,6 +6,7 @@
 //	bench run --config bench.yaml      run a sweep
 //	bench report RUN_DIR               rebuild the reports from results.jsonl
 //	bench merge OUT_DIR SHARD_DIR...   put a sharded run's directories together
+//	bench compare BASE_DIR NEW_DIR     the regression gate between two runs
 package main
 
 import (
@@ -20,9 +21,13 @@ import (
 
 // Exit codes.
 const (
-	exitOK          = 0
-	exitIO          = 1
-	exitUsage       = 2
+	exitOK    = 0
+	exitIO    = 1
+	exitUsage = 2
+	// exitRegression: bench compare (or bench run --baseline) found a
+	// regression of a --fail-on category. 4 is kept for "nothing reached a
+	// model".
+	exitRegression  = 3
 	exitInterrupted = 130
 )
 
@@ -40,6 +45,8 @@ Usage:
   bench report RUN_DIR                      rebuild the reports (summary.md,
                                             report.html, junit.xml, ...) from
                                             RUN_DIR/results.jsonl
+  bench compare BASE_RUN_DIR NEW_RUN_DIR    the regression gate: judge a run against a
+                                            baseline; see 'bench compare -h'
   bench merge OUT_DIR SHARD_DIR...          put the run directories of a sharded
                                             run (bench run --shard i/n) together
   bench version                             print the version
@@ -48,11 +55,12 @@ No model server yet? scripts/demo.sh (in a clone of bench) runs the default
 suite against a scripted model on a real Ollama.
 
 Exit codes: 0 the command ran (models may still have failed their checks),
-1 an I/O failure stopped it, 2 bad config or flags, 130 interrupted.
+1 an I/O failure stopped it, 2 bad config or flags, 3 bench compare (or
+bench run --baseline) found a regression, 130 interrupted.
 `
 
 // commands are the subcommands, for "did you mean".
-var commands = []string{"init", "run", "report", "merge", "version", "help"}
+var commands = []string{"init", "run", "report", "compare", "merge", "version", "help"}
 
 // run is the whole program, testable in-process.
 func run(args []string, stdout, stderr io.Writer) int {
@@ -69,6 +77,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return reportCmd(args[1:], stdout, stderr)
 	case "merge":
 		return mergeCmd(args[1:], stdout, stderr)
+	case "compare":
+		return compareCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "bench", version.String())
 		return exitOK

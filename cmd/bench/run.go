@@ -40,6 +40,10 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench run: %v\n", err)
 		return exitUsage
 	}
+	gate, ok := baselineGate(f, stderr)
+	if !ok {
+		return exitUsage
+	}
 	if f.dryRun {
 		printPlan(stdout, cfg, pl)
 		return exitOK
@@ -57,7 +61,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench run: %v\n", err)
 		return exitUsage
 	}
-	if err := prepareRunDir(sig.ctx, dir, cfg, provs); err != nil {
+	inv, err := prepareRunDir(sig.ctx, dir, cfg, provs)
+	if err != nil {
 		fmt.Fprintf(stderr, "bench run: %v\n", err)
 		return exitIO
 	}
@@ -66,7 +71,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		pl = pl.Without(done)
 		fmt.Fprintf(stdout, "bench: resuming %s: %d of %d cells already recorded\n", cfg.Run.ID, full-len(pl.Cells), full)
 	}
-	s := &session{cfg: cfg, provs: provs, dir: dir, sig: sig, flags: f, prog: prog, stdout: stdout, stderr: stderr, shard: shard}
+	s := &session{cfg: cfg, provs: provs, dir: dir, sig: sig, flags: f, prog: prog, stdout: stdout, stderr: stderr,
+		shard: shard, inv: inv, gate: gate}
 	return s.sweep(pl, len(done))
 }
 
@@ -81,6 +87,10 @@ type session struct {
 	stdout, stderr io.Writer
 	// shard is which shard of a sharded run this is, nil when not sharded.
 	shard *rundir.Shard
+	// inv is what the providers' probes found (snapshot fingerprints).
+	inv *inventory.Inventory
+	// gate is the comparison against --baseline at the end, if any.
+	gate *baseline
 }
 
 // setup loads the config, applies the flags and builds the providers. A nil
@@ -193,12 +203,11 @@ func openRunDir(cfg *config.Config, f *runFlags, stdout, stderr io.Writer) (*run
 // prepareRunDir writes config.json and inventory.json. The inventory is
 // taken before the sweep so probing servers and CLIs does not overlap the
 // measurements.
-func prepareRunDir(ctx context.Context, dir *rundir.Dir, cfg *config.Config, provs map[string]providers.Provider) error {
+func prepareRunDir(ctx context.Context, dir *rundir.Dir, cfg *config.Config, provs map[string]providers.Provider) (*inventory.Inventory, error) {
 	if err := rundir.WriteJSON(dir.File(rundir.ConfigFile), cfg); err != nil {
-		return err
+		return nil, err
 	}
-	_, err := inventory.Write(ctx, dir.Path, cfg, provs)
-	return err
+	return inventory.Write(ctx, dir.Path, cfg, provs)
 }
 
 // sweep runs the plan into the run directory, then writes run.json and the
@@ -219,10 +228,15 @@ func (s *session) sweep(pl *plan.Plan, resumed int) int {
 	prog := s.prog
 	prog.begin(pl)
 	recorder := resources.NewRecorder(dir.Path)
+	observers := []runner.Observer{runner.NewWorkTraces(dir.File(runner.WorkTraceDir), cfg.PromptSet, version.String())}
+	if snaps, err := newSnapshotWriter(dir.Path, cfg, s.inv); err != nil {
+		fmt.Fprintf(prog.log(), "bench: warning: no snapshots: %v\n", err)
+	} else {
+		observers = append(observers, snaps)
+	}
 	opts := runner.Options{
 		Config: cfg, Plan: pl, Providers: s.provs, Sink: sink, Hooks: hooks{recorder, prog},
-		Drain: s.sig.drain, OnRecord: prog.record, Log: prog.log(),
-		Observers: []runner.Observer{runner.NewWorkTraces(dir.File(runner.WorkTraceDir), cfg.PromptSet, version.String())},
+		Drain: s.sig.drain, OnRecord: prog.record, Log: prog.log(), Observers: observers,
 	}
 	tr := s.startTraces(resumed)
 	traceRun(tr, &opts)
@@ -285,6 +299,9 @@ func (s *session) finish(out *runner.Outcome, prog *progress) int {
 	}
 	if line == "" && !s.flags.quiet {
 		writeNextSteps(stdout, dir.Path)
+	}
+	if s.gate != nil {
+		return runCompare(s.gate.dir, dir.Path, "", s.gate.opt, stdout, stderr)
 	}
 	return exitOK
 }

@@ -1,0 +1,466 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"bench/compare"
+	"bench/internal/ollamatest"
+	"bench/internal/testmodel"
+	"bench/snapshot"
+)
+
+// The compare end-to-end tests run the real bench binary twice and compare
+// the runs: against a real Ollama serving scripted models (quality), and
+// against a streaming server with controlled delays (latency).
+
+// gateScript answers the gate prompts (the prompt's last word picks the
+// reply); brokenScript is the same model name re-created so that three
+// prompts break (alpha, delta, epsilon), the tool call of beta is dropped,
+// zeta says the same thing differently and gamma is unchanged.
+var (
+	gateScript = testmodel.Script{
+		"alpha":   {"The ", "answer ", "is ", "42."},
+		"beta":    {`<tool_call>{"name": "get_memory_usage", "arguments": {"unit": "MB"}}</tool_call>`},
+		"gamma":   {"Run ", "`df -h`"},
+		"delta":   {"```json\n", `{"count": 3}`, "\n```"},
+		"epsilon": {"Paris ", "remains ", "capital."},
+		"zeta":    {"Hello ", "there."},
+	}
+	brokenScript = testmodel.Script{
+		"alpha":   {"The ", "answer ", "is ", "41."},
+		"beta":    {"You ", "have ", "2 ", "GB ", "free."},
+		"gamma":   {"Run ", "`df -h`"},
+		"delta":   {"count: ", "three"},
+		"epsilon": {"Lyon ", "seems ", "nice."},
+		"zeta":    {"Hi ", "there."},
+	}
+)
+
+const gatePrompts = `prompts:
+  - id: G0
+    name: exact_answer
+    prompt: "What is the answer? alpha"
+    validator: {type: exact, value: "The answer is 42."}
+  - id: G1
+    name: native_tool
+    system: "Use the tool."
+    prompt: "How much memory is free? beta"
+    tools:
+      - name: get_memory_usage
+        description: "Report memory usage."
+        parameters: {type: object, properties: {unit: {type: string, enum: [MB, GB]}}, required: [unit]}
+    validator: {type: tool_invocation, expected_tools: [get_memory_usage]}
+  - id: G2
+    name: text_tool
+    prompt: "Which command shows disk space? gamma"
+    validator: {type: tool_invocation, expected_tools: [df]}
+  - id: G3
+    name: json_answer
+    prompt: "Count them as JSON: delta"
+    validator: {type: json_keys, required_keys: [count], key_rules: {count: integer}}
+  - id: G4
+    name: capital
+    prompt: "Which city is the capital of France? epsilon"
+    validator: {type: regex_fullmatch, pattern: "Paris.*"}
+  - id: G5
+    name: greeting
+    prompt: "Greet me: zeta"
+    validator: {type: noop}
+`
+
+func gateConfig(url string, reps int) string {
+	return fmt.Sprintf(`run:
+  concurrency: 4
+  repetitions: %d
+  timeout: 60s
+providers:
+  - type: ollama_openai
+    base_url: %s/v1
+    models: [gate]
+  - type: ollama
+    base_url: %s
+    models: [gate]
+prompts:
+  files: [prompts.yaml]
+`, reps, url, url)
+}
+
+// validJUnit checks a junit.xml against the Jenkins xUnit JUnit schema
+// with xmllint (BENCH_XMLLINT_BIN, else on PATH; missing, the check is
+// skipped, or fails when BENCH_REQUIRE_SERVERS=1).
+func validJUnit(t *testing.T, path string) {
+	t.Helper()
+	bin := os.Getenv("BENCH_XMLLINT_BIN")
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath("xmllint"); err != nil {
+			if os.Getenv("BENCH_REQUIRE_SERVERS") == "1" {
+				t.Fatal("no xmllint (BENCH_REQUIRE_SERVERS=1): apt-get install libxml2-utils")
+			}
+			t.Log("no xmllint: junit.xml not checked against the schema")
+			return
+		}
+	}
+	schema := filepath.Join("..", "..", "compare", "testdata", "junit", "junit-10.xsd")
+	if out, err := exec.Command(bin, "--noout", "--schema", schema, path).CombinedOutput(); err != nil {
+		t.Errorf("%s is not valid JUnit XML: %v\n%s", path, err, out)
+	}
+}
+
+// benchRun runs `bench run` in dir (bench.yaml and prompts.yaml there) with
+// the run id given, and returns its exit code and output.
+func benchRun(t *testing.T, dir, config, prompts, id string, args ...string) (int, string, string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "prompts.yaml"), []byte(prompts), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bench.yaml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return benchExec(t, append([]string{"run", "--config", filepath.Join(dir, "bench.yaml"), "--run-id", id, "--quiet"}, args...)...)
+}
+
+func benchExec(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(benchBin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), out.String(), errb.String()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, out.String(), errb.String()
+}
+
+// compareJSON reads dir/compare.json.
+type compareJSON struct {
+	Verdict string `json:"verdict"`
+	Cells   []struct {
+		Provider string `json:"provider"`
+		PromptID string `json:"prompt_id"`
+		Verdict  string `json:"verdict"`
+		Category string `json:"category"`
+	} `json:"cells"`
+	Findings []struct {
+		Category  string `json:"category"`
+		Scope     string `json:"scope"`
+		Metric    string `json:"metric"`
+		PromptID  string `json:"prompt_id"`
+		FailsGate bool   `json:"fails_gate"`
+		Message   string `json:"message"`
+	} `json:"findings"`
+	Setup []compare.SetupItem `json:"setup"`
+}
+
+func readCompare(t *testing.T, dir string) *compareJSON {
+	t.Helper()
+	var c compareJSON
+	b, err := os.ReadFile(filepath.Join(dir, compare.JSONFile))
+	if err != nil || json.Unmarshal(b, &c) != nil {
+		t.Fatalf("%s: %v", dir, err)
+	}
+	validJUnit(t, filepath.Join(dir, compare.JUnitFile))
+	return &c
+}
+
+// The same model run twice, the second time with --baseline: exit 0,
+// every cell a match, a snapshot per cell that says which cell and setup
+// it is. The gate here is on quality, availability and drift (identical
+// answers): the real Ollama's latency on a machine shared with other jobs
+// is not the same from one run to the next (measured here: median TTFT
+// 25.5 ms in one run, 152 ms in the next), which the gate rightly reports
+// as a latency regression; latency is tested on the controlled server
+// below.
+func TestCompareRealOllamaIdentical(t *testing.T) {
+	srv := ollamatest.Start(t)
+	srv.CreateModel(t, "gate", gateScript)
+	dir := t.TempDir()
+	cfg := gateConfig(srv.URL(), 2)
+	if code, out, errs := benchRun(t, dir, cfg, gatePrompts, "base"); code != 0 {
+		t.Fatalf("base run: exit %d\n%s%s", code, out, errs)
+	}
+	base := filepath.Join(dir, "runs", "base")
+	code, out, errs := benchRun(t, dir, cfg, gatePrompts, "same", "--baseline", base, "--fail-on", "quality,availability,drift")
+	if code != exitOK {
+		t.Fatalf("identical rerun with --baseline: exit %d\n%s%s", code, out, errs)
+	}
+	if !strings.Contains(out, "verdict: ok") || !strings.Contains(out, "CELLS: 24 match") || strings.Contains(out, "FAIL ") {
+		t.Errorf("stdout:\n%s", out)
+	}
+	c := readCompare(t, filepath.Join(dir, "runs", "same", compare.DirName))
+	if c.Verdict != "ok" || len(c.Cells) != 24 {
+		t.Errorf("verdict %s, %d cells", c.Verdict, len(c.Cells))
+	}
+	for _, cell := range c.Cells {
+		if cell.Verdict != compare.Match {
+			t.Errorf("%s %s: %s", cell.Provider, cell.PromptID, cell.Verdict)
+		}
+	}
+
+	snaps, err := os.ReadDir(filepath.Join(base, snapshot.DirName))
+	if err != nil || len(snaps) != 24 {
+		t.Fatalf("snapshots: %d files, %v", len(snaps), err)
+	}
+	s, err := snapshot.Read(filepath.Join(base, snapshot.DirName, snapshot.FileName(snapshot.Key{
+		Provider: "ollama_openai", ProviderType: "ollama_openai", Model: "gate", PromptID: "G1", Repetition: 1})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := s.Fingerprint
+	if s.Input != "[system]\nUse the tool.\n[user]\nHow much memory is free? beta" || len(s.Tools) != 1 || s.Tools[0].Name != "get_memory_usage" ||
+		string(s.Tools[0].Args) != `{"unit":"MB"}` || s.Error != nil || fp.ServerVersion == "" || len(fp.ModelDigest) < 64 || fp.Bench == "" {
+		t.Errorf("snapshot %+v", s)
+	}
+}
+
+// The same model name re-created so that its answers break three prompts
+// and drop a tool call: exactly those cells are regressions (in both
+// providers' groups), the greeting that changed its words is drift, the
+// tier drop and the new model digest are reported, and the exit code is
+// the regression code.
+func TestCompareRealOllamaRegression(t *testing.T) {
+	srv := ollamatest.Start(t)
+	srv.CreateModel(t, "gate", gateScript)
+	dir := t.TempDir()
+	cfg := gateConfig(srv.URL(), 1)
+	if code, out, errs := benchRun(t, dir, cfg, gatePrompts, "base"); code != 0 {
+		t.Fatalf("base run: exit %d\n%s%s", code, out, errs)
+	}
+	srv.CreateModel(t, "gate", brokenScript)
+	if code, out, errs := benchRun(t, dir, cfg, gatePrompts, "new"); code != 0 {
+		t.Fatalf("new run: exit %d\n%s%s", code, out, errs)
+	}
+	base, cur := filepath.Join(dir, "runs", "base"), filepath.Join(dir, "runs", "new")
+	code, out, errs := benchExec(t, "compare", base, cur)
+	if code != exitRegression {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitRegression, out, errs)
+	}
+	c := readCompare(t, filepath.Join(cur, compare.DirName))
+	var regressions []string
+	for _, cell := range c.Cells {
+		want := map[string]string{"G0": compare.Regression, "G1": compare.Regression, "G2": compare.Match,
+			"G3": compare.Regression, "G4": compare.Regression, "G5": compare.Drift}[cell.PromptID]
+		if cell.Verdict != want {
+			t.Errorf("%s %s: %s, want %s", cell.Provider, cell.PromptID, cell.Verdict, want)
+		}
+		if cell.Verdict == compare.Regression {
+			regressions = append(regressions, cell.Provider+" "+cell.PromptID)
+		}
+	}
+	sort.Strings(regressions)
+	if len(regressions) != 8 {
+		t.Errorf("regressions %v, want G0, G1, G3, G4 of both providers", regressions)
+	}
+	tierDrops := 0
+	for _, f := range c.Findings {
+		if f.Metric == "tier" && f.FailsGate && strings.Contains(f.Message, "tier_1 -> tier_2") {
+			tierDrops++
+		}
+		if f.Category == compare.Latency {
+			t.Errorf("latency finding on a scripted model: %s", f.Message)
+		}
+	}
+	if tierDrops != 2 || !strings.Contains(out, "leaves Tier 1") {
+		t.Errorf("tier drops %d; stdout:\n%s", tierDrops, out)
+	}
+	if !strings.Contains(out, "expected tool call lost: get_memory_usage") {
+		t.Errorf("the dropped tool call is not named:\n%s", out)
+	}
+	digest := false
+	for _, s := range c.Setup {
+		digest = digest || (strings.HasSuffix(s.Name, "/gate model digest") && !s.Same)
+	}
+	if !digest || !strings.Contains(out, "setup differences:") {
+		t.Errorf("the model digest change is not in the header:\n%s", out)
+	}
+	// Regressions come first in the table.
+	if i, j := strings.Index(out, "FAIL  quality"), strings.Index(out, "GROUPS"); i < 0 || j < i {
+		t.Errorf("regressions are not listed first:\n%s", out)
+	}
+}
+
+// delayServer speaks the OpenAI chat-completions stream (and Ollama's probe
+// endpoints) with a controlled time to first token and time per token,
+// each jittered uniformly by ±jitter.
+type delayServer struct {
+	*httptest.Server
+	mu             sync.Mutex
+	ttft, perToken time.Duration
+	jitter         float64
+	rng            *rand.Rand
+	tokens         int
+}
+
+func newDelayServer(t *testing.T) *delayServer {
+	d := &delayServer{tokens: 10, rng: rand.New(rand.NewPCG(3, 5))}
+	d.Server = httptest.NewServer(http.HandlerFunc(d.serve))
+	t.Cleanup(d.Close)
+	return d
+}
+
+func (d *delayServer) set(ttft, perToken time.Duration, jitter float64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.ttft, d.perToken, d.jitter = ttft, perToken, jitter
+}
+
+func (d *delayServer) delay(base time.Duration) time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return time.Duration(float64(base) * (1 + d.jitter*(2*d.rng.Float64()-1)))
+}
+
+func (d *delayServer) serve(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/api/version":
+		fmt.Fprint(w, `{"version":"0.0.0-delay"}`)
+		return
+	case "/api/tags":
+		fmt.Fprint(w, `{"models":[{"name":"delay:latest","digest":"sha256:`+strings.Repeat("d", 64)+`"}]}`)
+		return
+	case "/v1/chat/completions":
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	d.mu.Lock()
+	ttft, perToken, n := d.ttft, d.perToken, d.tokens
+	d.mu.Unlock()
+	w.Header().Set("Content-Type", "text/event-stream")
+	fl := w.(http.Flusher)
+	chunk := func(body string) {
+		fmt.Fprintf(w, "data: %s\n\n", body)
+		fl.Flush()
+	}
+	time.Sleep(d.delay(ttft))
+	for i := range n {
+		if i > 0 {
+			time.Sleep(d.delay(perToken))
+		}
+		chunk(fmt.Sprintf(`{"id":"c","object":"chat.completion.chunk","model":"delay","choices":[{"index":0,"delta":{"role":"assistant","content":"tok%d "},"finish_reason":null}]}`, i))
+	}
+	chunk(`{"id":"c","object":"chat.completion.chunk","model":"delay","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
+	chunk(fmt.Sprintf(`{"id":"c","object":"chat.completion.chunk","model":"delay","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":%d,"total_tokens":%d}}`, n, n+5))
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	fl.Flush()
+}
+
+const delayPrompts = `prompts:
+  - {id: L0, name: l0, prompt: "first", validator: {type: regex_fullmatch, pattern: ".*tok9.*"}}
+  - {id: L1, name: l1, prompt: "second", validator: {type: regex_fullmatch, pattern: ".*tok9.*"}}
+  - {id: L2, name: l2, prompt: "third", validator: {type: regex_fullmatch, pattern: ".*tok9.*"}}
+  - {id: L3, name: l3, prompt: "fourth", validator: {type: regex_fullmatch, pattern: ".*tok9.*"}}
+  - {id: L4, name: l4, prompt: "fifth", validator: {type: regex_fullmatch, pattern: ".*tok9.*"}}
+`
+
+func delayConfig(url string) string {
+	return fmt.Sprintf(`run:
+  concurrency: 6
+  repetitions: 6
+  timeout: 30s
+providers:
+  - type: ollama_openai
+    base_url: %s/v1
+    concurrency: 6
+    models: [delay]
+prompts:
+  files: [prompts.yaml]
+`, url)
+}
+
+// A server that got slower is a latency regression (TTFT, e2e and
+// tokens/s, per group and per prompt); the same delays with jitter are
+// not flagged, in the comparisons between several same-behaviour runs
+// (the measured false-alarm count is logged). The delays (100 ms to the
+// first token, 25 ms a token, ±25 %) keep the machine's own scheduling
+// noise, about 1 ms a token on a loaded 2-core box, well below the 10 %
+// threshold: at 8 ms a token that noise alone moved tokens/s by 11 %
+// between two runs, a real shift of the measured system that the gate
+// rightly reports.
+func TestCompareLatencyDelayServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs bench 8 times against a delaying server (about 20 s)")
+	}
+	d := newDelayServer(t)
+	dir := t.TempDir()
+	cfg := delayConfig(d.URL)
+	run := func(id string, ttft, perToken time.Duration, jitter float64) string {
+		d.set(ttft, perToken, jitter)
+		if code, out, errs := benchRun(t, dir, cfg, delayPrompts, id); code != 0 {
+			t.Fatalf("run %s: exit %d\n%s%s", id, code, out, errs)
+		}
+		return filepath.Join(dir, "runs", id)
+	}
+	base := run("base", 100*time.Millisecond, 25*time.Millisecond, 0.25)
+	slow := run("slow", 200*time.Millisecond, 50*time.Millisecond, 0.25)
+	code, out, errs := benchExec(t, "compare", base, slow)
+	if code != exitRegression {
+		t.Fatalf("slower server: exit %d\n%s%s", code, out, errs)
+	}
+	c := readCompare(t, filepath.Join(slow, compare.DirName))
+	metrics := map[string]bool{}
+	prompts := map[string]bool{}
+	for _, f := range c.Findings {
+		if f.Category == compare.Latency && f.FailsGate {
+			if f.Scope == "group" {
+				metrics[f.Metric] = true
+			} else {
+				prompts[f.PromptID] = true
+			}
+		}
+	}
+	if !metrics[compare.MetricTTFT] || !metrics[compare.MetricE2E] || !metrics[compare.MetricTPS] || len(prompts) == 0 {
+		t.Errorf("group metrics flagged %v, prompts %v; stdout:\n%s", metrics, prompts, out)
+	}
+	for _, cell := range c.Cells {
+		if cell.Verdict != compare.Match {
+			t.Errorf("%s: %s (a slower server changes no answer)", cell.PromptID, cell.Verdict)
+		}
+	}
+
+	runs := []string{base}
+	for i := range 5 {
+		runs = append(runs, run(fmt.Sprintf("same%d", i), 100*time.Millisecond, 25*time.Millisecond, 0.25))
+	}
+	alarms, comparisons := 0, 0
+	for i := range runs {
+		for j := i + 1; j < len(runs); j++ {
+			comparisons++
+			out := filepath.Join(dir, fmt.Sprintf("cmp%d-%d", i, j))
+			code, stdout, errs := benchExec(t, "compare", "--out", out, runs[i], runs[j])
+			if code != exitOK && code != exitRegression {
+				t.Fatalf("compare: exit %d\n%s", code, errs)
+			}
+			for _, f := range readCompare(t, out).Findings {
+				if f.Category == compare.Latency {
+					alarms++
+					t.Logf("false alarm %s vs %s: %s", filepath.Base(runs[i]), filepath.Base(runs[j]), f.Message)
+					break
+				}
+			}
+			if code != exitOK {
+				t.Logf("stdout:\n%s", stdout)
+			}
+		}
+	}
+	t.Logf("same delays with ±25%% jitter: %d latency alarms in %d comparisons of real runs", alarms, comparisons)
+	if float64(alarms) > 0.05*float64(comparisons) {
+		t.Errorf("%d latency alarms in %d same-behaviour comparisons: above alpha", alarms, comparisons)
+	}
+}

@@ -1,0 +1,107 @@
+// Package compare is `bench compare BASE_RUN_DIR NEW_RUN_DIR`, the nightly
+// regression gate: it judges a new run against a base run from the two run
+// directories alone (results.jsonl, config.json, run.json, inventory.json;
+// it only reads them) and says, for a CI job's exit code, whether anything
+// of the --fail-on categories regressed.
+//
+// It imports results, rundir, report, snapshot and stats, never the code
+// that runs cells (providers, runner, resources).
+//
+// # Cells
+//
+// Cells are matched on the full key (provider, provider_type, model,
+// thinking_level, prompt_id, repetition). A prompt whose text, system
+// prompt, tools, max_turns or validators differ between the runs'
+// config.json prompt sets is "changed" and its cells are not judged; a
+// cell in one run only is "missing" (base only) or "new". A cell passes
+// when it reached the model (availability ok or error, not cancelled),
+// succeeded, its validator did not fail (objective_pass not false) and it
+// used the expected tools (tool_use_success not false).
+//
+// Each matched pair gets its agent snapshot built from its record exactly
+// as bench run writes it (snapshot.FromRecord), the two are diffed with
+// agentsnap's rules (snapshot.Diff), and bench's rules decide, the first
+// that applies winning:
+//
+//	rule                                                         verdict      category
+//	the new cell did not reach the model, the base one did       regression   availability
+//	  (skipped_unavailable, auth_error, rate_limited, cancelled)
+//	the base cell did not reach the model                         unavailable  (not judged)
+//	pass -> fail                                                  regression   quality
+//	an expected tool the base cell called is not called           regression   quality
+//	tool calls changed or reordered (names) on a tool prompt      regression   quality
+//	a new error (agentsnap REGRESSION)                            regression   quality
+//	fail -> pass                                                  improvement  -
+//	output, tool arguments, tool results or a failure's text      drift        drift
+//	  changed; tool calls changed on a prompt that offers and
+//	  expects no tools (commands toolparse found in prose)
+//	nothing changed                                               match        -
+//
+// A tool prompt offers tools (config.json) or expects tool calls
+// (expected_tools). agentsnap's statuses map to these verdicts so:
+// PASSED is match (drift when a failing cell's error text changed, which
+// agentsnap ignores); OUTPUT_DRIFT is drift unless pass or fail changed;
+// TOOLS_REORDERED and TOOLS_CHANGED on tool names are regressions on a
+// tool prompt and drift elsewhere; TOOLS_CHANGED on arguments alone is
+// drift while the cell still passes; REGRESSION (a new error) is a
+// regression. Each cell lists its changes as {path, from, to}: bench's own
+// (pass, why, expected_tools, availability_status, failure_type, and the
+// prompt.* parts of a changed prompt) then agentsnap's (output, error,
+// tools[].name, tools[].order, tools[i].args, tools[i].result_hash).
+//
+// The snapshots are built from results.jsonl, the run's source of truth,
+// rather than read from snapshots/: the verdicts are the same whether or
+// not a run wrote snapshot files, and reading 100,000 of them costs more
+// than the whole compare. A first pass decodes only what a verdict needs
+// and a 128-bit hash of each snapshot's content; only pairs whose hashes
+// differ are decoded in full and diffed, in a second pass over both files.
+//
+// # Groups
+//
+// Per (provider, model, thinking level), over the cells both runs judged:
+// the pass rate and the tool-use success rate with a two-sided Fisher
+// exact test, Holm-adjusted over the groups (a significant drop is a
+// quality regression); each run's tool-use tier as tiers.json computes it
+// (report.TierRanking's rule), where leaving tier_1 is a regression
+// (routing must change: quality, or availability when no tool cell of the
+// new run reached the model); and the cells that never reached the model,
+// counted apart by status and never judged for quality.
+//
+// # Latency
+//
+// TTFT, e2e and tokens/s of the successful cells, per group and per
+// prompt (prompts unchanged and in both runs), without the cells flagged
+// cold_start (their model was loading). Each comparison has medians, the
+// delta in percent, the two-sided Mann-Whitney U p-value and the
+// Hodges-Lehmann shift with its 95 % interval (package stats). A metric's
+// comparisons, group-level and per-prompt, are one family, judged at
+// Alpha/3 with Holm's correction (or BH with --correction bh): the three
+// metrics share Alpha (Bonferroni), so the chance of any false latency
+// alarm in one compare is at most Alpha. A regression needs significance
+// after correction, a shift beyond the threshold (10 % of the base
+// median) and beyond the floor (5 ms; 1 token/s for throughput); "~"
+// otherwise, with the reason, and always when a side has fewer than 4
+// samples. A model load in a run's first cell, when not flagged
+// cold_start, moves one sample of many: the rank test and the median
+// shift do not follow it.
+//
+// # Schema
+//
+// compare reads results schema 1: lines with record_type "result" and the
+// full cell key. Lines carry no version today; a line that declares a
+// schema_version other than 1 is refused, and so is a line without
+// provider_type or prompt_id (a bench from before the full key). A bad
+// line, a cell recorded twice, a malformed config.json, run.json or
+// inventory.json are *InputError values naming the file and line; missing
+// side files are warnings.
+//
+// # Outputs
+//
+// WriteText prints the tables (header with the setup differences, the
+// verdict, findings regressions first, groups, non-matching cells);
+// WriteFiles writes compare.json, compare.md and junit.xml (one testsuite
+// per group, one testcase per cell key plus the group's rate, tier and
+// latency testcases; a finding that fails the gate is a <failure> listing
+// the changes, an unjudged cell is <skipped>), valid against the Jenkins
+// xUnit JUnit schema.
+package compare

@@ -1,0 +1,468 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"bench/report"
+	"bench/results"
+	"bench/stats"
+)
+
+// Group is one (provider, model, thinking level) of either run.
+type Group struct {
+	Provider      string  `json:"provider"`
+	Model         string  `json:"model"`
+	ThinkingLevel *string `json:"thinking_level"`
+	// Cells counts the group's cells by verdict.
+	Cells map[string]int `json:"cells"`
+	// BasePassRate, NewPassRate and PValue repeat PassRate's figures at
+	// the top level.
+	BasePassRate *float64 `json:"base_pass_rate"`
+	NewPassRate  *float64 `json:"new_pass_rate"`
+	PValue       float64  `json:"p_value"`
+	// Significant is true when the pass rate, the tool-use rate or a
+	// group-level latency changed significantly.
+	Significant bool       `json:"significant"`
+	PassRate    RateTest   `json:"pass_rate"`
+	ToolUse     RateTest   `json:"tool_use_success"`
+	Tier        TierChange `json:"tier"`
+	// Infrastructure counts each run's cells that never reached the model,
+	// by availability status (cancelled counted apart).
+	Infrastructure struct {
+		Base map[string]int `json:"base"`
+		New  map[string]int `json:"new"`
+	} `json:"infrastructure"`
+	// Latency is the group-level comparison of each metric: ttft_ms,
+	// e2e_ms, tokens_per_s.
+	Latency map[string]*stats.Verdict `json:"latency"`
+	// Prompts are the per-prompt latency comparisons.
+	Prompts []*PromptLatency `json:"prompts"`
+
+	key   groupKey
+	label string
+}
+
+// Label names the group: provider/model, plus (thinking).
+func (g *Group) Label() string { return g.label }
+
+// RateTest compares a rate between the runs with a two-sided Fisher exact
+// test, over the cells both runs judged.
+type RateTest struct {
+	BaseCount int      `json:"base_count"`
+	BaseN     int      `json:"base_n"`
+	NewCount  int      `json:"new_count"`
+	NewN      int      `json:"new_n"`
+	Base      *float64 `json:"base"`
+	New       *float64 `json:"new"`
+	PValue    float64  `json:"p_value"`
+	// AdjustedP is PValue after Holm's correction over the groups.
+	AdjustedP   float64 `json:"adjusted_p"`
+	Significant bool    `json:"significant"`
+	// Change is "~", "regression" or "improvement".
+	Change string `json:"change"`
+}
+
+// TierChange is the group's tool-use tier in each run (null when the run
+// lacks the group).
+type TierChange struct {
+	Base *string `json:"base"`
+	New  *string `json:"new"`
+	// LeavesTier1 is a regression: the routing list changes.
+	LeavesTier1 bool `json:"leaves_tier_1"`
+}
+
+// PromptLatency is one prompt's latency comparisons in a group.
+type PromptLatency struct {
+	PromptID string                    `json:"prompt_id"`
+	Latency  map[string]*stats.Verdict `json:"latency"`
+}
+
+// Latency metrics.
+const (
+	MetricTTFT = "ttft_ms"
+	MetricE2E  = "e2e_ms"
+	MetricTPS  = "tokens_per_s"
+)
+
+// Metrics lists the latency metrics in display order.
+var Metrics = []string{MetricTTFT, MetricE2E, MetricTPS}
+
+// groupKey is a (provider, model, thinking level), interned.
+type groupKey struct{ provider, model, thinking uint32 }
+
+func groupOf(k cellKey) groupKey { return groupKey{k.provider, k.model, k.thinking} }
+
+func (t *table) label(g groupKey) string {
+	s := t.str(g.provider) + "/" + t.str(g.model)
+	if g.thinking != 0 {
+		s += " (" + t.str(g.thinking) + ")"
+	}
+	return s
+}
+
+// judgeGroups fills the groups: rates, tiers, infrastructure, latency.
+func (c *comparison) judgeGroups() error {
+	t := c.base.tab
+	groups := map[groupKey]*Group{}
+	var order []groupKey
+	for i, k := range c.union {
+		gk := groupOf(k)
+		g := groups[gk]
+		if g == nil {
+			g = &Group{Provider: t.str(k.provider), Model: t.str(k.model), Cells: map[string]int{}, Latency: map[string]*stats.Verdict{},
+				Prompts: []*PromptLatency{}, key: gk, label: t.label(gk)}
+			if k.thinking != 0 {
+				g.ThinkingLevel = &t.strs[k.thinking]
+			}
+			g.Infrastructure.Base, g.Infrastructure.New = map[string]int{}, map[string]int{}
+			groups[gk] = g
+			order = append(order, gk)
+		}
+		g.Cells[c.res.Cells[i].Verdict]++
+		b, n := c.base.cell(k), c.cur.cell(k)
+		if b != nil && !c.base.reached(b) {
+			g.Infrastructure.Base[c.base.infraStatus(b)]++
+		}
+		if n != nil && !c.cur.reached(n) {
+			g.Infrastructure.New[c.cur.infraStatus(n)]++
+		}
+		if b == nil || n == nil || !c.base.reached(b) || !c.cur.reached(n) || c.changed[t.str(k.prompt)] != nil {
+			continue
+		}
+		g.PassRate.count(c.base.passed(b), c.cur.passed(n))
+		if b.toolUse != triNull && n.toolUse != triNull {
+			g.ToolUse.count(b.toolUse == triTrue, n.toolUse == triTrue)
+		}
+	}
+	slices.SortFunc(order, func(a, b groupKey) int { return strings.Compare(groups[a].label, groups[b].label) })
+	for _, gk := range order {
+		c.res.Groups = append(c.res.Groups, groups[gk])
+	}
+	if err := c.rateTests(); err != nil {
+		return err
+	}
+	c.tiers(groups)
+	if err := c.latency(groups); err != nil {
+		return err
+	}
+	for _, g := range c.res.Groups {
+		g.BasePassRate, g.NewPassRate, g.PValue = g.PassRate.Base, g.PassRate.New, g.PassRate.PValue
+		g.Significant = g.Significant || g.PassRate.Significant || g.ToolUse.Significant
+		for _, v := range g.Latency {
+			g.Significant = g.Significant || v.Significant
+		}
+	}
+	return nil
+}
+
+func (t *RateTest) count(base, cur bool) {
+	t.BaseN++
+	t.NewN++
+	if base {
+		t.BaseCount++
+	}
+	if cur {
+		t.NewCount++
+	}
+}
+
+// rateTests runs the Fisher tests of each group's pass and tool-use rates,
+// Holm-adjusted over the groups (one family per rate).
+func (c *comparison) rateTests() error {
+	for _, rate := range []struct {
+		metric string
+		get    func(g *Group) *RateTest
+		name   string
+	}{
+		{"pass_rate", func(g *Group) *RateTest { return &g.PassRate }, "pass rate"},
+		{"tool_use_success", func(g *Group) *RateTest { return &g.ToolUse }, "tool-use success rate"},
+	} {
+		var ps []float64
+		var tested []*Group
+		for _, g := range c.res.Groups {
+			t := rate.get(g)
+			t.PValue, t.AdjustedP, t.Change = 1, 1, string(stats.Same)
+			t.Base, t.New = ratio(t.BaseCount, t.BaseN), ratio(t.NewCount, t.NewN)
+			if t.BaseN == 0 {
+				continue
+			}
+			p, err := stats.FisherExact(t.BaseCount, t.BaseN-t.BaseCount, t.NewCount, t.NewN-t.NewCount)
+			if err != nil {
+				return err
+			}
+			t.PValue = p
+			ps = append(ps, p)
+			tested = append(tested, g)
+		}
+		adj := stats.AdjustHolm(ps)
+		for i, g := range tested {
+			t := rate.get(g)
+			t.AdjustedP = adj[i]
+			t.Significant = adj[i] <= c.opt.Alpha
+			if !t.Significant || t.NewCount == t.BaseCount {
+				continue
+			}
+			if t.NewCount < t.BaseCount {
+				t.Change = string(stats.Regression)
+				c.addFinding(Finding{Category: Quality, Scope: "group", Provider: g.Provider, Model: g.Model, ThinkingLevel: g.ThinkingLevel,
+					Metric: rate.metric, Message: fmt.Sprintf("%s %s -> %s (Fisher p=%.3g, Holm-adjusted over %d groups %.3g)",
+						rate.name, rateText(t.BaseCount, t.BaseN), rateText(t.NewCount, t.NewN), t.PValue, len(tested), t.AdjustedP)})
+			} else {
+				t.Change = string(stats.Improvement)
+			}
+		}
+	}
+	return nil
+}
+
+func ratio(num, den int) *float64 {
+	if den == 0 {
+		return nil
+	}
+	v := float64(num) / float64(den)
+	return &v
+}
+
+func rateText(num, den int) string {
+	if den == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%% (%d/%d)", 100*float64(num)/float64(den), num, den)
+}
+
+// tiers sets each group's tool-use tier in both runs, computed by the
+// report package's rule over each whole run, and flags leaving tier 1.
+func (c *comparison) tiers(groups map[groupKey]*Group) {
+	base, cur := runTiers(c.base), runTiers(c.cur)
+	for gk, g := range groups {
+		bt, nt := base[gk], cur[gk]
+		if bt != nil {
+			g.Tier.Base = &bt.Tier
+		}
+		if nt != nil {
+			g.Tier.New = &nt.Tier
+		}
+		if bt == nil || nt == nil || bt.Tier != report.Tier1 || nt.Tier == report.Tier1 {
+			continue
+		}
+		g.Tier.LeavesTier1 = true
+		cat := Quality
+		if nt.NCounted == 0 {
+			cat = Availability // no tool cell reached the model
+		}
+		c.addFinding(Finding{Category: cat, Scope: "group", Provider: g.Provider, Model: g.Model, ThinkingLevel: g.ThinkingLevel,
+			Metric: "tier", Message: fmt.Sprintf("tier %s -> %s (tool-use success %s -> %s): leaves Tier 1, routing must change",
+				bt.Tier, nt.Tier, rateText(bt.NSucceeded, bt.NCounted), rateText(nt.NSucceeded, nt.NCounted))})
+	}
+}
+
+// runTiers is tiers.json's ranking of a run, built by report from the
+// fields its rule reads (kept from the first pass, so the run's file is
+// not read again), one group at a time so that only one group's records
+// are held. A group without tool cells is unclassified.
+func runTiers(r *runData) map[groupKey]*report.Tier {
+	t := r.tab
+	byGroup := map[groupKey][]int32{}
+	var order []groupKey
+	for i := range r.cells {
+		c := &r.cells[i]
+		gk := groupOf(c.key)
+		list, seen := byGroup[gk]
+		if !seen {
+			order = append(order, gk)
+		}
+		if c.expected != 0 || !seen { // a group needs one record to be listed; tool cells all count
+			byGroup[gk] = append(list, int32(i))
+		}
+	}
+	out := map[groupKey]*report.Tier{}
+	for _, gk := range order {
+		recs := make([]results.Record, 0, len(byGroup[gk]))
+		for _, i := range byGroup[gk] {
+			c := &r.cells[i]
+			rec := results.Record{RecordType: results.RecordType, Provider: t.str(c.key.provider), Model: t.str(c.key.model),
+				AvailabilityStatus: t.str(c.status), ToolUseSuccess: c.toolUse.ptr(), ExpectedTools: t.listOf(c.expected)}
+			if c.key.thinking != 0 {
+				rec.ThinkingLevel = &t.strs[c.key.thinking]
+			}
+			if c.failType != 0 {
+				rec.FailureType = &t.strs[c.failType]
+			}
+			recs = append(recs, rec)
+		}
+		if gs := report.Summarize(recs).Groups; len(gs) == 1 && gs[0].Tier != nil {
+			out[gk] = gs[0].Tier
+		}
+	}
+	return out
+}
+
+// latency compares TTFT, e2e and tokens/s per group and per prompt. Each
+// metric is one family (its group-level and per-prompt comparisons),
+// judged at Alpha/3 with the chosen correction.
+func (c *comparison) latency(groups map[groupKey]*Group) error {
+	type slotKey struct {
+		g      groupKey
+		prompt uint32 // 0 ("") for the group level
+	}
+	type slot struct {
+		g      *Group
+		prompt string
+		base   [3][]float64
+		cur    [3][]float64
+	}
+	t := c.base.tab
+	slots := map[slotKey]*slot{}
+	var list []*slot
+	for _, g := range c.res.Groups {
+		s := &slot{g: g}
+		slots[slotKey{g.key, 0}] = s
+		list = append(list, s)
+		for _, p := range c.promptOrder() {
+			id := t.id(p)
+			if id != 0 && c.changed[p] == nil && c.hasPrompt(c.base, g.key, id) && c.hasPrompt(c.cur, g.key, id) {
+				s := &slot{g: g, prompt: p}
+				slots[slotKey{g.key, id}] = s
+				list = append(list, s)
+			}
+		}
+	}
+	for side, r := range []*runData{c.base, c.cur} {
+		for i := range r.cells {
+			cl := &r.cells[i]
+			gk := groupOf(cl.key)
+			ps := slots[slotKey{gk, cl.key.prompt}]
+			if ps == nil || cl.has(fColdStart) || t.str(cl.status) != results.StatusOK || !cl.has(fSuccess) {
+				continue // prompt changed or in one run only; or no latency to count
+			}
+			gs := slots[slotKey{gk, 0}]
+			for m, v := range []struct {
+				v  float64
+				ok bool
+			}{{cl.ttft, cl.has(fTTFT)}, {cl.e2e, cl.has(fE2E)}, {cl.tps, cl.has(fTPS)}} {
+				if !v.ok {
+					continue
+				}
+				for _, s := range []*slot{gs, ps} {
+					if side == 0 {
+						s.base[m] = append(s.base[m], v.v)
+					} else {
+						s.cur[m] = append(s.cur[m], v.v)
+					}
+				}
+			}
+		}
+	}
+	for m, metric := range Metrics {
+		cs := make([]stats.Comparison, len(list))
+		for i, s := range list {
+			cmp, err := stats.CompareSamples(s.base[m], s.cur[m])
+			if err != nil {
+				return fmt.Errorf("latency %s of %s: %w", metric, s.g.Label(), err)
+			}
+			cs[i] = cmp
+		}
+		opt := stats.Options{Alpha: c.opt.Alpha / 3, Threshold: c.opt.LatencyThreshold, Floor: c.opt.LatencyFloorMS,
+			MinSamples: c.opt.MinSamples, Correction: c.opt.Correction}
+		if metric == MetricTPS {
+			opt.Floor, opt.HigherIsBetter = c.opt.TokensPerSFloor, true
+		}
+		vs, err := stats.Judge(cs, opt)
+		if err != nil {
+			return err
+		}
+		for i, s := range list {
+			v := vs[i]
+			c.placeLatency(s.g, s.prompt, metric, &v)
+		}
+	}
+	return nil
+}
+
+// placeLatency stores one judged comparison and records a regression.
+func (c *comparison) placeLatency(g *Group, prompt, metric string, v *stats.Verdict) {
+	if prompt == "" {
+		g.Latency[metric] = v
+	} else {
+		var pl *PromptLatency
+		if n := len(g.Prompts); n > 0 && g.Prompts[n-1].PromptID == prompt {
+			pl = g.Prompts[n-1]
+		} else if i := slices.IndexFunc(g.Prompts, func(p *PromptLatency) bool { return p.PromptID == prompt }); i >= 0 {
+			pl = g.Prompts[i]
+		} else {
+			pl = &PromptLatency{PromptID: prompt, Latency: map[string]*stats.Verdict{}}
+			g.Prompts = append(g.Prompts, pl)
+		}
+		pl.Latency[metric] = v
+	}
+	if v.Change != stats.Regression {
+		return
+	}
+	scope, where := "group", g.Label()
+	if prompt != "" {
+		scope, where = "prompt", g.Label()+" "+prompt
+	}
+	c.addFinding(Finding{Category: Latency, Scope: scope, Provider: g.Provider, Model: g.Model, ThinkingLevel: g.ThinkingLevel,
+		PromptID: prompt, Metric: metric, Message: fmt.Sprintf("%s %s median %s -> %s (%+.1f%%): %s",
+			where, metric, num(v.MedianBase), num(v.MedianCur), v.DeltaPct, v.Reason)})
+}
+
+// num prints a latency figure with about 3 significant digits.
+func num(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// promptOrder is the prompts in the new run's prompt-set order, then the
+// base run's, then any others in the order their cells came.
+func (c *comparison) promptOrder() []string {
+	if c.prompts != nil {
+		return c.prompts
+	}
+	out := []string{}
+	seen := map[string]bool{}
+	add := func(id string) {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	for _, r := range []*runData{c.cur, c.base} {
+		if r.cfg != nil {
+			for _, p := range r.cfg.PromptSet {
+				add(p.ID)
+			}
+		}
+	}
+	for _, r := range []*runData{c.cur, c.base} {
+		for i := range r.cells {
+			add(r.tab.str(r.cells[i].key.prompt))
+		}
+	}
+	c.prompts = out
+	return out
+}
+
+// hasPrompt says the run has a cell of the group and prompt.
+func (c *comparison) hasPrompt(r *runData, gk groupKey, prompt uint32) bool {
+	if r.groupPrompts == nil {
+		r.groupPrompts = map[groupKey]map[uint32]bool{}
+		for i := range r.cells {
+			k := r.cells[i].key
+			g := groupOf(k)
+			if r.groupPrompts[g] == nil {
+				r.groupPrompts[g] = map[uint32]bool{}
+			}
+			r.groupPrompts[g][k.prompt] = true
+		}
+	}
+	return r.groupPrompts[gk][prompt]
+}

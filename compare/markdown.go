@@ -1,0 +1,113 @@
+package compare
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// maxMarkdownCells bounds the cells of each verdict compare.md lists.
+const maxMarkdownCells = 1000
+
+// WriteMarkdown writes compare.md: the verdict, the setup differences, the
+// findings, the groups with their latency per prompt, every cell that is
+// not a match with its changes, and the methods.
+func WriteMarkdown(w io.Writer, r *Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# bench compare: %s -> %s\n\n", md(r.BaseRunID), md(r.NewRunID))
+	fmt.Fprintf(&b, "Base `%s`, new `%s`.\n\n**Verdict: %s**\n\n", md(r.BaseDir), md(r.NewDir), md(verdictLine(r)))
+	for _, m := range r.Warnings {
+		fmt.Fprintf(&b, "- warning: %s\n", md(m))
+	}
+	if len(r.Warnings) > 0 {
+		b.WriteString("\n")
+	}
+
+	b.WriteString("## Setup\n\n| | base | new |\n|---|---|---|\n")
+	for _, s := range r.Setup {
+		name := md(s.Name)
+		if !s.Same {
+			name = "**" + name + "** (differs)"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", name, md(orDash(s.Base)), md(orDash(s.New)))
+	}
+
+	b.WriteString("\n## Findings\n\n")
+	if len(r.Findings) == 0 {
+		b.WriteString("None.\n")
+	} else {
+		b.WriteString("| gate | category | scope | where | what |\n|---|---|---|---|---|\n")
+		for i, f := range r.Findings {
+			if i == maxMarkdownCells {
+				fmt.Fprintf(&b, "\n... and %d more findings (compare.json lists them all).\n", len(r.Findings)-maxMarkdownCells)
+				break
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", gateWord(f), f.Category, f.Scope, md(findingWhere(f)), md(f.Message))
+		}
+	}
+
+	b.WriteString("\n## Groups\n\n| group | cells | pass base -> new | p (Holm) | tool use base -> new | p (Holm) | tier | ttft ms | e2e ms | tokens/s |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, g := range r.Groups {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", md(g.Label()), md(countsLine(g.Cells)),
+			rateChange(g.PassRate), pText(g.PassRate), rateChange(g.ToolUse), pText(g.ToolUse), tierText(g.Tier),
+			latText(g.Latency[MetricTTFT]), latText(g.Latency[MetricE2E]), latText(g.Latency[MetricTPS]))
+	}
+	for _, g := range r.Groups {
+		if len(g.Prompts) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n### Latency per prompt: %s\n\n| prompt | ttft ms | e2e ms | tokens/s |\n|---|---|---|---|\n", md(g.Label()))
+		for _, p := range g.Prompts {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", md(p.PromptID), latText(p.Latency[MetricTTFT]), latText(p.Latency[MetricE2E]), latText(p.Latency[MetricTPS]))
+		}
+	}
+
+	fmt.Fprintf(&b, "\n## Cells\n\n%s.\n", countsLine(r.Counts))
+	for _, v := range verdictOrder[:len(verdictOrder)-1] { // every verdict but match
+		n := 0
+		for _, c := range r.Cells {
+			if c.Verdict != v {
+				continue
+			}
+			if n++; n == 1 {
+				fmt.Fprintf(&b, "\n### %s\n\n| cell | category | why | changes |\n|---|---|---|---|\n", v)
+			}
+			if n > maxMarkdownCells {
+				continue
+			}
+			var ch []string
+			for _, x := range c.Changes {
+				ch = append(ch, fmt.Sprintf("`%s`: %s -> %s", x.Path, short(x.From), short(x.To)))
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", md(c.Label()), c.Category, md(strings.Join(c.Reasons, "; ")), md(strings.Join(ch, "<br>")))
+		}
+		if n > maxMarkdownCells {
+			fmt.Fprintf(&b, "\n... and %d more %s cells (compare.json lists every cell).\n", n-maxMarkdownCells, v)
+		}
+	}
+	if len(r.ChangedPrompts) > 0 {
+		b.WriteString("\n## Changed prompts (their cells are not judged)\n\n")
+		for _, pc := range r.ChangedPrompts {
+			var paths []string
+			for _, ch := range pc.Changes {
+				paths = append(paths, "`"+ch.Path+"`")
+			}
+			fmt.Fprintf(&b, "- %s: %s\n", md(pc.PromptID), strings.Join(paths, ", "))
+		}
+	}
+	b.WriteString("\n## Methods\n\n")
+	for _, k := range []string{"matching", "pass", "cell_verdicts", "pass_rate", "tier", "infrastructure", "latency"} {
+		fmt.Fprintf(&b, "- **%s**: %s\n", k, md(r.Methods[k]))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// md keeps a value inside one table cell: pipes escaped, newlines as
+// spaces.
+func md(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	s = strings.ReplaceAll(s, "\r", " ")
+	return strings.ReplaceAll(s, "\n", " ")
+}
