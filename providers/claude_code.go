@@ -1,7 +1,6 @@
 package providers
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -120,6 +119,8 @@ func (c *ClaudeCode) Probe(ctx context.Context) *Probe {
 	if err != nil {
 		pr.Errors = append(pr.Errors, secrets.Clean(err.Error(), maxMessage))
 	} else {
+		// A CLI could print anything, a key included, as its version.
+		v = secrets.Clean(v, maxMessage)
 		pr.CLIVersion = &v
 	}
 	return pr
@@ -225,7 +226,7 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 	stderr := &claudeTail{max: claudeStderrTail}
 	cmd.Stderr = stderr
 
-	s := newClaudeStream()
+	s := newClaudeStream(capLimit(req))
 	var initAt, firstOut time.Time
 	timed := func(e Event) {
 		if firstOut.IsZero() && (e.Kind == EventText || e.Kind == EventToolCall) {
@@ -248,11 +249,18 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 		pw.Close()
 		waited <- err
 	}()
-	// Lines can be long (the init line lists every tool and skill), so read
-	// them whole rather than with a fixed Scanner limit.
-	br := bufio.NewReaderSize(pr, 64<<10)
+	// Lines can be long (the init line lists every tool and skill; the
+	// result line repeats the whole answer), so they are read with the
+	// project's bounded line reader: a long line's strings are cut to the
+	// cell's cap, and a line that is too long even so is counted as
+	// malformed and skipped.
+	lr := newLineReader(pr, 64<<10, capLimit(req))
 	for {
-		line, err := br.ReadBytes('\n')
+		line, err := lr.next()
+		if errors.Is(err, errLineTooLong) {
+			s.malformed++
+			continue
+		}
 		if len(line) > 0 && s.Feed(line, timed) && initAt.IsZero() {
 			initAt = req.now()
 			emit(Event{Kind: EventFirstByte, At: initAt})
@@ -384,7 +392,7 @@ func cliVersion(ctx context.Context, command string, env []string) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %w", command, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "--version")
 	cmd.Env = env

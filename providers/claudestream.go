@@ -89,7 +89,7 @@ type claudeUsage struct {
 // the response and the input JSON received so far.
 type claudeToolBlock struct {
 	call    int
-	input   strings.Builder
+	input   *capped
 	initial json.RawMessage
 	done    bool
 }
@@ -105,7 +105,8 @@ type claudeAPIError struct {
 // It is pure (no clock, no I/O) so it can be fed recorded output and fuzzed;
 // the provider stamps times around it.
 type claudeStream struct {
-	text, reasoning strings.Builder
+	text, reasoning *capped
+	tools           *toolBudget
 	calls           []results.ToolCall
 
 	// streamed holds the ids of messages whose content arrived as
@@ -130,8 +131,22 @@ type claudeStream struct {
 	malformedSample string
 }
 
-func newClaudeStream() *claudeStream {
-	return &claudeStream{streamed: map[string]bool{}, blocks: map[int]*claudeToolBlock{}}
+// newClaudeStream folds a stream keeping at most limit bytes of each
+// output field (0: the default cap).
+func newClaudeStream(limit int) *claudeStream {
+	if limit <= 0 {
+		limit = DefaultMaxOutputBytes + CapSlack
+	}
+	return &claudeStream{streamed: map[string]bool{}, blocks: map[int]*claudeToolBlock{},
+		text: newCapped(limit), reasoning: newCapped(limit), tools: newToolBudget(limit)}
+}
+
+// markStreamed notes a message whose content arrived as deltas; the set
+// stays bounded whatever ids the CLI prints.
+func (s *claudeStream) markStreamed(id string) {
+	if len(s.streamed) < maxTrackedItems {
+		s.streamed[id] = true
+	}
 }
 
 // maxMalformedSample bounds the malformed line kept as an example.
@@ -193,7 +208,7 @@ func (s *claudeStream) Feed(line []byte, emit EmitFunc) (init bool) {
 func (s *claudeStream) event(l *claudeLine, emit EmitFunc) {
 	ev := l.Event
 	if l.APIMessageID != "" {
-		s.streamed[l.APIMessageID] = true
+		s.markStreamed(l.APIMessageID)
 	}
 	switch ev.Type {
 	case "message_start":
@@ -201,7 +216,7 @@ func (s *claudeStream) event(l *claudeLine, emit EmitFunc) {
 		s.closeBlocks()
 		s.blocks = map[int]*claudeToolBlock{}
 		if ev.Message != nil {
-			s.streamed[ev.Message.ID] = true
+			s.markStreamed(ev.Message.ID)
 			if u := ev.Message.Usage; u != nil && u.InputTokens != nil {
 				s.streamIn = u.InputTokens
 			}
@@ -216,9 +231,15 @@ func (s *claudeStream) event(l *claudeLine, emit EmitFunc) {
 		}
 		if old := s.blocks[ev.Index]; old != nil {
 			s.closeBlock(old)
+			delete(s.blocks, ev.Index)
 		}
-		s.calls = append(s.calls, results.ToolCall{ID: b.ID, Name: b.Name})
-		s.blocks[ev.Index] = &claudeToolBlock{call: len(s.calls) - 1, initial: b.Input}
+		if !s.tools.admit() {
+			// Past MaxToolCalls: still output, not kept.
+			emit(Event{Kind: EventToolCall, Text: b.Name, Call: -1})
+			return
+		}
+		s.calls = append(s.calls, results.ToolCall{ID: b.ID, Name: claudeTruncate(b.Name, maxToolName)})
+		s.blocks[ev.Index] = &claudeToolBlock{call: len(s.calls) - 1, initial: b.Input, input: s.tools.args()}
 		emit(Event{Kind: EventToolCall, Text: b.Name, Call: len(s.calls) - 1})
 	case "content_block_delta":
 		d := ev.Delta
@@ -263,8 +284,9 @@ func (s *claudeStream) closeBlock(b *claudeToolBlock) {
 	}
 	b.done = true
 	in := b.input.String()
+	s.tools.noteCut(b.input)
 	if strings.TrimSpace(in) == "" {
-		s.calls[b.call].Arguments = results.Arguments(string(b.initial))
+		s.calls[b.call].Arguments = results.Arguments(s.tools.keep(string(b.initial)))
 		return
 	}
 	s.calls[b.call].Arguments = results.Arguments(in)
@@ -293,7 +315,11 @@ func (s *claudeStream) assistantFallback(m *claudeMessage, emit EmitFunc) {
 				emit(Event{Kind: EventReasoning, Text: b.Thinking})
 			}
 		case "tool_use", "server_tool_use":
-			s.calls = append(s.calls, results.ToolCall{ID: b.ID, Name: b.Name, Arguments: results.Arguments(string(b.Input))})
+			if !s.tools.admit() {
+				emit(Event{Kind: EventToolCall, Text: b.Name, Call: -1})
+				continue
+			}
+			s.calls = append(s.calls, results.ToolCall{ID: b.ID, Name: claudeTruncate(b.Name, maxToolName), Arguments: results.Arguments(s.tools.keep(string(b.Input)))})
 			emit(Event{Kind: EventToolCall, Text: b.Name, Call: len(s.calls) - 1})
 		}
 	}
@@ -311,8 +337,8 @@ func (s *claudeStream) assistantError(l *claudeLine) {
 	}
 	if l.Message != nil {
 		for _, b := range l.Message.Content {
-			if b.Type == "text" {
-				e.message += b.Text
+			if b.Type == "text" && len(e.message) < maxErrorBody {
+				e.message += claudeTruncate(b.Text, maxErrorBody)
 			}
 		}
 	}
@@ -324,14 +350,14 @@ func (s *claudeStream) assistantError(l *claudeLine) {
 func (s *claudeStream) Response() *Response {
 	s.closeBlocks()
 	r := &Response{
-		Text:         s.text.String(),
-		Reasoning:    s.reasoning.String(),
 		ToolCalls:    append([]results.ToolCall(nil), s.calls...),
 		FinishReason: s.stopReason,
 		Retries:      s.retries,
 		RetryWaitMS:  int64(s.retryWait),
 		Metrics:      map[string]any{"malformed_lines": s.malformed},
 	}
+	setOutput(r, s.text, s.reasoning)
+	s.tools.report(r)
 	m := r.Metrics
 	if s.malformedSample != "" {
 		m["malformed_sample"] = s.malformedSample

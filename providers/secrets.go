@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -104,4 +105,26 @@ func trimEdges(text, sec string) string {
 		}
 	}
 	return text
+}
+
+// maxLogLine bounds a line a provider writes to the run's log.
+const maxLogLine = 1 << 10
+
+// scrubWriter cleans each write (one line of a provider's log) of the
+// secrets, then cuts it, keeping its newline.
+type scrubWriter struct {
+	w       io.Writer
+	secrets Secrets
+}
+
+func (s *scrubWriter) Write(p []byte) (int, error) {
+	line, nl := strings.CutSuffix(string(p), "\n")
+	line = s.secrets.Clean(line, maxLogLine)
+	if nl {
+		line += "\n"
+	}
+	if _, err := io.WriteString(s.w, line); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
