@@ -284,8 +284,6 @@ func score(rec *results.Record, c plan.Cell, resp *providers.Response, maxOutput
 	}
 }
 
-
-
 // truncate cuts s to at most max bytes without splitting a UTF-8 sequence.
 func truncate(s string, max int) (string, bool) {
 	if len(s) <= max {
