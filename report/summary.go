@@ -101,6 +101,10 @@ type Summary struct {
 	Source        string            `json:"source"`
 	NRecords      int               `json:"n_records"`
 	NSkippedLines int               `json:"n_skipped_lines"`
+	// NDuplicateLines counts records of a cell that a later record of the
+	// same cell replaced (a resumed run re-ran it): each cell is counted
+	// once, by its last record.
+	NDuplicateLines int `json:"n_duplicate_lines,omitempty"`
 	SkippedLines  []results.Problem `json:"skipped_lines"`
 	Methods       Methods           `json:"methods"`
 	// Warnings are problems outside results.jsonl (an unreadable resource
@@ -459,15 +463,15 @@ func Summarize(records []results.Record) *Summary {
 // files, and returns the summary. Malformed lines are in SkippedLines; only
 // I/O failure is an error.
 func Load(runDir string) (*Summary, error) {
-	a := newAggregator()
-	problems, nProblems, err := results.ReadFile(rundir.Path(runDir, rundir.ResultsFile), true, func(_ int, r *results.Record) error {
-		a.Add(r)
-		return nil
-	})
+	a, d, problems, nProblems, err := aggregate(rundir.Path(runDir, rundir.ResultsFile))
 	if err != nil {
 		return nil, fmt.Errorf("report %s: %w", runDir, err)
 	}
 	s := a.summary()
+	if d.lines > 0 {
+		s.NDuplicateLines = d.lines
+		s.Warnings = append(s.Warnings, d.warning())
+	}
 	s.GeneratedAt = time.Now().UTC()
 	if problems != nil {
 		s.SkippedLines = problems
