@@ -28,6 +28,9 @@ type runFlags struct {
 	quiet       bool
 	dryRun      bool
 	resume      bool
+	// allowUnavailable: a provider none of whose cells reached a model
+	// does not make the run exit 4.
+	allowUnavailable bool
 }
 
 const runUsage = `usage: bench run [--config bench.yaml] [flags]
@@ -54,7 +57,8 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.StringVar(&f.runID, "run-id", "", "run id, the run directory's name (default: UTC timestamp)")
 	fs.StringVar(&f.out, "out", "", "parent directory of run directories (overrides run.out_dir)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no per-cell progress")
-	fs.BoolVar(&f.resume, "resume", false, "continue the run in the run directory: run only the cells it has no record of")
+	fs.BoolVar(&f.resume, "resume", false, "continue the run in the run directory with its own plan (its config.json): run the cells it has no final record of")
+	fs.BoolVar(&f.allowUnavailable, "allow-unavailable", false, "exit 0 even when every cell of some provider was unavailable (exit 4 otherwise)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "check the config and print the plan; send nothing, write nothing")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, runUsage)

@@ -35,7 +35,9 @@ Usage:
   bench version                             print the version
 
 Exit codes: 0 the command ran (models may still have failed their checks),
-1 an I/O failure stopped it, 2 bad config or flags, 130 interrupted.
+1 an I/O failure stopped it, 2 bad config or flags, 4 no cell reached a
+model (or none of some provider's, without --allow-unavailable),
+130 interrupted.
 `
 
 // commands are the subcommands, for "did you mean".

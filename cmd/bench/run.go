@@ -14,7 +14,6 @@ import (
 
 	"bench/config"
 	"bench/internal/version"
-	"bench/inventory"
 	"bench/plan"
 	"bench/providers"
 	"bench/report"
@@ -36,13 +35,15 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	cfg, provs, code := setup(f, stderr)
+	if cfg != nil && f.resume {
+		cfg, provs, code = resumeConfig(cfg, f, stderr) // the run's own plan
+	}
 	if cfg == nil {
 		return code
 	}
 	pl := plan.New(cfg)
 	if f.dryRun {
-		printPlan(stdout, cfg, pl)
-		return exitOK
+		return dryRun(stdout, stderr, cfg, pl, f.resume)
 	}
 	sig := catchSignals(stderr)
 	defer sig.stop()
@@ -52,17 +53,21 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer dir.Close()
-	if err := prepareRunDir(sig.ctx, dir, cfg, provs); err != nil {
+	// Probing ends at the first Ctrl-C, as the sweep does.
+	pctx, stop := runner.UntilDrained(sig.ctx, sig.drain)
+	err = prepareRunDir(pctx, dir, cfg, provs, f.resume, stderr)
+	stop()
+	if err != nil {
 		fmt.Fprintf(stderr, "bench run: %v\n", err)
 		return exitIO
 	}
-	if len(done) > 0 {
-		full := len(pl.Cells)
+	full := len(pl.Cells)
+	if f.resume {
 		pl = pl.Without(done)
 		fmt.Fprintf(stdout, "bench: resuming %s: %d of %d cells already recorded\n", cfg.Run.ID, full-len(pl.Cells), full)
 	}
-	s := &session{cfg: cfg, provs: provs, dir: dir, sig: sig, quiet: f.quiet, stdout: stdout, stderr: stderr}
-	return s.sweep(pl, len(done))
+	s := &session{cfg: cfg, provs: provs, dir: dir, sig: sig, quiet: f.quiet, allowUnavailable: f.allowUnavailable, stdout: stdout, stderr: stderr}
+	return s.sweep(pl, full-len(pl.Cells))
 }
 
 // session is one bench run from the moment its directory is open.
@@ -72,7 +77,10 @@ type session struct {
 	dir            *rundir.Dir
 	sig            *signals
 	quiet          bool
-	stdout, stderr io.Writer
+	// allowUnavailable accepts a provider none of whose cells reached a
+	// model (see reachCheck).
+	allowUnavailable bool
+	stdout, stderr   io.Writer
 }
 
 // setup loads the config, applies the flags and builds the providers. A nil
@@ -162,11 +170,7 @@ func openRunDir(cfg *config.Config, f *runFlags, stdout, stderr io.Writer) (*run
 	if dropped > 0 {
 		fmt.Fprintf(stderr, "bench: dropped a half-written last line (%d bytes) from %s\n", dropped, dir.File(rundir.ResultsFile))
 	}
-	done := map[results.Key]bool{}
-	_, nBad, err := results.ReadFile(dir.File(rundir.ResultsFile), true, func(_ int, r *results.Record) error {
-		done[r.Key()] = true
-		return nil
-	})
+	done, again, nBad, err := doneCells(dir.File(rundir.ResultsFile))
 	if err != nil {
 		dir.Close()
 		fmt.Fprintf(stderr, "bench run: %v\n", err)
@@ -175,18 +179,25 @@ func openRunDir(cfg *config.Config, f *runFlags, stdout, stderr io.Writer) (*run
 	if nBad > 0 {
 		fmt.Fprintf(stderr, "bench: warning: %d unusable lines in %s; their cells run again\n", nBad, dir.File(rundir.ResultsFile))
 	}
+	if again > 0 {
+		fmt.Fprintf(stderr, "bench: %d recorded cells run again (cancelled, or their provider was unavailable); the new record replaces the old in the reports\n", again)
+	}
 	return dir, done, exitOK
 }
 
 // prepareRunDir writes config.json and inventory.json. The inventory is
 // taken before the sweep so probing servers and CLIs does not overlap the
-// measurements.
-func prepareRunDir(ctx context.Context, dir *rundir.Dir, cfg *config.Config, provs map[string]providers.Provider) error {
-	if err := rundir.WriteJSON(dir.File(rundir.ConfigFile), cfg); err != nil {
-		return err
+// measurements. A resumed run keeps both as the run's start wrote them
+// (its plan is config.json's).
+func prepareRunDir(ctx context.Context, dir *rundir.Dir, cfg *config.Config, provs map[string]providers.Provider, resume bool, stderr io.Writer) error {
+	if !resume {
+		if err := rundir.WriteJSON(dir.File(rundir.ConfigFile), cfg); err != nil {
+			return err
+		}
+	} else if _, err := os.Stat(dir.File(rundir.InventoryFile)); err == nil {
+		return nil
 	}
-	_, err := inventory.Write(ctx, dir.Path, cfg, provs)
-	return err
+	return writeInventory(ctx, dir.Path, cfg, provs, stderr)
 }
 
 // sweep runs the plan into the run directory, then writes run.json and the
@@ -216,9 +227,11 @@ func (s *session) sweep(pl *plan.Plan, resumed int) int {
 		runErr = err
 	}
 	if out != nil {
+		// Planned counts the whole plan; a resumed run's earlier cells are
+		// in Resumed. finished means every planned cell has a final record.
 		err := dir.WriteRunInfo(&rundir.RunInfo{RunID: cfg.Run.ID, BenchVersion: version.String(),
 			StartedAt: out.StartedAt.UTC(), EndedAt: out.EndedAt.UTC(), EndReason: out.EndReason,
-			CellsPlanned: out.Planned, CellsRecorded: out.Recorded, ByStatus: out.ByStatus, Resumed: resumed})
+			CellsPlanned: out.Planned + resumed, CellsRecorded: out.Recorded, ByStatus: out.ByStatus, Resumed: resumed})
 		if err != nil && runErr == nil {
 			runErr = err
 		}
@@ -249,7 +262,7 @@ func (s *session) finish(out *runner.Outcome, prog *progress) int {
 	if out.EndReason == runner.EndInterrupted || out.EndReason == runner.EndAborted {
 		return exitInterrupted
 	}
-	return exitOK
+	return s.reachCode()
 }
 
 // printPlan shows what a run would do: one line per suite.
