@@ -72,11 +72,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 
 // session is one bench run from the moment its directory is open.
 type session struct {
-	cfg            *config.Config
-	provs          map[string]providers.Provider
-	dir            *rundir.Dir
-	sig            *signals
-	quiet          bool
+	cfg   *config.Config
+	provs map[string]providers.Provider
+	dir   *rundir.Dir
+	sig   *signals
+	quiet bool
 	// allowUnavailable accepts a provider none of whose cells reached a
 	// model (see reachCheck).
 	allowUnavailable bool
