@@ -197,7 +197,13 @@ func readChatStream(body io.Reader, secrets Secrets, resp *Response, emit EmitFu
 				return &Failure{Status: results.StatusError, Type: results.FailStreamTruncated, Message: secrets.Clean("stream cut: "+err.Error(), maxMessage), Err: err}
 			}
 			if f := NetFailure(err, secrets); f != nil {
+				// A reset is the server gone mid-stream: a connection
+				// failure; anything else broke the stream.
 				f.Type = results.FailStreamTruncated
+				if resetMidStream(err) {
+					f.Type = results.FailConnectionReset
+				}
+				f.Message = secrets.Clean("connection lost mid-stream: "+err.Error(), maxMessage)
 				return f
 			}
 			return err

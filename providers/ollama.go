@@ -264,7 +264,7 @@ func readChat(r io.Reader, emit EmitFunc, resp *Response) error {
 			var c ollamaChunk
 			if jerr := json.Unmarshal(line, &c); jerr != nil {
 				// The whole line: Stream scrubs it, then cuts it.
-				return &Failure{Status: results.StatusError, Type: "bad_stream", Message: "stream line is not JSON: " + string(line), Err: jerr}
+				return &Failure{Status: results.StatusError, Type: "invalid_stream", Message: "stream line is not JSON: " + string(line), Err: jerr}
 			}
 			if c.Error != "" {
 				return &Failure{Status: results.StatusError, Type: "stream_error", Message: c.Error}
@@ -304,8 +304,13 @@ func readChat(r io.Reader, emit EmitFunc, resp *Response) error {
 		case errors.Is(err, errLineTooLong):
 			return &Failure{Status: results.StatusError, Type: "stream_truncated", Message: "stream " + err.Error(), Err: err}
 		case err != nil:
-			// A reset or a chunked body cut short: the server went away.
-			return &Failure{Status: results.StatusError, Type: "stream_truncated", Message: "connection lost mid-stream: " + err.Error(), Err: err}
+			// A reset (the server went away: a connection failure) or a
+			// chunked body cut short.
+			typ := results.FailStreamTruncated
+			if resetMidStream(err) {
+				typ = results.FailConnectionReset
+			}
+			return &Failure{Status: results.StatusError, Type: typ, Message: "connection lost mid-stream: " + err.Error(), Err: err}
 		}
 	}
 }

@@ -421,11 +421,15 @@ func readResponsesStream(ctx context.Context, body io.Reader, secrets Secrets, r
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			msg := "stream ended without response.completed"
+			msg, typ := "stream ended without response.completed", results.FailStreamTruncated
 			if err != io.EOF {
 				msg = fmt.Sprintf("stream broke before response.completed: %v", err)
+				// A reset is the server gone mid-stream: a connection failure.
+				if resetMidStream(err) {
+					typ = results.FailConnectionReset
+				}
 			}
-			return &Failure{Status: results.StatusError, Type: "stream_truncated", Message: secrets.Clean(msg, maxMessage), Err: err}
+			return &Failure{Status: results.StatusError, Type: typ, Message: secrets.Clean(msg, maxMessage), Err: err}
 		}
 		var ev responsesEvent
 		if err := json.Unmarshal(sev.Data, &ev); err != nil {
