@@ -475,6 +475,16 @@ func (s *claudeStream) Failure() *Failure {
 		// Nothing listening at the base URL: the endpoint is not there,
 		// as the HTTP providers classify a refused connection.
 		f.Status, f.Type = results.StatusSkippedUnavailable, "connection_refused"
+	case strings.Contains(msg, "ENOTFOUND") || strings.Contains(msg, "EHOSTUNREACH") || strings.Contains(msg, "ENETUNREACH"):
+		f.Status, f.Type = results.StatusSkippedUnavailable, results.FailHostUnreachable
+	case strings.Contains(msg, "ECONNRESET") || strings.Contains(msg, "EPIPE"):
+		// The server went away mid-request: named as the HTTP providers
+		// name it (the CLI says connection_failed).
+		f.Type = results.FailConnectionReset
+	case strings.Contains(msg, "JSON Parse error"):
+		// A cut or malformed stream: the CLI asks again without streaming
+		// and cannot parse that answer either (it says api_error unknown).
+		f.Type = "invalid_stream"
 	case res.APIError != "":
 		f.Type = res.APIError // e.g. connection_failed
 	case code != "":

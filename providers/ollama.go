@@ -263,6 +263,10 @@ func readChat(r io.Reader, emit EmitFunc, resp *Response) error {
 		if len(bytes.TrimSpace(line)) > 0 {
 			var c ollamaChunk
 			if jerr := json.Unmarshal(line, &c); jerr != nil {
+				if err == io.EOF {
+					// Half a line, then the end: cut, as the SSE readers say.
+					return &Failure{Status: results.StatusError, Type: results.FailStreamTruncated, Message: "stream cut inside a line", Err: jerr}
+				}
 				// The whole line: Stream scrubs it, then cuts it.
 				return &Failure{Status: results.StatusError, Type: "invalid_stream", Message: "stream line is not JSON: " + string(line), Err: jerr}
 			}
