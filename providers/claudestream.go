@@ -149,8 +149,10 @@ func (s *claudeStream) markStreamed(id string) {
 	}
 }
 
-// maxMalformedSample bounds the malformed line kept as an example.
-const maxMalformedSample = 200
+// maxMalformedSample bounds the malformed line kept as an example. The
+// runner scrubs it of the secrets, then cuts it to a quarter of this: a
+// key that straddles that cut is still found whole.
+const maxMalformedSample = 4 << 10
 
 // Feed reads one line and emits the events it carries. It reports whether the
 // line was the system/init line, which the provider times as the end of CLI
