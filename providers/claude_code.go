@@ -411,7 +411,10 @@ func cliVersion(ctx context.Context, command string, env []string) (string, erro
 		err = nil
 	}
 	if ctx.Err() != nil && out.Len() == 0 {
-		return "", fmt.Errorf("%s --version: no answer in time", command)
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return "", fmt.Errorf("%s --version: stopped before it answered", command)
+		}
+		return "", fmt.Errorf("%s --version: no answer in time (%s)", command, probeTimeout)
 	}
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %w", command, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -98,6 +99,9 @@ func sameSet(a, b []string) bool { return slices.Equal(uniq(a), uniq(b)) }
 // need not run again: those whose last record is a measurement (see
 // rerun). again counts the recorded cells it will run again.
 func doneCells(path string) (done map[results.Key]bool, again, bad int, err error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return map[results.Key]bool{}, 0, 0, nil // killed before its first result
+	}
 	last := map[results.Key]bool{} // key -> its last record is final
 	_, bad, err = results.ReadFile(path, true, func(_ int, r *results.Record) error {
 		last[r.Key()] = !rerun(r)
