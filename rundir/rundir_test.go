@@ -201,4 +201,3 @@ func TestFileBase(t *testing.T) {
 		}
 	}
 }
-
