@@ -116,7 +116,7 @@ func runBench(t *testing.T, config string, args ...string) (code int, stdout, st
 	return code, out.String(), errb.String(), recs, dir
 }
 
-func readRecords(t *testing.T, path string) []results.Record {
+func readRecords(t testing.TB, path string) []results.Record {
 	t.Helper()
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {

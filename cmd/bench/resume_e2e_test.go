@@ -23,7 +23,7 @@ import (
 
 // benchDir is a directory with prompts.yaml and a bench.yaml built from
 // a providers block, where bench runs are started.
-func benchDir(t *testing.T, runBlock, provs, only string) string {
+func benchDir(t testing.TB, runBlock, provs, only string) string {
 	t.Helper()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "prompts.yaml"), []byte(promptFile), 0o644)
@@ -36,7 +36,7 @@ func benchDir(t *testing.T, runBlock, provs, only string) string {
 }
 
 // startIn starts bench in dir and returns it with its output buffers.
-func startIn(t *testing.T, dir string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+func startIn(t testing.TB, dir string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	cmd := exec.Command(benchBin, args...)
 	cmd.Dir = dir
