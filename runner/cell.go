@@ -158,7 +158,12 @@ func runCell(parent context.Context, cfg *config.Config, clock Clock, prov provi
 	}
 
 	classify(rec, ctx, parent, err, resp, secrets)
-	score(rec, c, resp, cfg.Run.MaxOutputBytes)
+	score(rec, c, resp)
+	// parsed_output comes from raw_output, so about its size; one that
+	// re-encoding grew past max_output_bytes is left out, not cut.
+	if len(rec.ParsedOutput) > cfg.Run.MaxOutputBytes {
+		rec.ParsedOutput = nil
+	}
 	fit(rec, MaxRecordBytes)
 	return rec
 }
@@ -248,7 +253,7 @@ func classify(rec *results.Record, ctx, parent context.Context, err error, resp 
 // tool_use_success is null when the prompt expects no tool, and for cells
 // that never reached the model (skipped, rate-limited, auth), false for
 // other failures.
-func score(rec *results.Record, c plan.Cell, resp *providers.Response, maxOutput int) {
+func score(rec *results.Record, c plan.Cell, resp *providers.Response) {
 	native := make([]results.ToolCall, len(resp.ToolCalls))
 	for i, tc := range resp.ToolCalls {
 		tc.Source = results.SourceNative
@@ -276,9 +281,7 @@ func score(rec *results.Record, c plan.Cell, resp *providers.Response, maxOutput
 		rec.Violation = ptr(out.Violation)
 	}
 	if out.Parsed != nil {
-		// Parsed from raw_output, so about its size; one larger than
-		// max_output_bytes (escapes grown) is left out, not cut.
-		if b, err := json.Marshal(out.Parsed); err == nil && len(b) <= maxOutput {
+		if b, err := json.Marshal(out.Parsed); err == nil {
 			rec.ParsedOutput = b
 		}
 	}
