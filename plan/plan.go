@@ -3,6 +3,10 @@
 package plan
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+
 	"bench/config"
 	"bench/prompts"
 	"bench/results"
@@ -89,4 +93,48 @@ type Suite struct {
 	ThinkingLevel *string
 	// Cells is how many cells the suite has in this run.
 	Cells int
+}
+
+// Shard returns shard i of n (1-based, as `bench run --shard i/n`): whole
+// suites dealt round-robin in plan order (suite k goes to shard k mod n + 1),
+// so a model's suite runs on one machine, the split is the same on every
+// machine that expands the same config, and shards differ by at most one
+// suite (and, since every suite has the same cells, by at most one suite's
+// cells). Suites are renumbered within the shard. With more shards than
+// suites the shards past the last suite are empty. Shard(1, 1) is the plan.
+func (p *Plan) Shard(i, n int) (*Plan, error) {
+	if n < 1 || i < 1 || i > n {
+		return nil, fmt.Errorf("shard %d/%d: want 1 <= i <= n", i, n)
+	}
+	out := &Plan{}
+	renum := make([]int, len(p.Suites))
+	for k, s := range p.Suites {
+		renum[k] = -1
+		if k%n == i-1 {
+			renum[k] = len(out.Suites)
+			out.Suites = append(out.Suites, s)
+		}
+	}
+	for _, c := range p.Cells {
+		if renum[c.Suite] >= 0 {
+			c.Suite = renum[c.Suite]
+			out.Cells = append(out.Cells, c)
+		}
+	}
+	return out, nil
+}
+
+// ParseShard reads "i/n" (1-based, as --shard takes it).
+func ParseShard(s string) (i, n int, err error) {
+	a, b, ok := strings.Cut(s, "/")
+	if ok {
+		i, err = strconv.Atoi(strings.TrimSpace(a))
+		if err == nil {
+			n, err = strconv.Atoi(strings.TrimSpace(b))
+		}
+	}
+	if !ok || err != nil || n < 1 || i < 1 || i > n {
+		return 0, 0, fmt.Errorf("%q is not a shard: want i/n with 1 <= i <= n, e.g. 2/4", s)
+	}
+	return i, n, nil
 }

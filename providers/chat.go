@@ -45,14 +45,9 @@ func newChatCompletions(o *httpOptions, request func(*openai.ChatCompletionReque
 }
 
 func (c *chatCompletions) body(req Request) ([]byte, error) {
-	var msgs []openai.ChatCompletionMessage
-	if req.System != "" {
-		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: req.System})
-	}
-	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: req.Prompt})
 	cr := openai.ChatCompletionRequest{
 		Model:         req.Model,
-		Messages:      msgs,
+		Messages:      chatMessages(req),
 		Stream:        true,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 		// Sent as reasoning_effort; servers that do not reason ignore it.
@@ -75,6 +70,70 @@ func (c *chatCompletions) body(req Request) ([]byte, error) {
 		return nil, &Failure{Status: results.StatusError, Type: "bad_request", Message: err.Error(), Err: err}
 	}
 	return b, nil
+}
+
+// chatMessages is the conversation: the system message, the prompt, then
+// the agentic turns. An assistant reply carries its tool calls back with
+// their ids (arguments as the JSON text the model wrote), and each result
+// is a tool message with the tool_call_id of its call. A call the server
+// gave no id gets "call_<m>_<j>" (message m, call j), which its result
+// then names, so the pairing holds either way.
+func chatMessages(req Request) []openai.ChatCompletionMessage {
+	var msgs []openai.ChatCompletionMessage
+	if req.System != "" {
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: req.System})
+	}
+	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: req.Prompt})
+	var pending []string // ids of the last reply's calls not yet answered
+	for i, m := range req.Messages {
+		switch m.Role {
+		case RoleAssistant:
+			am := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: m.Text}
+			pending = pending[:0]
+			for j, c := range m.ToolCalls {
+				id := callID(c.ID, i, j)
+				pending = append(pending, id)
+				am.ToolCalls = append(am.ToolCalls, openai.ToolCall{Type: openai.ToolTypeFunction, ID: id,
+					Function: openai.FunctionCall{Name: c.Name, Arguments: argumentsText(c.Arguments)}})
+			}
+			msgs = append(msgs, am)
+		case RoleTool:
+			id := m.CallID
+			if len(pending) > 0 {
+				if id == "" {
+					id = pending[0]
+				}
+				pending = pending[1:]
+			}
+			msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, Content: m.Text, ToolCallID: id, Name: m.Name})
+		default:
+			msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m.Text})
+		}
+	}
+	return msgs
+}
+
+// callID is a call's id, or a stand-in unique in the conversation when the
+// server gave none.
+func callID(id string, msg, call int) string {
+	if id != "" {
+		return id
+	}
+	return fmt.Sprintf("call_%d_%d", msg, call)
+}
+
+// argumentsText is a call's arguments as the JSON text a protocol carries:
+// the object as recorded, or the raw text a model wrote that was not JSON
+// (recorded as a JSON string).
+func argumentsText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return "{}"
+	}
+	return string(raw)
 }
 
 // Stream sends one streaming chat completion and accumulates text,

@@ -134,8 +134,12 @@ func (c *ClaudeCode) args(req Request) []string {
 		// the user's session history.
 		"--no-session-persistence",
 		"--model", req.Model,
-		"--max-turns", strconv.Itoa(c.opts.MaxTurns),
 	}
+	turns := c.opts.MaxTurns
+	if req.MCP != nil {
+		turns = req.MCP.MaxTurns
+	}
+	a = append(a, "--max-turns", strconv.Itoa(turns))
 	if req.ThinkingLevel != "" {
 		a = append(a, "--effort", req.ThinkingLevel)
 	}
@@ -145,6 +149,13 @@ func (c *ClaudeCode) args(req Request) []string {
 	if req.System != "" {
 		a = append(a, "--append-system-prompt", req.System)
 	}
+	if req.MCP != nil {
+		// An agentic task: bench's MCP server is the only tool source
+		// (no built-in tools, no other configured server), and its tools
+		// are allowed without a prompt. Variadic, so it goes last.
+		return append(a, "--mcp-config", req.MCP.Config, "--strict-mcp-config", "--tools", "",
+			"--allowedTools", "mcp__"+req.MCP.Server)
+	}
 	if len(c.opts.AllowedTools) > 0 {
 		// Variadic: it takes every argument up to the next flag, so it
 		// goes last.
@@ -153,6 +164,10 @@ func (c *ClaudeCode) args(req Request) []string {
 	}
 	return a
 }
+
+// OwnsToolLoop says the CLI runs an agentic task's loop itself, calling
+// the task's tools over MCP.
+func (c *ClaudeCode) OwnsToolLoop() bool { return true }
 
 // environ is the CLI's environment: ours, minus CLAUDECODE (set when bench
 // itself runs inside a Claude Code session; each cell is a session of its
@@ -201,6 +216,11 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 	scrub := func(s string) string { return secrets.Clean(s, 0) }
 	if req.TraceParent != "" {
 		env = append(env, "TRACEPARENT="+req.TraceParent)
+	}
+	if req.MCP != nil {
+		// Tool search defers MCP tools behind a search tool; the task's
+		// tools must be offered as they are.
+		env = append(env, "ENABLE_TOOL_SEARCH=false")
 	}
 	bin, err := c.lookPath(env)
 	if err != nil {
@@ -261,9 +281,12 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 			s.malformed++
 			continue
 		}
-		if len(line) > 0 && s.Feed(line, timed) && initAt.IsZero() {
-			initAt = req.now()
-			emit(Event{Kind: EventFirstByte, At: initAt})
+		if len(line) > 0 {
+			s.at = req.now()
+			if s.Feed(line, timed) && initAt.IsZero() {
+				initAt = s.at
+				emit(Event{Kind: EventFirstByte, At: initAt})
+			}
 		}
 		if err != nil {
 			break

@@ -1,12 +1,14 @@
 package providers
 
 import (
-	"bench/results"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
+
+	"bench/results"
 )
 
 // claudeLine is the part of one Claude Code stream-json line that bench reads.
@@ -73,6 +75,10 @@ type claudeBlock struct {
 	ID       string          `json:"id"`
 	Name     string          `json:"name"`
 	Input    json.RawMessage `json:"input"`
+	// A tool_result block of a user line: what the CLI handed back.
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
 }
 
 type claudeUsage struct {
@@ -129,6 +135,16 @@ type claudeStream struct {
 
 	malformed       int
 	malformedSample string
+
+	// at is when the line being fed arrived (the provider sets it; zero
+	// when fed without a clock): the turns are stamped with it.
+	at time.Time
+	// turns are the model's replies in the CLI's own loop, one per
+	// message, with the message id each came from.
+	turns   []Turn
+	turnMsg []string
+	// callTurn places each entry of calls in turns: turn index, call index.
+	callTurn [][2]int
 }
 
 // newClaudeStream folds a stream keeping at most limit bytes of each
@@ -139,6 +155,19 @@ func newClaudeStream(limit int) *claudeStream {
 	}
 	return &claudeStream{streamed: map[string]bool{}, blocks: map[int]*claudeToolBlock{},
 		text: newCapped(limit), reasoning: newCapped(limit), tools: newToolBudget(limit)}
+}
+
+// maxTurnsKept bounds the replies a stream keeps of the CLI's own loop
+// (a task's max_turns is at most 100).
+const maxTurnsKept = 256
+
+// capAppend appends what fits of add to a turn's text, within the cap of
+// each output field.
+func (s *claudeStream) capAppend(text, add string) string {
+	if room := s.text.limit - len(text); room > 0 {
+		return text + claudeTruncate(add, room)
+	}
+	return text
 }
 
 // markStreamed notes a message whose content arrived as deltas; the set
@@ -199,6 +228,10 @@ func (s *claudeStream) Feed(line []byte, emit EmitFunc) (init bool) {
 		if l.ParentToolUseID == nil && l.Message != nil && !s.streamed[l.Message.ID] {
 			s.assistantFallback(l.Message, emit)
 		}
+	case "user":
+		if l.ParentToolUseID == nil && l.Message != nil {
+			s.toolResults(l.Message)
+		}
 	case "result":
 		if s.result == nil {
 			s.result = &l
@@ -207,11 +240,88 @@ func (s *claudeStream) Feed(line []byte, emit EmitFunc) (init bool) {
 	return false
 }
 
+// turn returns the reply being streamed, starting one when a message with
+// another id begins (or when none has yet).
+func (s *claudeStream) turn(msgID string, start bool) *Turn {
+	n := len(s.turns)
+	// Past maxTurnsKept replies, the last one goes on: a CLI printing a
+	// new message id per line cannot grow the list without end.
+	if n == 0 || (start && n < maxTurnsKept && (msgID == "" || s.turnMsg[n-1] != msgID)) {
+		s.turns = append(s.turns, Turn{Start: s.at})
+		s.turnMsg = append(s.turnMsg, msgID)
+		n++
+	}
+	t := &s.turns[n-1]
+	t.End = s.at
+	return t
+}
+
+// output marks the first text or tool call of the current reply.
+func (t *Turn) output(at time.Time) {
+	if t.FirstOutput.IsZero() {
+		t.FirstOutput = at
+	}
+}
+
+// addCall records a new tool call of the current reply.
+func (s *claudeStream) addCall(c results.ToolCall, t *Turn) int {
+	s.calls = append(s.calls, c)
+	s.callTurn = append(s.callTurn, [2]int{len(s.turns) - 1, len(t.Calls)})
+	t.Calls = append(t.Calls, AgentCall{Made: s.at})
+	t.output(s.at)
+	return len(s.calls) - 1
+}
+
+// toolResults takes what the CLI handed back to the model for its calls
+// (a user line's tool_result blocks), by call id.
+func (s *claudeStream) toolResults(m *claudeMessage) {
+	for _, b := range m.Content {
+		if b.Type != "tool_result" || b.ToolUseID == "" {
+			continue
+		}
+		for i := range s.calls {
+			if s.calls[i].ID != b.ToolUseID {
+				continue
+			}
+			at := s.callTurn[i]
+			c := &s.turns[at[0]].Calls[at[1]]
+			c.Answered, c.Result, c.IsError = s.at, claudeBlockText(b.Content), b.IsError
+			break
+		}
+	}
+}
+
+// claudeBlockText is a tool_result's text: a string content as it is, a
+// list of blocks as their text parts joined.
+func claudeBlockText(raw json.RawMessage) string {
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		return str
+	}
+	var parts []claudeBlock
+	_ = json.Unmarshal(raw, &parts) // anything else has no text
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
 func (s *claudeStream) event(l *claudeLine, emit EmitFunc) {
 	ev := l.Event
 	if l.APIMessageID != "" {
 		s.markStreamed(l.APIMessageID)
 	}
+	if ev.Type == "message_start" {
+		id := ""
+		if ev.Message != nil {
+			id = ev.Message.ID
+		}
+		s.turn(id, true)
+	}
+	t := s.turn("", false)
 	switch ev.Type {
 	case "message_start":
 		// Block indexes restart with each message.
@@ -240,9 +350,9 @@ func (s *claudeStream) event(l *claudeLine, emit EmitFunc) {
 			emit(Event{Kind: EventToolCall, Text: b.Name, Call: -1})
 			return
 		}
-		s.calls = append(s.calls, results.ToolCall{ID: b.ID, Name: claudeTruncate(b.Name, maxToolName)})
-		s.blocks[ev.Index] = &claudeToolBlock{call: len(s.calls) - 1, initial: b.Input, input: s.tools.args()}
-		emit(Event{Kind: EventToolCall, Text: b.Name, Call: len(s.calls) - 1})
+		i := s.addCall(results.ToolCall{ID: b.ID, Name: claudeTruncate(b.Name, maxToolName)}, t)
+		s.blocks[ev.Index] = &claudeToolBlock{call: i, initial: b.Input, input: s.tools.args()}
+		emit(Event{Kind: EventToolCall, Text: b.Name, Call: i})
 	case "content_block_delta":
 		d := ev.Delta
 		if d == nil {
@@ -252,16 +362,21 @@ func (s *claudeStream) event(l *claudeLine, emit EmitFunc) {
 		case "text_delta":
 			if d.Text != "" {
 				s.text.WriteString(d.Text)
+				t.Text = s.capAppend(t.Text, d.Text)
+				t.output(s.at)
 				emit(Event{Kind: EventText, Text: d.Text})
 			}
 		case "thinking_delta":
 			if d.Thinking != "" {
 				s.reasoning.WriteString(d.Thinking)
+				t.Reasoning = s.capAppend(t.Reasoning, d.Thinking)
 				emit(Event{Kind: EventReasoning, Text: d.Thinking})
 			}
 		case "input_json_delta":
 			if b := s.blocks[ev.Index]; b != nil && !b.done && d.PartialJSON != "" {
 				b.input.WriteString(d.PartialJSON)
+				at := s.callTurn[b.call]
+				s.turns[at[0]].Calls[at[1]].Made = s.at
 				emit(Event{Kind: EventToolCall, Text: d.PartialJSON, Call: b.call})
 			}
 		}
@@ -304,16 +419,20 @@ func (s *claudeStream) closeBlocks() {
 // (the CLI run without --include-partial-messages, or a build that drops
 // them): the text arrives in one piece, timed at this line.
 func (s *claudeStream) assistantFallback(m *claudeMessage, emit EmitFunc) {
+	t := s.turn(m.ID, true)
 	for _, b := range m.Content {
 		switch b.Type {
 		case "text":
 			if b.Text != "" {
 				s.text.WriteString(b.Text)
+				t.Text = s.capAppend(t.Text, b.Text)
+				t.output(s.at)
 				emit(Event{Kind: EventText, Text: b.Text})
 			}
 		case "thinking":
 			if b.Thinking != "" {
 				s.reasoning.WriteString(b.Thinking)
+				t.Reasoning = s.capAppend(t.Reasoning, b.Thinking)
 				emit(Event{Kind: EventReasoning, Text: b.Thinking})
 			}
 		case "tool_use", "server_tool_use":
@@ -321,8 +440,8 @@ func (s *claudeStream) assistantFallback(m *claudeMessage, emit EmitFunc) {
 				emit(Event{Kind: EventToolCall, Text: b.Name, Call: -1})
 				continue
 			}
-			s.calls = append(s.calls, results.ToolCall{ID: b.ID, Name: claudeTruncate(b.Name, maxToolName), Arguments: results.Arguments(s.tools.keep(string(b.Input)))})
-			emit(Event{Kind: EventToolCall, Text: b.Name, Call: len(s.calls) - 1})
+			i := s.addCall(results.ToolCall{ID: b.ID, Name: claudeTruncate(b.Name, maxToolName), Arguments: results.Arguments(s.tools.keep(string(b.Input)))}, t)
+			emit(Event{Kind: EventToolCall, Text: b.Name, Call: i})
 		}
 	}
 }
@@ -351,7 +470,16 @@ func (s *claudeStream) assistantError(l *claudeLine) {
 // on a cut stream; partial output is kept.
 func (s *claudeStream) Response() *Response {
 	s.closeBlocks()
+	var turns []Turn
+	for _, t := range s.turns {
+		t.Calls = append([]AgentCall(nil), t.Calls...)
+		turns = append(turns, t)
+	}
+	for i, at := range s.callTurn {
+		turns[at[0]].Calls[at[1]].Call = s.calls[i]
+	}
 	r := &Response{
+		Turns:        turns,
 		ToolCalls:    append([]results.ToolCall(nil), s.calls...),
 		FinishReason: s.stopReason,
 		Retries:      s.retries,

@@ -322,6 +322,19 @@ func FuzzClaudeStream(f *testing.F) {
 				t.Fatalf("tool call arguments not JSON: %q", c.Arguments)
 			}
 		}
+		// The turns split the same answer: their texts and calls, in
+		// order, are the response's.
+		var turnText strings.Builder
+		var turnCalls []results.ToolCall
+		for _, tn := range r.Turns {
+			turnText.WriteString(tn.Text)
+			for _, c := range tn.Calls {
+				turnCalls = append(turnCalls, c.Call)
+			}
+		}
+		if turnText.String() != r.Text || !reflect.DeepEqual(turnCalls, r.ToolCalls) {
+			t.Fatalf("turns hold %q and %d calls, the response %q and %d", turnText.String(), len(turnCalls), r.Text, len(r.ToolCalls))
+		}
 		if f := s.Failure(); f != nil && (f.Status == "" || f.Type == "") {
 			t.Fatalf("unclassified failure %+v", f)
 		}

@@ -165,6 +165,7 @@ func (o *Ollama) chatRequest(req Request) (*api.ChatRequest, error) {
 		cr.Messages = append(cr.Messages, api.Message{Role: "system", Content: req.System})
 	}
 	cr.Messages = append(cr.Messages, api.Message{Role: "user", Content: req.Prompt})
+	cr.Messages = append(cr.Messages, ollamaMessages(req.Messages)...)
 	// Ollama 0.9.6 takes think as a boolean: any level asks for thinking;
 	// no level leaves it unset, so the model's default applies.
 	if req.ThinkingLevel != "" {
@@ -179,6 +180,32 @@ func (o *Ollama) chatRequest(req Request) (*api.ChatRequest, error) {
 		cr.Tools = append(cr.Tools, tool)
 	}
 	return cr, nil
+}
+
+// ollamaMessages are the agentic turns as /api/chat takes them: a reply
+// with its tool_calls (arguments as an object; the API has no call ids),
+// then one "tool" message per result, naming its tool.
+func ollamaMessages(ms []Message) []api.Message {
+	out := make([]api.Message, 0, len(ms))
+	for _, m := range ms {
+		switch m.Role {
+		case RoleAssistant:
+			am := api.Message{Role: "assistant", Content: m.Text}
+			for _, c := range m.ToolCalls {
+				args := api.ToolCallFunctionArguments{}
+				// A call whose arguments were not an object goes back
+				// without them: the API takes only an object.
+				_ = json.Unmarshal(c.Arguments, &args)
+				am.ToolCalls = append(am.ToolCalls, api.ToolCall{Function: api.ToolCallFunction{Name: c.Name, Arguments: args}})
+			}
+			out = append(out, am)
+		case RoleTool:
+			out = append(out, api.Message{Role: "tool", Content: m.Text, ToolName: m.Name})
+		default:
+			out = append(out, api.Message{Role: "user", Content: m.Text})
+		}
+	}
+	return out
 }
 
 func ollamaTool(t prompts.Tool) (api.Tool, error) {

@@ -102,10 +102,56 @@ type responsesRequest struct {
 	Store bool `json:"store"`
 }
 
+// responsesInput is one input item: a message (type message, role,
+// content), a function call the model made earlier (type function_call,
+// call_id, name, arguments), or its result (type function_call_output,
+// call_id, output).
 type responsesInput struct {
-	Type    string `json:"type"`
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Type      string  `json:"type"`
+	Role      string  `json:"role,omitempty"`
+	Content   *string `json:"content,omitempty"`
+	CallID    string  `json:"call_id,omitempty"`
+	Name      string  `json:"name,omitempty"`
+	Arguments *string `json:"arguments,omitempty"`
+	Output    *string `json:"output,omitempty"`
+}
+
+// responsesItems is the input: the prompt, then the agentic turns. Sent
+// with store: false, a reply cannot be referred to by id, so each is
+// echoed back whole: its text as an assistant message and each call as a
+// function_call item, followed by the function_call_output items that
+// answer them (a call without a call_id gets "call_<m>_<j>", which its
+// output then names).
+func responsesItems(req Request) []responsesInput {
+	items := []responsesInput{{Type: "message", Role: "user", Content: &req.Prompt}}
+	var pending []string
+	for i, m := range req.Messages {
+		switch m.Role {
+		case RoleAssistant:
+			if m.Text != "" {
+				items = append(items, responsesInput{Type: "message", Role: "assistant", Content: &m.Text})
+			}
+			pending = pending[:0]
+			for j, c := range m.ToolCalls {
+				id := callID(c.ID, i, j)
+				pending = append(pending, id)
+				args := argumentsText(c.Arguments)
+				items = append(items, responsesInput{Type: "function_call", CallID: id, Name: c.Name, Arguments: &args})
+			}
+		case RoleTool:
+			id := m.CallID
+			if len(pending) > 0 {
+				if id == "" {
+					id = pending[0]
+				}
+				pending = pending[1:]
+			}
+			items = append(items, responsesInput{Type: "function_call_output", CallID: id, Output: &m.Text})
+		default:
+			items = append(items, responsesInput{Type: "message", Role: "user", Content: &m.Text})
+		}
+	}
+	return items
 }
 
 type responsesTool struct {
@@ -131,7 +177,7 @@ type responsesReasoning struct {
 func (o *OpenAIResponses) body(req Request) ([]byte, error) {
 	rr := responsesRequest{
 		Model:           req.Model,
-		Input:           []responsesInput{{Type: "message", Role: "user", Content: req.Prompt}},
+		Input:           responsesItems(req),
 		Instructions:    req.System,
 		MaxOutputTokens: o.opts.MaxTokens,
 		Temperature:     o.opts.Temperature,

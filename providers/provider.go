@@ -34,6 +34,63 @@ type Request struct {
 	// reasoning and the tool calls' arguments (run.max_output_bytes): the
 	// rest is counted, not kept. 0 means DefaultMaxOutputBytes.
 	MaxOutputBytes int
+	// Messages continue the conversation after Prompt, for the later turns
+	// of an agentic task: the model's earlier replies and what bench
+	// answered to their tool calls, in order. Empty for a single turn.
+	Messages []Message
+	// MCP, for a provider whose agent runs the tool loop itself
+	// (LoopOwner), serves the task's tools; nil for every other cell.
+	MCP *MCP
+}
+
+// Roles of a Message.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one message of an agentic conversation after the prompt.
+type Message struct {
+	// Role is RoleAssistant (a reply of the model), RoleTool (the result of
+	// one of its calls) or RoleUser (a text-mode command's output).
+	Role string
+	// Text is the reply's text, the tool result, or the user message.
+	Text string
+	// ToolCalls are an assistant reply's calls as the model made them (ids
+	// included), sent back so the protocol can pair them with results.
+	ToolCalls []results.ToolCall
+	// CallID is the id of the call a tool message answers; "" when the
+	// protocol gave none, in which case the tool messages that follow an
+	// assistant message answer its calls in order.
+	CallID string
+	// Name is the tool a tool message answers.
+	Name string
+	// IsError marks a tool result as an error. Protocols without such a
+	// flag get the text alone, which says so.
+	IsError bool
+}
+
+// MCP is how a provider that owns its tool loop gets an agentic task's
+// tools: an MCP server bench runs (see package mcpserve).
+type MCP struct {
+	// Config is the MCP configuration (for Claude Code, --mcp-config JSON)
+	// that starts the server.
+	Config string
+	// Server is the server's name in Config. Only its tools are offered to
+	// the model, and all of them are allowed.
+	Server string
+	// MaxTurns bounds the agent's loop: model replies, as the task's
+	// max_turns counts them.
+	MaxTurns int
+}
+
+// LoopOwner is implemented by a provider whose agent runs an agentic
+// task's tool loop itself (the Claude Code CLI): the runner hands it the
+// tools over MCP (Request.MCP) in one Stream call, instead of driving the
+// loop turn by turn, and reads the turns back from Response.Turns.
+type LoopOwner interface {
+	OwnsToolLoop() bool
 }
 
 func (r Request) now() time.Time {
@@ -117,6 +174,9 @@ type Response struct {
 	// Metrics are provider-specific figures (server-side timings, cost, CLI
 	// version...), recorded as provider_metrics.
 	Metrics map[string]any
+	// Turns are the model replies of a loop the provider ran itself
+	// (Request.MCP), in order; nil otherwise.
+	Turns []Turn
 
 	// keep is what a stream reader keeps of each output field (see
 	// capLimit); the stream readers take it from here so their
@@ -133,6 +193,30 @@ func (r *Response) keepLimit() int {
 		return r.keep
 	}
 	return DefaultMaxOutputBytes + CapSlack
+}
+
+// Turn is one model reply inside a provider's own agent loop, stamped on
+// the request's clock (Request.Now).
+type Turn struct {
+	// Start is when the reply began streaming, FirstOutput when its first
+	// text or tool call arrived (zero: none), End when it was complete.
+	Start, FirstOutput, End time.Time
+	Text, Reasoning         string
+	Calls                   []AgentCall
+}
+
+// AgentCall is a tool call of a provider's own loop and what the agent
+// handed back to the model for it.
+type AgentCall struct {
+	// Call is the call as the model made it (name, arguments, id).
+	Call results.ToolCall
+	// Made is when the model finished writing the call.
+	Made time.Time
+	// Answered is when the agent handed the result back (zero: never).
+	Answered time.Time
+	// Result is the text the model got back, IsError its error flag.
+	Result  string
+	IsError bool
 }
 
 // Provider is one configured entry, ready to stream. Stream returns a

@@ -1,12 +1,15 @@
 package report
 
 import (
+	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -73,9 +76,10 @@ func writeLargeRun(tb testing.TB, dir string, n int) int64 {
 func ptr[T any](v T) *T { return &v }
 
 // BenchmarkBuild100k builds the three reports from a generated results.jsonl
-// of 100,000 lines. Besides ns/op and B/op it reports peak-heap-MiB: the
-// largest live heap seen by a sampler during the builds (runtime/metrics),
-// and file-MiB. Run:
+// of 100,000 lines. Besides ns/op and B/op it reports cpu-ms/op (the
+// process's user+system CPU time per build: wall time on a shared machine
+// says more about the neighbours), peak-heap-MiB (the largest live heap a
+// sampler saw during the builds, runtime/metrics) and file-MiB. Run:
 //
 //	go test ./report -run '^$' -bench Build100k -benchmem -benchtime 3x
 func BenchmarkBuild100k(b *testing.B) {
@@ -83,13 +87,24 @@ func BenchmarkBuild100k(b *testing.B) {
 	size := writeLargeRun(b, dir, 100_000)
 	runtime.GC()
 	stop := heapPeak()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		if err := Build(dir, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(stop(), "peak-heap-MiB")
 	b.ReportMetric(float64(size)/(1<<20), "file-MiB")
+}
+
+// cpuTime is the process's user plus system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // heapPeak samples the live heap every millisecond and returns the largest
@@ -119,11 +134,27 @@ func heapPeak() (stop func() float64) {
 	}
 }
 
-// TestLargeRunCounts checks the generated run adds up (a smaller one, so the
-// plain test run stays fast).
+var (
+	largeRunDir   = flag.String("large-run-dir", "", "TestLargeRunCounts writes its run here (kept) instead of a temporary directory")
+	largeRunLines = flag.Int("large-run-lines", 6000, "lines TestLargeRunCounts writes")
+)
+
+// TestLargeRunCounts checks the generated run adds up (a small one by
+// default, so the plain test run stays fast). With flags it writes a large
+// run to keep, for timing `bench report` on it:
+//
+//	go test ./report -run TestLargeRunCounts -args -large-run-dir=/tmp/big -large-run-lines=1000000
+//	/usr/bin/time -v bench report /tmp/big
 func TestLargeRunCounts(t *testing.T) {
-	dir := t.TempDir()
-	writeLargeRun(t, dir, 6000)
+	dir := *largeRunDir
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	n := *largeRunLines
+	os.Remove(filepath.Join(dir, "results.jsonl"))
+	writeLargeRun(t, dir, n)
 	s, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -132,10 +163,64 @@ func TestLargeRunCounts(t *testing.T) {
 	for _, g := range s.Groups {
 		total += g.NTotal
 	}
-	if len(s.Groups) != 12 || total != 6000 || s.NRecords != 6000 || len(s.Prompts) != 20 {
+	if len(s.Groups) != 12 || total != n || s.NRecords != n || len(s.Prompts) != 20 {
 		t.Fatalf("groups %d, total %d, records %d, prompts %d", len(s.Groups), total, s.NRecords, len(s.Prompts))
 	}
 	if s.NFailures <= len(s.Failures) || len(s.Failures) > MaxFailures+len(s.Groups) {
 		t.Errorf("failures kept %d of %d", len(s.Failures), s.NFailures)
+	}
+}
+
+// The reports of a large run read through the reader's fast decoder are
+// byte for byte those of the same records decoded by encoding/json, with
+// lines the fast path hands back to encoding/json mixed in (another key
+// order, escapes, spaces).
+func TestLoadMatchesEncodingJSON(t *testing.T) {
+	dir := t.TempDir()
+	writeLargeRun(t, dir, 3000)
+	path := filepath.Join(dir, "results.jsonl")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	for i := 0; i < len(lines); i += 7 {
+		lines[i] = strings.Replace(lines[i], `{"record_type":"result",`, `{ "prompt_name" : "prompt_\u00e9", "record_type":"result",`, 1)
+		lines[i] = strings.Replace(lines[i], `"prompt_name":"prompt_`, `"x":"prompt_`, 1)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var recs []results.Record
+	for i, l := range lines {
+		var r results.Record
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		recs = append(recs, r)
+	}
+	loaded, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Summarize(recs)
+	want.GeneratedAt = loaded.GeneratedAt
+	for _, f := range []struct {
+		name string
+		gen  func(*Summary) ([]byte, error)
+	}{
+		{"summary.json", func(s *Summary) ([]byte, error) { return json.Marshal(s) }},
+		{"tiers.json", func(s *Summary) ([]byte, error) { return json.Marshal(TierRanking(s)) }},
+		{"summary.md", func(s *Summary) ([]byte, error) {
+			var b strings.Builder
+			err := WriteMarkdown(&b, s)
+			return []byte(b.String()), err
+		}},
+	} {
+		got, err1 := f.gen(loaded)
+		exp, err2 := f.gen(want)
+		if err1 != nil || err2 != nil || string(got) != string(exp) {
+			t.Errorf("%s differs between the reader and encoding/json (%v, %v)", f.name, err1, err2)
+		}
 	}
 }

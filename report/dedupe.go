@@ -59,24 +59,38 @@ func plural(n int, one, many string) string {
 }
 
 // aggregate reads a results file into an aggregator, each cell counted by
-// its last record. The common file has no duplicate and is read once; one
-// with duplicates is read again, keeping only last records.
-func aggregate(path string) (*aggregator, *dedupe, []results.Problem, int, error) {
+// its last record, handing records to the func start returns per pass (see
+// LoadEach). The common file has no duplicate and is read once; one with
+// duplicates is read again, keeping only last records.
+func aggregate(path string, start func() func(*results.Record)) (*aggregator, *dedupe, []results.Problem, int, error) {
 	a, d := newAggregator(), newDedupe()
+	each := pass(start)
 	problems, nProblems, err := results.ReadFile(path, true, func(line int, r *results.Record) error {
 		d.see(line, r)
 		a.Add(r)
+		each(r)
 		return nil
 	})
 	if err != nil || d.lines == 0 {
 		return a, d, problems, nProblems, err
 	}
-	a = newAggregator()
+	a, each = newAggregator(), pass(start)
 	_, _, err = results.ReadFile(path, true, func(line int, r *results.Record) error {
 		if d.last[idOf(r)] == line {
 			a.Add(r)
+			each(r)
 		}
 		return nil
 	})
 	return a, d, problems, nProblems, err
+}
+
+// pass is the func a pass hands records to: start's, or one that drops them.
+func pass(start func() func(*results.Record)) func(*results.Record) {
+	if start != nil {
+		if f := start(); f != nil {
+			return f
+		}
+	}
+	return func(*results.Record) {}
 }

@@ -23,6 +23,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 	writeRanking(&b, s)
 	writeMatrix(&b, s)
 	writeTiers(&b, s)
+	writeAgentic(&b, s)
 	writeResources(&b, s)
 	writeFailures(&b, s)
 	writeSkipped(&b, s)
@@ -85,7 +86,7 @@ func writeRanking(b *strings.Builder, s *Summary) {
 			i+1, md(g.Provider), md(g.Model), level(g.ThinkingLevel), g.NOK, g.NTotal,
 			pct(g.SuccessRateOK), pct(g.ObjectivePassRate),
 			msStr(g.TTFTMS.P50), msStr(g.TTFTMS.P95), msStr(g.LatencyMS.P50), msStr(g.LatencyMS.P95),
-			num(g.TokensPerS.P50), g.NError, g.NSkippedUnavailable+g.NRateLimited+g.NAuthError, tierName(g.Tier))
+			num(g.TokensPerS.P50), g.NError, g.NSkippedUnavailable+g.NRateLimited+g.NAuthError, tierRouting(g.Tier))
 	}
 	b.WriteString("\n")
 }
@@ -158,12 +159,14 @@ func writeTiers(b *strings.Builder, s *Summary) {
 	b.WriteString("Tool-use success rate over the cells whose prompt expects a tool. Error cells (timeouts, cut streams) count as failures; " +
 		"cells that never reached the model (skipped, rate-limited, auth) or were cancelled are excluded. " +
 		"Tier 1 ≥ 80%, Tier 2 50–79%, Tier 3 < 50%; unclassified when no tool cell ran.\n\n")
-	b.WriteString("| rank | provider | model | thinking | tier | tool-use success | succeeded/counted | errors among failures | excluded |\n")
-	b.WriteString("|--:|---|---|---|---|--:|--:|--:|---|\n")
+	b.WriteString("Agentic cells count here too: their tool use succeeds when the expected calls were made with matching arguments. " +
+		"Routing-ready is stricter: Tier 1, at least 80% of the agentic tasks completed, and no call of a tool the task does not offer.\n\n")
+	b.WriteString("| rank | provider | model | thinking | tier | tool-use success | succeeded/counted | errors among failures | excluded | routing-ready |\n")
+	b.WriteString("|--:|---|---|---|---|--:|--:|--:|---|---|\n")
 	for _, tr := range t.Ranking {
-		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %d/%d | %d | %s |\n",
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %d/%d | %d | %s | %s |\n",
 			tr.Rank, md(tr.Provider), md(tr.Model), level(tr.ThinkingLevel), tierName(tr),
-			pct(tr.ToolUseSuccessRate), tr.NSucceeded, tr.NCounted, tr.NErrorCells, excluded(tr))
+			pct(tr.ToolUseSuccessRate), tr.NSucceeded, tr.NCounted, tr.NErrorCells, excluded(tr), md(routingMark(tr)))
 	}
 	b.WriteString("\n### Recommended for subagent routing\n\n")
 	if len(t.Recommended) == 0 {
@@ -340,6 +343,15 @@ func num(v *float64) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.1f", *v)
+}
+
+// tierRouting is the tier with the routing verdict beside it when the
+// model is routing-ready.
+func tierRouting(t *Tier) string {
+	if t != nil && t.RoutingReady != nil && *t.RoutingReady {
+		return tierName(t) + " · routing-ready"
+	}
+	return tierName(t)
 }
 
 func tierName(t *Tier) string {

@@ -187,7 +187,10 @@ func TestSummaryJSONHasTheSpecFields(t *testing.T) {
 		"n_rate_limited", "n_error", "success_rate_ok", "objective_pass_rate", "wall_clock_ms", "latency_ms",
 		"resources_before", "resources_after",
 		// additions
-		"n_auth_error", "ttft_ms", "tokens_per_s", "resources_peak"}
+		"n_auth_error", "ttft_ms", "tokens_per_s", "resources_peak",
+		// agentic tasks (issue 16)
+		"n_agentic", "n_agentic_completed", "task_success_rate", "mean_turns", "n_agentic_calls", "n_wrong_argument_calls",
+		"n_unknown_tool_calls", "wrong_argument_rate", "unknown_tool_rate", "n_failed_call_cells", "n_recovered", "recovery_rate"}
 	for _, g := range top.Groups {
 		if len(g) != len(want) {
 			t.Errorf("group has %d fields, want %d: %v", len(g), len(want), keys(g))

@@ -19,7 +19,11 @@
 // n_rate_limited, n_error, success_rate_ok, objective_pass_rate,
 // wall_clock_ms, latency_ms, resources_before, resources_after) and these
 // additions: n_auth_error, ttft_ms and tokens_per_s (same statistics as
-// latency_ms), and resources_peak (what the sampler saw during the suite).
+// latency_ms), resources_peak (what the sampler saw during the suite), and
+// the agentic-task figures (n_agentic, n_agentic_completed,
+// task_success_rate, mean_turns, n_agentic_calls, n_wrong_argument_calls,
+// n_unknown_tool_calls, wrong_argument_rate, unknown_tool_rate,
+// n_failed_call_cells, n_recovered, recovery_rate; see AgenticMethods).
 package report
 
 import (
@@ -43,6 +47,7 @@ type Methods struct {
 	SuccessRateOK     string `json:"success_rate_ok"`
 	ObjectivePassRate string `json:"objective_pass_rate"`
 	WallClockMS       string `json:"wall_clock_ms"`
+	AgenticMethods
 }
 
 var methods = Methods{
@@ -53,6 +58,7 @@ var methods = Methods{
 	SuccessRateOK:     "n_success / n_ok; null when n_ok is 0",
 	ObjectivePassRate: "cells with objective_pass true / successful cells with a non-null objective_pass; null when there are none",
 	WallClockMS:       "max(ended_at_ms) - min(started_at_ms) over the group's cells",
+	AgenticMethods:    agenticMethods,
 }
 
 // Group is one (provider, model, thinking_level) entry of summary.json.
@@ -80,6 +86,9 @@ type Group struct {
 	ResourcesBefore *rundir.Snapshot `json:"resources_before"`
 	ResourcesAfter  *rundir.Snapshot `json:"resources_after"`
 	ResourcesPeak   *rundir.Peak     `json:"resources_peak"`
+
+	// Agentic are the agentic-task figures (agentic.go), inline.
+	Agentic
 
 	// Tier is the group's tool-use tier (written to tiers.json, not here).
 	Tier *Tier `json:"-"`
@@ -164,6 +173,8 @@ type aggregator struct {
 	nFail    int
 	// notRun collapses identical reasons of cells that never reached a model.
 	notRun map[Failure]int
+	// last is the group of the last record.
+	last *acc
 }
 
 type acc struct {
@@ -186,21 +197,12 @@ func (a *aggregator) Add(r *results.Record) {
 	if a.runID == "" {
 		a.runID = r.RunID
 	}
-	k := groupKey{provider: r.Provider, model: r.Model}
-	if r.ThinkingLevel != nil {
-		k.thinking, k.hasThinking = *r.ThinkingLevel, true
+	g := a.last
+	if g == nil || !g.holds(r) {
+		g = a.group(r)
+		a.last = g
 	}
-	g := a.groups[k]
-	if g == nil {
-		g = &acc{
-			g:   &Group{Provider: r.Provider, Model: r.Model, ThinkingLevel: cloneStr(r.ThinkingLevel)},
-			lat: &exact{}, ttft: &exact{}, tps: &exact{},
-			cells: map[string]*MatrixCell{},
-			tool:  Tier{Provider: r.Provider, Model: r.Model, ThinkingLevel: cloneStr(r.ThinkingLevel), Excluded: map[string]int{}},
-		}
-		a.groups[k] = g
-	}
-	if _, ok := a.prompts[r.PromptID]; !ok || a.prompts[r.PromptID] == "" {
+	if name, ok := a.prompts[r.PromptID]; !ok || name == "" {
 		a.prompts[r.PromptID] = r.PromptName
 	}
 
@@ -246,6 +248,7 @@ func (a *aggregator) Add(r *results.Record) {
 	}
 
 	g.tool.add(r)
+	gr.Agentic.add(r)
 
 	c := g.cells[r.PromptID]
 	if c == nil {
@@ -268,6 +271,35 @@ func (a *aggregator) Add(r *results.Record) {
 	a.addFailure(r, gr, success)
 }
 
+// group finds or makes the record's group.
+func (a *aggregator) group(r *results.Record) *acc {
+	k := groupKey{provider: r.Provider, model: r.Model}
+	if r.ThinkingLevel != nil {
+		k.thinking, k.hasThinking = *r.ThinkingLevel, true
+	}
+	g := a.groups[k]
+	if g == nil {
+		g = &acc{
+			g:   &Group{Provider: r.Provider, Model: r.Model, ThinkingLevel: cloneStr(r.ThinkingLevel)},
+			lat: &exact{}, ttft: &exact{}, tps: &exact{},
+			cells: map[string]*MatrixCell{},
+			tool:  Tier{Provider: r.Provider, Model: r.Model, ThinkingLevel: cloneStr(r.ThinkingLevel), Excluded: map[string]int{}},
+		}
+		a.groups[k] = g
+	}
+	return g
+}
+
+// holds says whether r belongs to the group: records of one suite mostly
+// come together, so Add checks the last group before the map.
+func (g *acc) holds(r *results.Record) bool {
+	gr := g.g
+	if r.Provider != gr.Provider || r.Model != gr.Model || (r.ThinkingLevel == nil) != (gr.ThinkingLevel == nil) {
+		return false
+	}
+	return r.ThinkingLevel == nil || *r.ThinkingLevel == *gr.ThinkingLevel
+}
+
 // whyLabel is a short reason a cell did not succeed, for the matrix.
 func whyLabel(r *results.Record) string {
 	if r.FailureType != nil && *r.FailureType != "" {
@@ -280,6 +312,14 @@ func (a *aggregator) addFailure(r *results.Record, g *Group, success bool) {
 	failedCheck := success && r.ObjectivePass != nil && !*r.ObjectivePass
 	if success && !failedCheck {
 		return
+	}
+	switch r.AvailabilityStatus {
+	case "skipped_unavailable", "rate_limited", "auth_error":
+	default:
+		if len(a.failures) >= MaxFailures {
+			a.nFail++ // counted, not listed: no need to describe it
+			return
+		}
 	}
 	f := Failure{Group: g.Label(), PromptID: r.PromptID, Repetition: r.Repetition, Status: r.AvailabilityStatus}
 	if r.FailureType != nil {
@@ -367,8 +407,10 @@ func (a *aggregator) summary() *Summary {
 			gr.WallClockMS = &w
 		}
 		gr.LatencyMS, gr.TTFTMS, gr.TokensPerS = g.lat.Stats(), g.ttft.Stats(), g.tps.Stats()
+		gr.Agentic.finish()
 		t := g.tool
 		t.classify()
+		t.routing(&gr.Agentic)
 		gr.Tier = &t
 		s.Groups = append(s.Groups, gr)
 		s.Matrix = append(s.Matrix, g.cells)
@@ -462,8 +504,35 @@ func Summarize(records []results.Record) *Summary {
 // Load reads runDir/results.jsonl, streaming, and the suites' resource
 // files, and returns the summary. Malformed lines are in SkippedLines; only
 // I/O failure is an error.
-func Load(runDir string) (*Summary, error) {
-	a, d, problems, nProblems, err := aggregate(rundir.Path(runDir, rundir.ResultsFile))
+func Load(runDir string) (*Summary, error) { return LoadEach(runDir, nil) }
+
+// LoadWith is Load that also hands every usable record to each (when not
+// nil), in file order, in the same pass: the other reports of a run
+// (report.html's samples, junit.xml) ride along instead of reading
+// results.jsonl again. The record is reused between calls and its bulky
+// fields (raw_output, reasoning, parsed_output, tool_call_details,
+// provider_metrics) are empty; each must copy what it keeps. each sees
+// every line, a cell recorded twice (a resumed run ran it again) twice;
+// LoadEach hands each cell's last record only.
+func LoadWith(runDir string, each func(*results.Record)) (*Summary, error) {
+	first := true
+	return LoadEach(runDir, func() func(*results.Record) {
+		if !first {
+			return nil
+		}
+		first = false
+		return each
+	})
+}
+
+// LoadEach is LoadWith for reports that count each cell once, as the
+// summary does: start (when not nil) is called before each pass over
+// results.jsonl and returns the func that pass hands records to (or nil).
+// There is one pass, or, when the file records some cell more than once, a
+// second one that hands each cell's last record only: what the first
+// pass's func collected is then to be dropped.
+func LoadEach(runDir string, start func() func(*results.Record)) (*Summary, error) {
+	a, d, problems, nProblems, err := aggregate(rundir.Path(runDir, rundir.ResultsFile), start)
 	if err != nil {
 		return nil, fmt.Errorf("report %s: %w", runDir, err)
 	}

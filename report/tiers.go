@@ -45,6 +45,16 @@ type Tier struct {
 	NExcluded   int `json:"n_excluded"`
 	// Excluded counts the excluded cells by reason.
 	Excluded map[string]int `json:"excluded"`
+
+	// RoutingReady is the stricter verdict for routing subagents with
+	// tools to the model (routingRule), null when no agentic cell
+	// counted; RoutingNote says why not.
+	RoutingReady      *bool    `json:"routing_ready"`
+	RoutingNote       string   `json:"routing_note,omitempty"`
+	NAgentic          int      `json:"n_agentic"`
+	NAgenticCompleted int      `json:"n_agentic_completed"`
+	TaskSuccessRate   *float64 `json:"task_success_rate"`
+	NUnknownToolCalls int      `json:"n_unknown_tool_calls"`
 }
 
 // add counts one record if its prompt expects tools.
@@ -106,6 +116,10 @@ type Tiers struct {
 	// Recommended are the Tier-1 groups, the ones to route subagents with
 	// full tool access to.
 	Recommended []Model `json:"recommended_for_subagent_routing"`
+	// RoutingRule is how routing_ready is decided; RoutingReady lists the
+	// groups that are.
+	RoutingRule  string  `json:"routing_rule"`
+	RoutingReady []Model `json:"routing_ready"`
 }
 
 // Model names a group.
@@ -117,7 +131,8 @@ type Model struct {
 
 // TierRanking builds tiers.json from a summary.
 func TierRanking(s *Summary) *Tiers {
-	t := &Tiers{RunID: s.RunID, GeneratedAt: s.GeneratedAt, Rule: tierRule, Ranking: []*Tier{}, Recommended: []Model{}}
+	t := &Tiers{RunID: s.RunID, GeneratedAt: s.GeneratedAt, Rule: tierRule, Ranking: []*Tier{}, Recommended: []Model{},
+		RoutingRule: routingRule, RoutingReady: []Model{}}
 	t.Thresholds.Tier1, t.Thresholds.Tier2 = Tier1Min, Tier2Min
 	for _, g := range s.Groups {
 		if g.Tier != nil {
@@ -140,6 +155,9 @@ func TierRanking(s *Summary) *Tiers {
 		tr.Rank = i + 1
 		if tr.Tier == Tier1 {
 			t.Recommended = append(t.Recommended, Model{tr.Provider, tr.Model, tr.ThinkingLevel})
+		}
+		if tr.RoutingReady != nil && *tr.RoutingReady {
+			t.RoutingReady = append(t.RoutingReady, Model{tr.Provider, tr.Model, tr.ThinkingLevel})
 		}
 	}
 	return t

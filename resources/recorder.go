@@ -2,8 +2,10 @@ package resources
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -88,6 +90,11 @@ func (r *Recorder) SuiteStart(s plan.Suite) {
 		interval = DefaultInterval
 	}
 	run.sampler = newSampler(run.srv, interval)
+	// The readings themselves, one line each as they are taken (appended:
+	// a resumed suite adds to its series; a killed run keeps what it had).
+	series, err := os.OpenFile(filepath.Join(r.dir, run.base+SamplesSuffix), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	r.record(err)
+	run.sampler.series = series
 	go func() {
 		defer close(run.done)
 		run.sampler.loop(run.stop)
@@ -119,6 +126,7 @@ func (r *Recorder) finish(run *suiteRun) {
 	close(run.stop)
 	<-run.done
 	run.rec.Peak = run.sampler.peak()
+	r.record(run.sampler.closeSeries())
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -159,11 +167,37 @@ func (r *Recorder) record(err error) {
 	r.mu.Unlock()
 }
 
-// sampler reads the machine every interval and keeps maxima. Each reading
-// is a few /proc files, so it costs the suite close to nothing.
+// SamplesSuffix names a suite's sample series: beside its
+// resources_<provider>_<model>[_<thinking>].json, the file with this suffix
+// holds one Sample per line, in time order (report.html's resource
+// timeline).
+const SamplesSuffix = "_samples.jsonl"
+
+// Sample is one reading of the sampler, one line of a samples file. A null
+// figure was not measured at that moment (the first reading has no CPU
+// share: it is the baseline).
+type Sample struct {
+	// TimeMS is when the reading was taken, in Unix milliseconds.
+	TimeMS int64 `json:"t_ms"`
+	// CPUPercent is the whole machine's busy share since the last reading.
+	CPUPercent *float64 `json:"cpu_percent"`
+	// MemUsed is the machine's used memory, in bytes.
+	MemUsed *uint64 `json:"mem_used_bytes"`
+	// ServerRSS is the model server tree's resident memory, in bytes.
+	ServerRSS *uint64 `json:"server_rss_bytes"`
+	// ServerCPUPercent is the server tree's CPU since the last reading, in
+	// percent of one core.
+	ServerCPUPercent *float64 `json:"server_cpu_percent"`
+}
+
+// sampler reads the machine every interval, keeps maxima and writes each
+// reading to its series. Each reading is a few /proc files and one short
+// line, so it costs the suite close to nothing.
 type sampler struct {
-	srv      *serverProc
-	interval time.Duration
+	srv       *serverProc
+	interval  time.Duration
+	series    *os.File // nil: no series file
+	seriesErr error
 
 	mu       sync.Mutex
 	samples  int
@@ -214,6 +248,7 @@ func (s *sampler) sample(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.samples++
+	line := Sample{TimeMS: now.UnixMilli(), ServerRSS: rss}
 	if cerr != nil {
 		s.problems["cpu_percent"] = cerr.Error()
 	} else if s.lastCPU != nil {
@@ -221,6 +256,7 @@ func (s *sampler) sample(ctx context.Context) {
 			s.cpuMax = maxF(s.cpuMax, p)
 			s.cpuSum += p
 			s.cpuN++
+			line.CPUPercent = &p
 		}
 	}
 	if cerr == nil {
@@ -230,6 +266,7 @@ func (s *sampler) sample(ctx context.Context) {
 		s.problems["mem_used_bytes"] = merr.Error()
 	} else {
 		s.memMax = maxU(s.memMax, vm.Used)
+		line.MemUsed = &vm.Used
 	}
 	if rss != nil {
 		s.rssMax = maxU(s.rssMax, *rss)
@@ -237,9 +274,41 @@ func (s *sampler) sample(ctx context.Context) {
 	if s.lastTree != nil {
 		if p, ok := treeCPU(s.lastTree, tree, now.Sub(s.lastAt)); ok {
 			s.srvCPU = maxF(s.srvCPU, p)
+			line.ServerCPUPercent = &p
 		}
 	}
 	s.lastTree, s.lastAt = tree, now
+	s.write(&line)
+}
+
+// write appends a reading to the series; the first failure is kept and
+// ends the series, the peaks go on.
+func (s *sampler) write(line *Sample) {
+	if s.series == nil || s.seriesErr != nil {
+		return
+	}
+	b, err := json.Marshal(line)
+	if err == nil {
+		_, err = s.series.Write(append(b, '\n'))
+	}
+	if err != nil {
+		s.seriesErr = fmt.Errorf("resources: samples: %w", err)
+	}
+}
+
+// closeSeries closes the series file and returns its first error.
+func (s *sampler) closeSeries() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.series == nil {
+		return s.seriesErr
+	}
+	err := s.series.Close()
+	s.series = nil
+	if s.seriesErr != nil {
+		return s.seriesErr
+	}
+	return err
 }
 
 func (s *sampler) peak() *rundir.Peak {

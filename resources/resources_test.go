@@ -3,6 +3,7 @@ package resources
 import (
 	"bench/config"
 	"bench/plan"
+	"bench/report/htmlreport"
 	"bench/rundir"
 	"context"
 	"encoding/json"
@@ -197,6 +198,25 @@ func TestRecorderWritesFilesPerSuite(t *testing.T) {
 		if rec.Peak.Samples < 2 || rec.Peak.MemUsed == nil {
 			t.Errorf("%s: peak %+v", base, rec.Peak)
 		}
+		// Every reading is a line of the series, in time order, with the
+		// machine's memory; the first (the CPU baseline) without CPU, later
+		// ones with it unless no clock tick passed between two readings.
+		series, err := os.ReadFile(filepath.Join(dir, base+SamplesSuffix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(string(series), "\n"), "\n")
+		if len(lines) != rec.Peak.Samples {
+			t.Errorf("%s: %d series lines, %d samples", base, len(lines), rec.Peak.Samples)
+		}
+		var prev int64
+		for i, l := range lines {
+			var smp Sample
+			if err := json.Unmarshal([]byte(l), &smp); err != nil || smp.TimeMS < prev || smp.MemUsed == nil || (i == 0 && smp.CPUPercent != nil) {
+				t.Errorf("%s: series line %d %q (%v)", base, i+1, l, err)
+			}
+			prev = smp.TimeMS
+		}
 		if !rec.After.TakenAt.After(rec.Before.TakenAt) {
 			t.Errorf("%s: after %v not after before %v", base, rec.After.TakenAt, rec.Before.TakenAt)
 		}
@@ -207,6 +227,11 @@ func TestRecorderWritesFilesPerSuite(t *testing.T) {
 		if !local && (rec.Peak.Unavailable["server_rss_bytes"] == "" || !strings.Contains(string(after), "model server:  n/a")) {
 			t.Errorf("%s: missing reason for no server: %+v", base, rec.Peak.Unavailable)
 		}
+	}
+	// report.html reads the series as they are written.
+	tl, warn, err := htmlreport.ReadTimelines(dir)
+	if err != nil || len(warn) > 0 || len(tl) != len(suites) {
+		t.Errorf("report.html's reader: %d timelines of %d suites, warnings %v, %v", len(tl), len(suites), warn, err)
 	}
 	if _, err := rundir.ReadSuite(dir, "nobody", "nothing", nil); err != nil {
 		t.Errorf("missing suite: %v, want nil error", err)

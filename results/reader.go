@@ -54,6 +54,7 @@ type Reader struct {
 	// and provider_metrics empty: aggregates do not need them, and not
 	// unquoting and allocating them makes reading a large file faster.
 	SkipBulk bool
+	fd       *fastDecoder
 }
 
 // skipped is a JSON value that is read past and dropped.
@@ -82,13 +83,21 @@ func NewReader(r io.Reader) *Reader {
 // returns its line number. It returns io.EOF after the last line; any other
 // error is an I/O failure of the underlying reader.
 func (r *Reader) Next(rec *Record) (int, error) {
+	line, _, err := r.NextRaw(rec)
+	return line, err
+}
+
+// NextRaw is Next that also returns the line as it is in the file, without
+// its newline, for a caller that copies lines (bench merge). The bytes are
+// valid until the next call.
+func (r *Reader) NextRaw(rec *Record) (int, []byte, error) {
 	for {
 		data, complete, tooLong, err := r.readLine()
 		if err != nil && !errors.Is(err, io.EOF) {
-			return 0, fmt.Errorf("read results line %d: %w", r.line+1, err)
+			return 0, nil, fmt.Errorf("read results line %d: %w", r.line+1, err)
 		}
 		if data == nil && !tooLong && errors.Is(err, io.EOF) {
-			return 0, io.EOF
+			return 0, nil, io.EOF
 		}
 		r.line++
 		if tooLong {
@@ -98,24 +107,32 @@ func (r *Reader) Next(rec *Record) (int, error) {
 		if len(bytes.TrimSpace(data)) == 0 {
 			continue
 		}
-		*rec = Record{}
-		var target any = rec
-		if r.SkipBulk {
-			target = &bulkless{Record: rec}
+		if r.fd == nil {
+			r.fd = newFastDecoder()
 		}
-		if perr := decode(data, target, rec); perr != nil {
+		if perr := decode(data, rec, r.SkipBulk, r.fd); perr != nil {
 			// Only a last line without its newline can be a half-written one.
 			r.problem(Problem{Line: r.line, Truncated: !complete, Reason: perr.Error()})
 			continue
 		}
-		return r.line, nil
+		return r.line, data, nil
 	}
 }
 
-// decode parses one line and checks it can be grouped.
-func decode(data []byte, target any, rec *Record) error {
-	if err := json.Unmarshal(data, target); err != nil {
-		return fmt.Errorf("not a result record: %w", err)
+// decode parses one line into rec and checks it can be grouped. The fast
+// decoder takes the lines it is sure of; encoding/json the rest, so the
+// record and the error are always encoding/json's.
+func decode(data []byte, rec *Record, skipBulk bool, fd *fastDecoder) error {
+	*rec = Record{}
+	if !fd.decode(data, rec, skipBulk) {
+		*rec = Record{}
+		var target any = rec
+		if skipBulk {
+			target = &bulkless{Record: rec}
+		}
+		if err := json.Unmarshal(data, target); err != nil {
+			return fmt.Errorf("not a result record: %w", err)
+		}
 	}
 	switch {
 	case rec.RecordType != RecordType:
@@ -208,8 +225,11 @@ func ReadFile(path string, skipBulk bool, fn func(line int, rec *Record) error) 
 }
 
 // A batch is a run of consecutive lines, decoded by one worker and handed
-// to fn in file order.
+// to fn in file order. Its lines are copied into one buffer, and batches
+// are reused once fn has seen them, so reading allocates per batch, not per
+// line.
 type batch struct {
+	buf   []byte
 	lines []rawLine
 	recs  []Record
 	errs  []error // per line: the decode problem, or nil for a record
@@ -218,7 +238,7 @@ type batch struct {
 
 type rawLine struct {
 	n                 int
-	data              []byte
+	start, end        int // in buf
 	complete, tooLong bool
 }
 
@@ -245,13 +265,23 @@ func (r *Reader) each(workers int, fn func(line int, rec *Record) error) error {
 	}
 	todo := make(chan *batch, 2*workers)
 	ordered := make(chan *batch, 4*workers)
+	// free holds batches fn is done with; the reader takes one before
+	// making a new one, which bounds the batches in flight.
+	free := make(chan *batch, 8*workers)
 	var readErr error
 	go func() { // reader: one goroutine owns the bufio.Reader
 		defer close(ordered)
 		defer close(todo)
 		for eof := false; !eof; {
-			b := &batch{done: make(chan struct{})}
-			for size := 0; size < batchBytes && !eof; {
+			var b *batch
+			select {
+			case b = <-free:
+				b.buf, b.lines = b.buf[:0], b.lines[:0]
+			default:
+				b = &batch{buf: make([]byte, 0, batchBytes+batchBytes/4)}
+			}
+			b.done = make(chan struct{})
+			for len(b.buf) < batchBytes && !eof {
 				data, complete, tooLong, err := r.readLine()
 				if err != nil && !errors.Is(err, io.EOF) {
 					readErr = fmt.Errorf("read results line %d: %w", r.line+1, err)
@@ -263,8 +293,9 @@ func (r *Reader) each(workers int, fn func(line int, rec *Record) error) error {
 					break
 				}
 				r.line++
-				b.lines = append(b.lines, rawLine{n: r.line, data: bytes.Clone(data), complete: complete, tooLong: tooLong})
-				size += len(data) + 64
+				start := len(b.buf)
+				b.buf = append(b.buf, data...)
+				b.lines = append(b.lines, rawLine{n: r.line, start: start, end: len(b.buf), complete: complete, tooLong: tooLong})
 				eof = errors.Is(err, io.EOF)
 			}
 			if len(b.lines) > 0 {
@@ -275,11 +306,15 @@ func (r *Reader) each(workers int, fn func(line int, rec *Record) error) error {
 	}()
 	for i := 0; i < workers; i++ {
 		go func() {
+			fd := newFastDecoder()
 			for b := range todo {
-				b.recs = make([]Record, len(b.lines))
-				b.errs = make([]error, len(b.lines))
+				if cap(b.recs) < len(b.lines) {
+					b.recs = make([]Record, len(b.lines))
+					b.errs = make([]error, len(b.lines))
+				}
+				b.recs, b.errs = b.recs[:len(b.lines)], b.errs[:len(b.lines)]
 				for j, l := range b.lines {
-					b.errs[j] = r.decodeLine(l, &b.recs[j])
+					b.errs[j] = r.decodeLine(b.buf[l.start:l.end], l.tooLong, &b.recs[j], fd)
 				}
 				close(b.done)
 			}
@@ -300,6 +335,12 @@ func (r *Reader) each(workers int, fn func(line int, rec *Record) error) error {
 				fnErr = fn(l.n, &b.recs[j])
 			}
 		}
+		if cap(b.buf) <= 4*batchBytes { // not a batch a huge line grew
+			select {
+			case free <- b:
+			default:
+			}
+		}
 	}
 	if fnErr != nil {
 		return fnErr
@@ -310,17 +351,13 @@ func (r *Reader) each(workers int, fn func(line int, rec *Record) error) error {
 var errBlank = errors.New("blank line")
 
 // decodeLine decodes one line as Next does; it touches no Reader state but
-// SkipBulk, so workers may call it concurrently.
-func (r *Reader) decodeLine(l rawLine, rec *Record) error {
-	if l.tooLong {
+// SkipBulk, so workers may call it concurrently, each with its own fd.
+func (r *Reader) decodeLine(data []byte, tooLong bool, rec *Record, fd *fastDecoder) error {
+	if tooLong {
 		return fmt.Errorf("line longer than %d bytes", MaxLineBytes)
 	}
-	if len(bytes.TrimSpace(l.data)) == 0 {
+	if len(bytes.TrimSpace(data)) == 0 {
 		return errBlank
 	}
-	var target any = rec
-	if r.SkipBulk {
-		target = &bulkless{Record: rec}
-	}
-	return decode(l.data, target, rec)
+	return decode(data, rec, r.SkipBulk, fd)
 }

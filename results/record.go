@@ -134,6 +134,9 @@ type Turn struct {
 	TTFTMS *float64 `json:"ttft_ms"`
 	// Text is the reply's text (cut at max_output_bytes).
 	Text string `json:"text,omitempty"`
+	// Reasoning is the thinking text the protocol exposed for the reply
+	// (cut at max_output_bytes).
+	Reasoning string `json:"reasoning,omitempty"`
 	// Calls are the tool calls of the reply, in order.
 	Calls []TurnCall `json:"calls,omitempty"`
 	// Error is why the turn failed, when it did.
@@ -147,13 +150,23 @@ type TurnCall struct {
 	Arguments json.RawMessage `json:"arguments"`
 	// Result is the scripted result bench returned (cut at
 	// max_output_bytes); ResultHash is "sha256:" + hex of the whole result.
+	// For the Claude Code CLI, a call that never reached bench (a tool the
+	// task does not have) holds what the CLI answered instead.
 	Result     string `json:"result"`
 	ResultHash string `json:"result_hash"`
 	IsError    bool   `json:"is_error,omitempty"`
 	// Unknown: the model called a tool the task does not offer.
 	Unknown bool `json:"unknown,omitempty"`
 	// Rule is the scripted rule that answered (-1: none matched).
-	Rule    int     `json:"rule"`
-	StartMS float64 `json:"start_ms"`
-	EndMS   float64 `json:"end_ms"`
+	Rule int `json:"rule"`
+	// FailFirst: the answer was the tool's scripted first-call failure.
+	FailFirst bool `json:"fail_first,omitempty"`
+	// WrongArgs: the call named a tool the task's tool_sequence expects,
+	// with arguments that match none of that tool's expected calls.
+	WrongArgs bool `json:"wrong_args,omitempty"`
+	// Unanswered: the loop ended (max_turns) before bench answered the
+	// call, so Result is empty and the model never saw one.
+	Unanswered bool    `json:"unanswered,omitempty"`
+	StartMS    float64 `json:"start_ms"`
+	EndMS      float64 `json:"end_ms"`
 }

@@ -14,33 +14,72 @@ import (
 // directory, synced and renamed over path: a reader (or a crash, or a full
 // disk) sees the old file or the new one, never half of one or an empty one.
 func WriteFile(path string, data []byte) error {
+	f, err := CreateAtomic(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
+}
+
+// AtomicFile is a file written in full before it appears under its name,
+// for files too large to hold in memory for WriteFile (a merged
+// results.jsonl). Write to it, then Commit; Abort (or a crash) leaves path
+// as it was.
+type AtomicFile struct {
+	path string
+	f    *os.File
+}
+
+// CreateAtomic starts writing path through a temporary file in its directory.
+func CreateAtomic(path string) (*AtomicFile, error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
 	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
 	if err != nil {
-		return writeErr(path, err)
+		return nil, writeErr(path, err)
 	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
+	return &AtomicFile{path: path, f: f}, nil
+}
+
+// Write appends p to the temporary file.
+func (a *AtomicFile) Write(p []byte) (int, error) {
+	n, err := a.f.Write(p)
+	if err != nil {
+		err = writeErr(a.path, err)
 	}
-	if cerr := f.Close(); err == nil {
+	return n, err
+}
+
+// Commit syncs the temporary file and renames it over path.
+func (a *AtomicFile) Commit() error {
+	tmp := a.f.Name()
+	err := a.f.Sync()
+	if cerr := a.f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
 		err = os.Chmod(tmp, 0o644)
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = os.Rename(tmp, a.path)
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return writeErr(path, err)
+		return writeErr(a.path, err)
 	}
 	return nil
+}
+
+// Abort drops the temporary file; path is left as it was.
+func (a *AtomicFile) Abort() {
+	a.f.Close()
+	os.Remove(a.f.Name())
 }
 
 // writeErr names the file once: "write run.json in DIR: no space left on

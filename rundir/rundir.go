@@ -143,6 +143,48 @@ type RunInfo struct {
 	// Resumed is how many cells earlier runs into this directory recorded.
 	Resumed  int            `json:"resumed_cells,omitempty"`
 	ByStatus map[string]int `json:"by_status"`
+	// Shard is set when the run is one shard of a sharded run (bench run
+	// --shard i/n); bench merge reads it to put the shards together.
+	Shard *Shard `json:"shard,omitempty"`
+	// Merge is set when bench merge built the directory from shards.
+	Merge *Merge `json:"merge,omitempty"`
+}
+
+// Shard says which part of a sharded run a run directory holds.
+type Shard struct {
+	// Index is 1-based; Count is how many shards the run was split into.
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// Suites names the suites dealt to the shard (provider/model, plus
+	// /thinking level), in plan order.
+	Suites []string `json:"suites"`
+}
+
+// Merge describes a run directory built by bench merge.
+type Merge struct {
+	// Count is how many shards the run was split into.
+	Count int `json:"count"`
+	// Shards are the merged shard directories, by index; Missing the
+	// indexes absent (merged with --allow-partial).
+	Shards  []MergedShard `json:"shards"`
+	Missing []int         `json:"missing,omitempty"`
+}
+
+// MergedShard is one shard of a merged run: where it came from and how its
+// run went. Its own run.json, config.json and inventory.json are kept in
+// the merged directory under Kept.
+type MergedShard struct {
+	Index         int       `json:"index"`
+	Dir           string    `json:"dir"`
+	RunID         string    `json:"run_id"`
+	StartedAt     time.Time `json:"started_at"`
+	EndedAt       time.Time `json:"ended_at"`
+	EndReason     string    `json:"end_reason"`
+	CellsPlanned  int       `json:"cells_planned"`
+	CellsRecorded int       `json:"cells_recorded"`
+	// Records is how many results.jsonl lines of the shard were merged.
+	Records int    `json:"records"`
+	Kept    string `json:"kept"`
 }
 
 // WriteRunInfo writes run.json atomically.

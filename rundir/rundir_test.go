@@ -201,3 +201,38 @@ func TestFileBase(t *testing.T) {
 		}
 	}
 }
+
+// A streamed atomic file appears under its name only on Commit; Abort leaves
+// the old file and no temporary one.
+func TestAtomicFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, ResultsFile)
+	os.WriteFile(path, []byte("old\n"), 0o644)
+	a, err := CreateAtomic(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Write([]byte("new "))
+	if b, _ := os.ReadFile(path); string(b) != "old\n" {
+		t.Errorf("before Commit the file reads %q", b)
+	}
+	a.Write([]byte("lines\n"))
+	if err := a.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "new lines\n" {
+		t.Errorf("after Commit the file reads %q", b)
+	}
+	b, err := CreateAtomic(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Write([]byte("dropped"))
+	b.Abort()
+	if got, _ := os.ReadFile(path); string(got) != "new lines\n" {
+		t.Errorf("after Abort the file reads %q", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("left behind: %v", entries)
+	}
+}

@@ -96,9 +96,9 @@ func ms(d time.Duration) int64 { return d.Milliseconds() }
 
 func ptr[T any](v T) *T { return &v }
 
-// runCell runs one cell to completion and returns its record; it never fails.
-func runCell(parent context.Context, cfg *config.Config, clock Clock, prov providers.Provider, c plan.Cell, traceParent string) *results.Record {
-	rec := &results.Record{
+// newRecord starts the record of a cell: its coordinates.
+func newRecord(cfg *config.Config, c plan.Cell) *results.Record {
+	return &results.Record{
 		RecordType:    results.RecordType,
 		RunID:         cfg.Run.ID,
 		Provider:      c.Provider.Name,
@@ -111,6 +111,16 @@ func runCell(parent context.Context, cfg *config.Config, clock Clock, prov provi
 		ToolCalls:     []string{},
 		ExpectedTools: c.Prompt.ExpectedTools(),
 	}
+}
+
+// runCell runs one cell to completion and returns its record; it never
+// fails. An agentic task (a prompt with max_turns) runs its tool loop
+// (runAgentCell).
+func runCell(parent context.Context, cfg *config.Config, clock Clock, prov providers.Provider, c plan.Cell, traceParent string) *results.Record {
+	if c.Prompt.Agentic() {
+		return runAgentCell(parent, cfg, clock, prov, c, traceParent)
+	}
+	rec := newRecord(cfg, c)
 	req := providers.Request{Model: c.Model, System: c.Prompt.System, Prompt: c.Prompt.Prompt, Tools: c.Prompt.Tools, Now: clock.Now, TraceParent: traceParent,
 		MaxOutputBytes: cfg.Run.MaxOutputBytes}
 	if c.ThinkingLevel != nil {
@@ -267,7 +277,13 @@ func score(rec *results.Record, c plan.Cell, resp *providers.Response) {
 		}
 		return
 	}
-	calls := toolparse.Detect(native, resp.Text)
+	// The prompt tells what the reply's commands are for: the answer to
+	// "how do I...", or the subject of "what does `x` do?".
+	question := c.Prompt.Prompt
+	if c.Prompt.System != "" {
+		question = c.Prompt.System + "\n\n" + c.Prompt.Prompt
+	}
+	calls := toolparse.DetectIn(native, resp.Text, question)
 	if calls == nil {
 		calls = []results.ToolCall{}
 	}

@@ -1,21 +1,54 @@
 #!/usr/bin/env bash
-# demo.sh runs the default sweep end to end without an Ollama of your own: it
-# starts a real Ollama (installed with `go install` on first use) on a free
-# loopback port, serves a tiny scripted model whose answers to the built-in
-# prompts are fixed (scripts/demo/script.json: most right, some wrong on
-# purpose), sweeps it through both Ollama APIs and leaves a complete run
-# directory under runs/. Extra arguments go to `bench run` (e.g. --run-id demo).
+# demo.sh is bench's first command on a fresh clone: it shows a whole sweep
+# without a model server of your own.
+#
+#   1. builds bench into .tools/bin/bench, stamped with the checkout's
+#      version (run.json's bench_version);
+#   2. finds Ollama (BENCH_OLLAMA_BIN, .tools/bin, PATH, GOPATH/bin) or
+#      builds v0.9.6 from the Go module proxy into .tools/bin (cgo: gcc, once,
+#      2-4 minutes);
+#   3. starts it on a free loopback port, its state in a temp dir, with a
+#      tiny scripted model bench generates itself (scripts/demo/script.json:
+#      most answers right, some wrong on purpose);
+#   4. runs the default suite through both Ollama APIs and ends with the
+#      paths of summary.md and report.html.
+#
+# Extra arguments go to `bench run` (e.g. --run-id demo, --out DIR, --quiet,
+# --junit FILE). The exit code is bench's: 0 the sweep ran (models may have
+# failed checks), 1 an I/O failure, 2 bad flags, 130 interrupted.
+#
+# The built-in agentic tasks (A1-A7) run too: each tool result bench sends
+# back ends with the word that picks the model's next turn, so the scripted
+# model plays out whole multi-turn trajectories. It completes five of them
+# and fails two on purpose (A3 retries the failed call but misreads the
+# amount; A6 also calls the cancel_order distractor): Tier 1 on tool use,
+# yet not routing-ready. The run directory shows multi-turn cells
+# (turn_details in results.jsonl), their Forsy work traces in forsy/, and
+# the agentic table and routing verdict in summary.md.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-export BENCH_OLLAMA_STATE="${TMPDIR:-/tmp}/bench-demo-ollama.state"
-scripts/ollama-test-server.sh stop >/dev/null 2>&1 || true
-url="$(scripts/ollama-test-server.sh start "scripted=scripts/demo/script.json")"
-trap 'scripts/ollama-test-server.sh stop >/dev/null 2>&1 || true' EXIT
+# The version stamp, in internal/version's own form: the tag when HEAD has
+# one, else devel+<12 hex>[-dirty]. Go's VCS stamping would do it but is off
+# under GOFLAGS=-buildvcs=false and in git worktrees.
+stamp=""
+if rev=$(git rev-parse --short=12 HEAD 2>/dev/null); then
+	stamp=$(git describe --tags --exact-match 2>/dev/null || echo "devel+$rev")
+	[[ -z $(git status --porcelain --untracked-files=no 2>/dev/null) ]] || stamp+=-dirty
+fi
+mkdir -p .tools/bin
+go build -ldflags "-X bench/internal/version.stamp=$stamp" -o .tools/bin/bench ./cmd/bench
+echo "demo: built .tools/bin/bench ($(.tools/bin/bench version))" >&2
 
-cfg="$(mktemp -d)/demo.yaml"
-cat >"$cfg" <<YAML
+BENCH_OLLAMA_BIN="$(scripts/ollama-test-server.sh install)"
+export BENCH_OLLAMA_BIN
+export BENCH_OLLAMA_STATE="${TMPDIR:-/tmp}/bench-demo-ollama.$$.state"
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/bench-demo.XXXXXX")"
+trap 'scripts/ollama-test-server.sh stop >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+url="$(scripts/ollama-test-server.sh start "scripted=scripts/demo/script.json")"
+
+cat >"$tmp/demo.yaml" <<YAML
 # The default suite against the scripted model, through both Ollama APIs.
 run:
   out_dir: $root/runs
@@ -29,4 +62,6 @@ providers:
     base_url: $url
     models: [scripted]
 YAML
-go run ./cmd/bench run --config "$cfg" "$@"
+code=0
+.tools/bin/bench run --config "$tmp/demo.yaml" "$@" || code=$?
+exit "$code"

@@ -2,8 +2,8 @@
 # A real Ollama server with scripted models, for demos and manual tests.
 #
 #   scripts/ollama-test-server.sh start [--thinking] [NAME=]SCRIPT.json ...
-#       Installs Ollama (go install github.com/ollama/ollama@v0.9.6) if it is
-#       missing, starts `ollama serve` on a free 127.0.0.1 port with HOME and
+#       Installs Ollama (go install github.com/ollama/ollama@v0.9.6 into
+#       .tools/bin) if none is found, starts `ollama serve` on a free 127.0.0.1 port with HOME and
 #       OLLAMA_MODELS in a new temp dir, and creates one scripted model per
 #       argument (NAME defaults to "scripted"). A script maps trigger words (the
 #       prompt's last word) to reply pieces, e.g. {"OK": ["OK"]}; see
@@ -29,6 +29,8 @@ find_bin() {
 		[[ -x $BENCH_OLLAMA_BIN ]] || die "BENCH_OLLAMA_BIN=$BENCH_OLLAMA_BIN is not executable"
 		echo "$BENCH_OLLAMA_BIN"; return
 	fi
+	# The one this script built before, kept with the checkout.
+	if [[ -x $ROOT/.tools/bin/ollama ]]; then echo "$ROOT/.tools/bin/ollama"; return; fi
 	if command -v ollama >/dev/null 2>&1; then command -v ollama; return; fi
 	local gobin
 	gobin=$(go env GOPATH)/bin/ollama
@@ -38,9 +40,10 @@ find_bin() {
 
 install() {
 	if bin=$(find_bin); then echo "$bin"; return; fi
-	echo "ollama-test-server: installing ollama $OLLAMA_VERSION with go install (cgo; 2-4 minutes)..." >&2
+	echo "ollama-test-server: installing ollama $OLLAMA_VERSION into .tools/bin with go install (cgo; 2-4 minutes, once)..." >&2
 	command -v gcc >/dev/null 2>&1 || die "gcc is needed to build ollama (apt-get install -y gcc g++)"
-	CGO_ENABLED=1 go install "github.com/ollama/ollama@$OLLAMA_VERSION" >&2
+	mkdir -p "$ROOT/.tools/bin"
+	GOBIN="$ROOT/.tools/bin" CGO_ENABLED=1 go install "github.com/ollama/ollama@$OLLAMA_VERSION" >&2
 	find_bin || die "go install finished but no ollama binary was found"
 }
 

@@ -5,7 +5,8 @@
 # the pinned Claude Code CLI from npm into .tools/, the OpenTelemetry
 # Collector built with its builder into .tools/otelcol/ (2-3 minutes on 2
 # cores, once, and again when scripts/otelcol/manifest.yaml changes), and
-# Debian's chromium (report.html is checked in it headless). Then it vets and
+# Debian's chromium (report.html is checked in it headless) and xmllint
+# (junit.xml is checked against the JUnit schema). Then it vets and
 # tests every package. Servers are required: a test that cannot find them
 # fails rather than skips. Extra arguments go to `go test` (e.g. -run, -v).
 set -euo pipefail
@@ -20,6 +21,8 @@ BENCH_OTELCOL_BIN="$(scripts/otelcol.sh install)"
 export BENCH_OTELCOL_BIN
 BENCH_CHROMIUM_BIN="$(scripts/install-chromium.sh)"
 export BENCH_CHROMIUM_BIN
+BENCH_XMLLINT_BIN="$(scripts/install-xmllint.sh)"
+export BENCH_XMLLINT_BIN
 
 go vet ./...
 # -race: the runner, the providers and the resource sampler are concurrent.

@@ -17,6 +17,24 @@ import (
 type use struct {
 	call bool // the span is used, not talked about
 	bare bool // even a bare command name counts: strong evidence of use
+	// direct: the reply tells the reader to run it (a run verb addressed
+	// to the reader, or the span alone on its line): what a command the
+	// question asks about needs to count.
+	direct bool
+	// answer: the command is what the sentence offers, described in the
+	// present ("`x` lists them"), named by a copula ("the check is `x`")
+	// or after a goal; in reply to a question that asks for a way, that
+	// is the answer.
+	answer bool
+	// gloss: a glossary line or a definition ("`kubectl` is the
+	// Kubernetes CLI"): an answer only for a command with arguments.
+	gloss bool
+	// goal: after a label, a purpose clause or step words ("Then `x`").
+	goal bool
+	// strictRun: alone on its line or after a verb that means execute
+	// ("run", "type"), not one that also means adopt ("use", "try"): what
+	// a bare word outside the known list needs.
+	strictRun bool
 }
 
 // judge decides whether the span between before and after (the rest of
@@ -37,35 +55,109 @@ func judge(before, after string) use {
 	}
 	verb := runVerbBefore(before)
 	bw := clauseWords(before, false)
-	if narratedBefore(bw) || negatedBefore(bw) {
+	if narratedBefore(bw) || negatedBefore(bw) || reportedBefore(bw) {
 		return use{}
 	}
 	p := predicateAfter(clauseWords(after, true), after, coordinatedBefore(bw), lineStart)
 	if p.kind == predNegated || p.kind == predNarrated {
 		return use{}
 	}
-	if standalone || verb {
-		return use{call: true, bare: true}
+	if p.state && !standalone && !verb {
+		return use{} // "`vi` is installed almost everywhere": a state, whatever the label
 	}
-	if mentionBefore(before) || p.kind == predNoun {
+	if standalone || verb {
+		strict := standalone || isRunVerb(lastWord(before)) && executing[strings.TrimPrefix(strings.TrimPrefix(lastWord(before), "re"), "-")]
+		// A gerund that opens its clause is a subject ("Running `fsck`
+		// on a mounted disk can corrupt it"), not an instruction.
+		gerund := len(bw) == 1 && strings.HasSuffix(bw[0], "ing")
+		return use{call: true, bare: true, direct: standalone || !subordinate(bw) && !gerund, answer: true, strictRun: strict}
+	}
+	if p.gloss {
+		// It explains the command; when a way was asked for, a command
+		// with its arguments listed so is an option offered.
+		return use{answer: true, gloss: true}
+	}
+	if mentionBefore(before) || p.kind == predNoun || mentionedConjunct(bw) {
 		return use{}
 	}
 	if runVerbAhead(bw) {
-		return use{call: true, bare: true} // "run a quick `uptime`"
+		return use{call: true, bare: true, direct: !subordinate(bw), answer: true} // "run a quick `uptime`"
 	}
-	if appositive(before, after) && !goalBefore(before) {
-		return use{} // "The second command, `grep -c x f`, counts..."
+	goal := goalBefore(before)
+	if appositive(before, after) && !goal {
+		// "The second command, `grep -c x f`, counts...": a name for
+		// something already there; when a way was asked for, the way
+		// named ("Start it with the inspector, `node --inspect x`, ...").
+		return use{answer: true}
 	}
 	switch {
 	case p.kind == predDirected:
-		return use{call: true, bare: p.strong || goalBefore(before)}
+		return use{call: true, bare: p.strong || goal, answer: true, goal: goal}
 	case determinerBefore(before):
 		return use{} // "the `x` trick", "a `x` call": a noun phrase
 	case p.kind == predTalk:
-		goal := goalBefore(before)
-		return use{call: goal || item, bare: goal}
+		return use{call: goal || item, bare: goal, answer: !p.state, gloss: p.defines, goal: goal}
 	}
-	return use{call: true}
+	// "Find its name with `lsblk`": the instrument of the reader's task.
+	instrument := lastWord(before) == "with"
+	return use{call: true, bare: goal, answer: goal || copulaBefore(bw) || instrument, goal: goal}
+}
+
+// copulaBefore reports a span that completes "X is": "the quickest check
+// is `x`", "that's `x`", "what you want is `x`".
+func copulaBefore(ws []string) bool {
+	n := len(ws)
+	if n == 0 {
+		return false
+	}
+	w := ws[n-1]
+	return copulas[w] || strings.HasSuffix(w, "'s") && len(w) > 2 || strings.HasSuffix(w, "'re")
+}
+
+// subordinators open a clause that states a condition or a time, not an
+// instruction: "when you run `x`", "if you run `x`".
+var subordinators = wordSet(`when whenever if once after before while because since until unless every each`)
+
+func subordinate(ws []string) bool {
+	for _, w := range ws {
+		if subordinators[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// reporting are the verbs that report someone's advice: "the article
+// recommends `x`", "blog posts suggesting `x`", "the docs say to run
+// `x`". The reply's own advice ("I'd suggest `x`") and the passive
+// ("the recommended way is `x`") are not reports.
+var reporting = wordSet(`recommend recommends recommended recommending suggest suggests suggested suggesting advise advises advised advising say says said saying tell tells told telling mention mentions mentioned mentioning propose proposes proposed proposing claim claims claimed insist insists insisted`)
+
+// ownSubjects make a reporting verb the reply's own advice, or one put to
+// the reader.
+var ownSubjects = wordSet(`i we i'd we'd i'll we'll i'm we're let's let you you'd you'll`)
+
+// reportedBefore reports a span in the clause of a reporting verb whose
+// subject is someone else.
+func reportedBefore(ws []string) bool {
+	for i, w := range ws {
+		if !reporting[w] {
+			continue
+		}
+		j := i - 1
+		for j >= 0 && (adverbs[ws[j]] || modals[ws[j]] || strings.HasSuffix(ws[j], "ly") && len(ws[j]) > 4) {
+			j--
+		}
+		if j < 0 {
+			continue // an imperative, or no subject in this clause
+		}
+		s := ws[j]
+		if ownSubjects[s] || determiners[s] || copulas[s] || s == "it's" || s == "be" || s == "been" || s == "was" || s == "were" || s == "being" {
+			continue
+		}
+		return true
+	}
+	return false
 }
 
 // lastWord is the last word of s, lower-cased and stripped of emphasis and
@@ -88,6 +180,9 @@ func normWord(w string) string {
 // runVerbs are the present forms that tell someone to run a command; past
 // and third-person forms narrate or describe (see narratedBefore).
 var runVerbs = wordSet(`run running execute executing exec type typing enter invoke invoking try issue issuing use using doing`)
+
+// executing are the run verbs that can only mean execute.
+var executing = wordSet(`run running execute executing exec type typing enter invoke invoking`)
 
 // isRunVerb also knows the forms with re- ("re-run", "rerun", "retry").
 func isRunVerb(w string) bool {
@@ -165,6 +260,13 @@ func coordinatedBefore(ws []string) bool {
 	return n >= 2 && (ws[n-1] == "and" || ws[n-1] == "or") && ws[n-2] == "`"
 }
 
+// mentionedConjunct reports the second of two spans whose first is an
+// object of talk: "like `apt install` or `apt remove`".
+func mentionedConjunct(ws []string) bool {
+	n := len(ws)
+	return coordinatedBefore(ws) && n >= 3 && mentionWordsBefore[ws[n-3]]
+}
+
 var determiners = wordSet(`the a an`)
 
 func determinerBefore(before string) bool {
@@ -196,7 +298,10 @@ func negatedBefore(ws []string) bool {
 			continue
 		}
 		if i < label {
-			if warnings[w] || strings.HasSuffix(w, "n't") {
+			// A warning, or a label that opens as a negated imperative
+			// ("Don't: `x`"); "The commits aren't gone: `x` lists them"
+			// states a fact before the span.
+			if warnings[w] || strings.HasSuffix(w, "n't") && labelOpening(ws[:i]) {
 				return true
 			}
 			continue
@@ -211,21 +316,42 @@ func negatedBefore(ws []string) bool {
 	return false
 }
 
+// labelOpening reports words that may precede an imperative: none, or
+// only politeness and conjunctions.
+func labelOpening(ws []string) bool {
+	for _, w := range ws {
+		if w != "please" && w != "and" && w != "but" && w != "just" && w != ":" {
+			return false
+		}
+	}
+	return true
+}
+
 // goalBefore reports a span introduced as the way to a goal: after a
 // label ("Fix: `x` ..."), a purpose clause ("To free the space, `x` ..."),
 // or step words ("Then `x` ...", "First, `x` ...").
 func goalBefore(before string) bool {
-	b := strings.TrimSpace(listMarker.ReplaceAllString(before, ""))
-	b = strings.TrimRight(b, "*_ \t")
-	if strings.HasSuffix(b, ":") && strings.TrimLeft(b, ":*_ \t") != "" {
-		return true
+	b := strings.TrimRight(before, "*_ \t")
+	if strings.HasSuffix(b, ":") {
+		if m := listMarker.FindStringIndex(b); m != nil {
+			b = b[m[1]:]
+		}
+		return strings.TrimLeft(b, ":*_ \t") != ""
 	}
-	ws := sentenceWords(before)
+	seg := sentenceOf(before)
+	if strings.HasSuffix(b, ",") {
+		// "To free the space, `x` ...": only the first word matters.
+		ws := sentenceWords(seg[:min(len(seg), 8)])
+		if len(ws) > 0 && ws[0] == "to" && strings.ContainsAny(strings.TrimSpace(seg), " \t") {
+			return true
+		}
+	}
+	if len(seg) > maxStepBytes {
+		return false // longer than any run of step words
+	}
+	ws := sentenceWords(seg)
 	if len(ws) == 0 {
 		return false
-	}
-	if ws[0] == "to" && len(ws) > 1 && strings.HasSuffix(b, ",") {
-		return true
 	}
 	for _, w := range ws {
 		if !steps[w] {
@@ -233,6 +359,25 @@ func goalBefore(before string) bool {
 		}
 	}
 	return true
+}
+
+// maxStepBytes bounds a sentence opening made only of step words ("And
+// then, finally,"), which keeps goalBefore cheap on long sentences.
+const maxStepBytes = 48
+
+// sentenceOf is the sentence that ends s: from the last . ! or ? followed
+// by a space, without a list marker.
+func sentenceOf(s string) string {
+	for i := len(s) - 1; i >= 0; i-- {
+		if c := s[i]; (c == '.' || c == '!' || c == '?') && (i+1 >= len(s) || s[i+1] == ' ') {
+			s = s[i+1:]
+			break
+		}
+	}
+	if m := listMarker.FindStringIndex(s); m != nil {
+		s = s[m[1]:]
+	}
+	return s
 }
 
 var steps = wordSet(`then next finally first second third afterwards after that now and`)
@@ -250,7 +395,15 @@ const (
 type predicate struct {
 	kind   int
 	strong bool // directed by a future or the reader, not only a pronoun
+	state  bool // a passive: the command's state, not what it does
+	gloss  bool // a glossary line: "`x` — what it does"
+	// defines: "`x` is ...": with arguments the way to do it, of a bare
+	// name what the tool is.
+	defines bool
 }
+
+// participlesIrregular are passive participles without -ed.
+var participlesIrregular = wordSet(`built set done made gone shown known run written given kept found left put bound`)
 
 // nounsAfter are the nouns a command names when it is talked about.
 var nounsAfter = wordSet(`command commands utility utilities tool tools program programs binary binaries flag flags option options output package man manual page syntax subcommand invocation`)
@@ -263,7 +416,7 @@ var (
 	pastMarkers  = wordSet(`was were did had already gave told ran took got found said broke hung made kept threw sent saw wrote used`)
 	adverbs      = wordSet(`also then just still now only alone even again both all right always sometimes perhaps afterwards`)
 	reader       = wordSet(`you yourself your yours you'll you're you've you'd`)
-	prepositions = wordSet(`on in at inside under with from for within over across against per`)
+	prepositions = wordSet(`on in at inside under with from for within over across against per of`)
 	participles  = wordSet(`by into through`)
 	// nonVerbs cannot start the predicate of a coordinated subject ("`x`
 	// and `y` list..."), whose verb has no third-person s to find it by.
@@ -277,8 +430,11 @@ var (
 // entry (elsewhere a dash only ends the clause).
 func predicateAfter(ws []string, after string, secondConjunct, lineStart bool) predicate {
 	a := strings.TrimLeft(after, " \t")
-	if strings.HasPrefix(a, "'s") || strings.HasPrefix(a, "’s") || lineStart && glossary.MatchString(after) {
+	if strings.HasPrefix(a, "'s") || strings.HasPrefix(a, "’s") {
 		return predicate{kind: predNoun}
+	}
+	if lineStart && glossary.MatchString(after) {
+		return predicate{kind: predNoun, gloss: true}
 	}
 	if len(ws) == 0 {
 		return predicate{}
@@ -312,9 +468,13 @@ func predicateAfter(ws []string, after string, secondConjunct, lineStart bool) p
 func verbPhrase(ws []string, i int, coordinated bool) predicate {
 	start := i
 	if i < len(ws) && prepositions[ws[i]] {
-		// "`x` on a shared branch will ...": skip to a closed-class verb.
-		for i < len(ws) && !closedVerb(ws[i]) {
-			i++
+		// "`x` on a shared branch will ...", "`x` at the root installs
+		// ...": skip the phrase to a closed-class verb, or to a present
+		// verb after its noun (not a plural right after "the" or "in").
+		for i++; i < len(ws) && !closedVerb(ws[i]); i++ {
+			if thirdPerson(ws[i]) && !determiners[ws[i-1]] && !prepositions[ws[i-1]] && i+1 < len(ws) && !prepositions[ws[i+1]] && !nonVerbs[ws[i+1]] {
+				break // a verb has an object; "for detailed counters and" is a noun
+			}
 		}
 	}
 	i = skipAdverbs(ws, i)
@@ -339,8 +499,14 @@ func verbPhrase(ws []string, i int, coordinated bool) predicate {
 		if j < len(ws) && (ws[j] == "not" || ws[j] == "never") {
 			return predicate{kind: predNegated}
 		}
+		if copulas[w] && j < len(ws) && (pastForm(ws[j]) || participlesIrregular[ws[j]]) {
+			return predicate{kind: predTalk, state: true} // "`x` is configured"
+		}
 		if strongModals[w] || readerIn {
 			return predicate{kind: predDirected, strong: true}
+		}
+		if copulas[w] {
+			return predicate{kind: predTalk, defines: true} // "`x` is the way", "`x` is the Kubernetes CLI"
 		}
 		if weakModals[w] || auxiliaries[w] {
 			// "`x` can show it": the object decides, after the verb.
@@ -510,18 +676,8 @@ func boundary(s string, i int, colon bool) bool {
 	return false
 }
 
-// sentenceWords returns the words of the sentence before a span: from the
-// last . ! or ? (or a list marker) to the end of s.
+// sentenceWords returns the words of s, lower-cased.
 func sentenceWords(s string) []string {
-	start := 0
-	for i := len(s) - 1; i >= 0; i-- {
-		c := s[i]
-		if (c == '.' || c == '!' || c == '?') && (i+1 >= len(s) || s[i+1] == ' ') {
-			start = i + 1
-			break
-		}
-	}
-	s = listMarker.ReplaceAllString(s[start:], "")
 	var ws []string
 	for _, f := range strings.FieldsFunc(s, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''

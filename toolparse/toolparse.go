@@ -16,14 +16,80 @@
 //   - <tool>name</tool>
 //   - [tool: name] / [TOOL: name]
 //
-// A false positive labels a model that only talks about commands as tool
-// capable, so detection leans to precision:
+// # What counts
+//
+// A text tool call is a command the reply issues: it shows it to be run (a
+// shell block, a prompt line, a marker, a command alone on its line), tells
+// the reader to run it, or gives it as the answer to the question (the
+// command that shows or prints what was asked, or that stops, fixes or does
+// what the user asked how to do). A command the reply only talks about is
+// not one: explained, compared, warned against, reported as someone else's
+// advice, narrated as already run, or written as a template or in another
+// language. A false positive labels a model that only talks about commands
+// as tool capable, so detection leans to precision.
+//
+// # The question decides what a described command is
+//
+// "`lsof -i :5173` will list the process holding the port" answers "what
+// is using port 5173?" and explains "what does `lsof -i :5173` show?": the
+// words are the same, only the question differs. DetectIn reads the prompt
+// the reply answers (system text and user prompt); Detect is DetectIn with
+// no question and keeps the reading of the reply alone. The prompt is read
+// for what it asks, from how its questions open (its imperatives when it
+// has no question):
+//
+//   - a way to do something: "how do I...", "how much...", "which
+//     command/process...", "what's the command/easiest way to...", "what
+//     should I do?", "is there a way...", "can you show me how...", "I need
+//     to...", or an imperative ("Check the disk space.", "Find the large
+//     files."). The reply's commands are the answer, so one it describes
+//     in the present or names by a copula counts ("`pnpm install` installs
+//     every workspace package", "the simplest check is `redis-cli ping`",
+//     "`kill -9 4242` is the way to stop it"), and so does a listed option
+//     ("1. `brew update` — refreshes the formulae") or the instrument of a
+//     task ("find it with `lsblk`"); a glossary line that explains part of
+//     a command the reply showed above it does not, nor a bare tool name
+//     that is only defined ("`kubectl` is the Kubernetes CLI").
+//   - about something: "what does `x` do/print/mean", "why...", "how does
+//     `x` work", "what's the difference...", "which is better...", yes/no
+//     questions ("is `kill -9` bad?", "does `git stash` keep...?",
+//     "should I run `x`?"), "explain/translate/summarize...". The
+//     commands the question names are its subject (a command starting with
+//     the same words: `git stash -u` for a question about `git stash`,
+//     `rm -I` for one about `rm -i`; a tool named bare in prose, "rsync or
+//     tar?", only as itself): the reply explains them, so they count only
+//     when it tells the reader to run them ("Yes, run `npm audit fix`",
+//     "Use `git stash -u`", alone on a line), not in a condition ("when you
+//     run `x`") or as a gerund subject ("Running `fsck` on a mounted disk
+//     can corrupt it"). A command the reply brings that the question does
+//     not name keeps the reading of Detect ("`git reflog` still lists
+//     them" counts).
+//   - neither, or no question: the reading of the reply alone (below).
+//
+// In a question that asks for a way, the question's own command line
+// repeated by the reply ("`npm install -g typescript` fails. What do I
+// do?") is the subject too: it counts when the reply tells the reader to
+// run it again, or as a step ("Then `git push`."). Commands inside error
+// messages ("npm ERR! ...") or output in the question name nothing.
+//
+// # The reading of a reply
 //
 //   - A command word must look like one (lower case letters, digits, . _ + -
 //     or a ./script or /usr/bin/x path) and be a well-known command; an
-//     unknown word counts only when its first argument is a flag
-//     (mytool --check) or it is a ./script. A command with placeholders
-//     (ssh -i <key> user@host) is syntax to fill in, not a call.
+//     unknown word counts when its first argument is a flag (mytool --check)
+//     or it is a ./script. In a labeled shell block any command-shaped
+//     word counts, alone or with arguments. In reply to a question that
+//     asks for a way, a word outside the list also counts with a
+//     subcommand or operand ("redis-cli ping", "poetry lock", "cloc .",
+//     "ssh-copy-id deploy@host") when the sentence gives strong evidence
+//     of use or offers it as the answer, or alone after "run" or "type"
+//     ("Run `nvidia-smi`"); never with English function words as arguments
+//     ("`summarize the results`") or as a statement of another language
+//     ("`import json`", "`for f in *`"). That is the list's extension, and
+//     why it is kept to the way questions: there the reply is expected to
+//     bring a command, and a subcommand shape is what commands outside any
+//     list share. A command with placeholders (ssh -i <key> user@host) is
+//     syntax to fill in, not a call.
 //   - In prose, a backticked or quoted command counts when the sentence
 //     uses it, not when it talks about it; this is read from the role the
 //     command plays in its sentence, not from set phrases. Used: the
@@ -31,39 +97,42 @@
 //     `git fetch --all`", "run a quick `uptime`"), alone on its line
 //     (possibly as a list item or after "command:"), standing in a
 //     sentence with nothing said about it ("I'd check `df -h` first"),
-//     or the subject
-//     of a predicate aimed at the reader's task, so the command is given
-//     as the answer or the fix: a future or "should" ("`df -h` will
-//     show it", "a `git switch main` should take you back"), the reader
-//     as object ("`ss -tlnp` tells you", but not "the `df` figures you
-//     sent"), or the answer or problem as a
-//     pronoun object ("`pip list --outdated` lists them", "`x` fixes
-//     it"). Any predicate counts when the sentence opens as the way to a
-//     goal: a purpose clause ("To free the space, `journalctl
-//     --vacuum-time=7d` trims the journal"), a label ("Fix: `x` ..."),
-//     step words ("Then `x` ..."), or a list item the span opens ("1.
-//     `docker system df` shows how much space each part takes"). A bare name needs the strongest of
-//     these (alone, a run verb, a future, the reader, a goal), and a bare
-//     word that is also a literal or an English word (`true`, `file`,
-//     `test`, "free") never counts alone.
+//     or the subject of a predicate aimed at the reader's task, so the
+//     command is given as the answer or the fix: a future or "should"
+//     ("`df -h` will show it", "a `git switch main` should take you
+//     back"), the reader as object ("`ss -tlnp` tells you", but not "the
+//     `df` figures you sent"), or the answer or problem as a pronoun
+//     object ("`pip list --outdated` lists them", "`x` fixes it"). Any
+//     predicate counts when the sentence opens as the way to a goal: a
+//     purpose clause ("To free the space, `journalctl --vacuum-time=7d`
+//     trims the journal"), a label ("Fix: `x` ..."), step words ("Then
+//     `x` ..."), or a list item the span opens ("1. `docker system df`
+//     shows how much space each part takes"). A bare name needs the
+//     strongest of these (alone, a run verb, a future, the reader, a
+//     goal), and a bare word that is also a literal or an English word
+//     (`true`, `file`, `test`, "free") never counts alone.
 //   - Talking about a command is not running it: a noun it modifies ("the
 //     `df` command", "the `crontab -e` editor", "the output of `df -h`",
 //     "`top`'s view"), a comparison, reference, possessive or apposition
 //     ("instead of `top`", "In `rsync -avz`, ...", "your `git pull`",
-//     "the second command, `grep -c x f`, counts..."), a question
-//     about it ("what does `uname -m` print"), a negation or warning in
-//     its clause ("don't run `rm -rf /`", "a common mistake is running
-//     `x`"; "Don't run `top`, run `htop -d 10`" keeps htop) or in a
-//     label before it ("Careful: `x` ..."; but "Nothing fancy needed:
-//     `wc -l f`" is advice), a past or third-person run
-//     verb ("I ran `x`", "you have tried `x`", "the target runs `x`"), a
-//     timeless description ("`ps aux` lists every process", "`grep -v`
-//     inverts the match"), a past or negated predicate ("`x` was
-//     misleading", "`x` won't help"), and glossary lines that explain a
-//     command ("- `head -n 6`: keeps the first lines", "`df` — disk
-//     free"; only at the start of a line: elsewhere a dash ends the
-//     clause, as in "You'll need `x` — the Events section says why"). A
-//     quoted command also needs a flag, path or operator
+//     "like `apt install` or `apt remove`", "the second command, `grep
+//     -c x f`, counts..."), a question about it ("what does `uname -m`
+//     print"), a negation or warning in its clause ("don't run `rm -rf
+//     /`", "a common mistake is running `x`"; "Don't run `top`, run
+//     `htop -d 10`" keeps htop) or in a label before it ("Careful: `x`
+//     ...", "Don't: `x`"; but "Nothing fancy needed: `wc -l f`" is advice
+//     and "The commits aren't gone: `git reflog` lists them" a fact),
+//     someone else's advice ("the article recommends `x`", "the docs say
+//     to run `x`", "guides suggesting `x`"; "I'd suggest `x`" is the
+//     reply's own), a past or third-person run verb ("I ran `x`", "you
+//     have tried `x`", "the target runs `x`"), a timeless description
+//     ("`ps aux` lists every process", "`grep -v` inverts the match"), a
+//     past, negated or passive predicate ("`x` was misleading", "`x`
+//     won't help", "`vi` is installed everywhere"), and glossary lines
+//     that explain a command ("- `head -n 6`: keeps the first lines",
+//     "`df` — disk free"; only at the start of a line: elsewhere a dash
+//     ends the clause, as in "You'll need `x` — the Events section says
+//     why"). A quoted command also needs a flag, path or operator
 //     argument or a run verb ("free time" is prose), and a quoted string
 //     in JSON ("cmd": "df -h", an escaped \"df -h\", any string of a
 //     line that starts as JSON) is data.
@@ -85,6 +154,9 @@
 // detections are added after them unless a native call has the same name,
 // so a model that calls a tool and also shows the command is not counted
 // twice.
+//
+// Detection is linear in the reply and the question: spans, quotes and
+// the clauses read around them are bounded.
 package toolparse
 
 import (
@@ -109,8 +181,17 @@ const (
 
 // Detect returns the tool calls to record for a response: the native calls
 // first, then the text detections whose name no native call has, without
-// repeats of the same command line.
+// repeats of the same command line. It judges the reply without knowing
+// what it answers; DetectIn reads the question too.
 func Detect(native []Call, text string) []Call {
+	return DetectIn(native, text, "")
+}
+
+// DetectIn is Detect for a reply to question, the prompt the model
+// answered (its system text and user prompt, in any order): what the
+// question asks for decides whether a command the reply describes is the
+// answer or the subject of an explanation. An empty question is Detect.
+func DetectIn(native []Call, text, question string) []Call {
 	out := make([]Call, 0, len(native))
 	nativeNames := map[string]bool{}
 	for _, c := range native {
@@ -121,7 +202,7 @@ func Detect(native []Call, text string) []Call {
 		out = append(out, c)
 	}
 	seen := map[string]bool{}
-	for _, c := range detectText(text) {
+	for _, c := range detectText(text, readQuestion(question)) {
 		if nativeNames[c.Name] {
 			continue
 		}
@@ -168,10 +249,41 @@ const maxSpan = 300
 // detector collects text detections in order.
 type detector struct {
 	calls []Call
+	q     question
+	// shown are the last command lines of blocks and prompt lines: a
+	// span that quotes part of one explains it ("`head -n 6`: shows the
+	// first lines" under a pipeline), whatever the question.
+	shown []string
 }
 
-func detectText(text string) []Call {
-	var d detector
+// maxShown bounds shown and each of its lines, which keeps the check of a
+// span against them constant work.
+const maxShown = 8
+
+func (d *detector) show(cmdline string) {
+	if len(cmdline) > 4*maxSpan {
+		cmdline = cmdline[:4*maxSpan]
+	}
+	if len(d.shown) == maxShown {
+		copy(d.shown, d.shown[1:])
+		d.shown = d.shown[:maxShown-1]
+	}
+	d.shown = append(d.shown, cmdline)
+}
+
+// partOfShown reports a span that quotes part of a command line shown
+// before it.
+func (d *detector) partOfShown(content string) bool {
+	for _, l := range d.shown {
+		if len(content) < len(l) && strings.Contains(l, content) {
+			return true
+		}
+	}
+	return false
+}
+
+func detectText(text string, q question) []Call {
+	d := detector{q: q}
 	lines := strings.Split(text, "\n")
 	for i := 0; i < len(lines); i++ {
 		line := strings.TrimRight(lines[i], "\r")
@@ -229,8 +341,8 @@ func (d *detector) block(lang string, lines []string) {
 				continue
 			}
 			t = strings.TrimPrefix(t, "$ ")
-			name, _, ok := firstCommand(t)
-			shell = ok && known[name]
+			name, args, ok := firstCommand(t)
+			shell = ok && (known[name] || d.q.kind == askWay && plainCommand(name, args))
 			plain = !shell
 			break
 		}
@@ -247,6 +359,15 @@ func (d *detector) block(lang string, lines []string) {
 			}
 		}
 	}
+	// A block labeled as shell holds commands line by line; one that
+	// looks like shell only by its first command is trusted less.
+	trust := trustKnown
+	switch {
+	case shellLangs[lang]:
+		trust = trustShell
+	case d.q.kind == askWay:
+		trust = trustPlain
+	}
 	cont := false
 	for _, l := range lines {
 		t := strings.TrimSpace(strings.TrimRight(l, "\r"))
@@ -258,15 +379,25 @@ func (d *detector) block(lang string, lines []string) {
 		if prompted {
 			cmd, ok := promptCommand(t, !plain)
 			if ok {
-				d.commandLine(cmd, t, false)
+				d.commandLine(cmd, t, false, trustShell)
 			}
 			continue
 		}
 		if strings.HasPrefix(t, "#") {
 			continue // comment
 		}
-		d.commandLine(t, t, false)
+		d.commandLine(t, t, false, trust)
 	}
+}
+
+// proseTrust is the trust of a prompt line in prose: words with a
+// subcommand count only in reply to a question that asks for a way, and
+// not on a line that ends as a sentence ("$ signs mark variables.").
+func (d *detector) proseTrust(line string) int {
+	if d.q.kind == askWay && !strings.HasSuffix(line, ".") {
+		return trustPlain
+	}
+	return trustKnown
 }
 
 // promptCommand strips a shell prompt ("$ ", "user@host:~$ ", and "# " when
@@ -293,14 +424,14 @@ func (d *detector) proseLine(line string) {
 	t = strings.TrimSpace(strings.TrimLeft(t, ">")) // blockquote
 	switch {
 	case strings.HasPrefix(t, "$ "):
-		d.commandLine(t[2:], t, false)
+		d.commandLine(t[2:], t, false, d.proseTrust(t))
 		return
 	case strings.HasPrefix(t, "# "):
-		d.commandLine(t[2:], t, true)
+		d.commandLine(t[2:], t, true, trustKnown)
 		return
 	case strings.Contains(t, "@") && userPrompt.MatchString(t):
 		cmd, _ := promptCommand(t, false)
-		d.commandLine(cmd, t, false)
+		d.commandLine(cmd, t, false, d.proseTrust(t))
 		return
 	}
 	code := d.inlineCode(line)
@@ -316,13 +447,32 @@ func jsonLine(t string) bool {
 	return strings.HasPrefix(t, "{\"") || strings.HasPrefix(t, "[{") || strings.HasPrefix(t, "[\"")
 }
 
+// How far a command line is trusted with words outside the known list.
+const (
+	trustKnown = iota // known words, or a flag after the word
+	trustPlain        // also a word with a subcommand or operand (plainCommand)
+	trustShell        // also a word alone: the line is a command by its place
+)
+
 // commandLine records each command of a shell command line (split at &&,
 // || and ;). heading marks a "# " line outside code, held to a stricter
-// rule.
-func (d *detector) commandLine(cmdline, match string, heading bool) {
+// rule; trust says which words outside the known list count.
+func (d *detector) commandLine(cmdline, match string, heading bool, trust int) {
 	for _, part := range splitCommands(cmdline) {
 		name, args, ok := firstCommand(part)
-		if !ok || !accept(name, args, false) {
+		if !ok {
+			continue
+		}
+		if !heading {
+			d.show(part)
+		}
+		switch {
+		case accept(name, args, false):
+		case heading:
+			continue
+		case trust >= trustPlain && plainCommand(name, args):
+		case trust == trustShell && len(args) == 0 && !known[name] && !codeWords[name] && !fileLike(name):
+		default:
 			continue
 		}
 		if heading && (!known[name] || !anyShellish(args)) {
@@ -557,28 +707,98 @@ func runLen(s string, i int, c byte) int {
 }
 
 // inline judges one backticked or quoted command in prose: a call when the
-// sentence uses it (see sentence.go), not when it talks about it.
+// sentence uses it (see sentence.go), not when it talks about it; the
+// question decides what a described command is (see question.go).
 func (d *detector) inline(line string, start, end int, content string) {
 	content = strings.TrimPrefix(content, "$ ")
 	if content == "" {
 		return
 	}
+	way := d.q.kind == askWay
 	var u *use // judged once, and only for a span that holds a command
 	for _, part := range splitCommands(content) {
 		name, args, ok := firstCommand(part)
-		if !ok || !accept(name, args, true) {
+		if !ok {
+			continue
+		}
+		subject := d.q.subject(part)
+		trusted := accept(name, args, true)
+		// A word outside the known list is a command when the question
+		// names it, or, in reply to a question that asks for a way, with a
+		// subcommand or an operand, or run by itself.
+		plain := !trusted && (way || subject) && plainCommand(name, args)
+		alone := !trusted && !plain && way && len(args) == 0 && !known[name] && !bareless[name] && !codeWords[name] && !fileLike(name) && !strings.HasPrefix(name, "./")
+		if !trusted && !plain && !alone {
 			continue
 		}
 		if u == nil {
 			v := judge(line[:start], line[end:])
 			u = &v
 		}
-		if !u.call || len(args) == 0 && !u.bare {
-			continue // talk; a bare name in a sentence is talk
+		// An answer to a way is a command the reply brings, not a part
+		// of one it showed and now explains.
+		answer := way && u.answer && !d.partOfShown(part)
+		var used bool
+		switch {
+		case subject:
+			// What the question asks about is explained unless run; the
+			// user's own command, asked how to get past, also counts as
+			// a step ("Then `git push`.").
+			used = u.direct || way && u.goal
+		case alone:
+			used = u.direct && u.strictRun // "run `nvidia-smi`"
+		case plain:
+			used = u.bare || answer
+		case len(args) == 0:
+			used = u.call && u.bare || answer && !u.gloss // a bare name needs strong evidence
+		default:
+			used = u.call || answer
 		}
-		d.add(name, part, line[start:end])
+		if used {
+			d.add(name, part, line[start:end])
+		}
 	}
 }
+
+// plainCommand reports a word outside the known list used the way
+// commands are: followed by a subcommand or an operand ("redis-cli ping",
+// "pnpm install", "cloc ."). Prose says that of words too ("`import
+// json`", "`server_tokens off`"), so it is trusted only in shell blocks,
+// after a prompt, or in reply to a question that asks for a way, and
+// there only with strong evidence of use.
+func plainCommand(name string, args []string) bool {
+	if len(args) == 0 || known[name] || codeWords[name] || fileLike(name) || strings.HasPrefix(name, "./") || template(args) {
+		return false
+	}
+	for _, a := range args {
+		if functionWords[strings.ToLower(a)] {
+			return false // "`summarize the results`" is English
+		}
+	}
+	a := args[0]
+	switch {
+	case subcommand(a), isFlag(a), a == ".", a == "..":
+		return true
+	case strings.HasPrefix(a, "./"), strings.HasPrefix(a, "../"), strings.HasPrefix(a, "~/"), strings.HasPrefix(a, "/"), strings.Contains(a, "://"), strings.Contains(a, "@"):
+		return true
+	case strings.HasPrefix(a, "\"") || strings.HasPrefix(a, "'"):
+		return strings.Contains(a, "://") || strings.Contains(a, "/")
+	}
+	return fileLike(a)
+}
+
+// functionWords are English words no command takes as an argument.
+var functionWords = wordSet(`the a an to of and or nor is are was be for with your my our this that it its their there than vs versus but`)
+
+// codeWords open statements of programming languages and shell syntax,
+// not commands: `import json`, `for f in *.log`, `return nil`.
+var codeWords = wordSet(`
+import from def class return let const var func fn package public private
+static struct interface impl use require include extern namespace using
+typedef for while do done if then else elif fi case esac function select
+until in print println printf_s await async yield lambda new delete
+exit break continue shift local declare readonly true false trap eval
+`)
 
 var listMarker = regexp.MustCompile(`^\s*(?:[-*+•]|\d+[.)])\s+`)
 

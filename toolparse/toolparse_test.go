@@ -11,13 +11,16 @@ import (
 )
 
 type corpusCase struct {
-	id   string
-	want []string
-	text string
+	id       string
+	want     []string
+	question string // the prompt the reply answers; "" when the file has none
+	text     string
 }
 
 // loadCorpus reads a labeled file under testdata: cases start with
-// "=== id | want: a b" and run to the next such line.
+// "=== id | want: a b" and run to the next such line. In files that carry
+// the question, a line "--- reply" parts the prompt (before it) from the
+// reply (after it).
 func loadCorpus(t *testing.T, path string) []corpusCase {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -29,6 +32,13 @@ func loadCorpus(t *testing.T, path string) []corpusCase {
 	var body []string
 	flush := func() {
 		if cur != nil {
+			for i, l := range body {
+				if l == "--- reply" {
+					cur.question = strings.Join(body[:i], "\n")
+					body = body[i+1:]
+					break
+				}
+			}
 			cur.text = strings.Join(body, "\n")
 			out = append(out, *cur)
 		}
@@ -82,7 +92,7 @@ func scoreCases(t *testing.T, cases []corpusCase) score {
 			t.Errorf("duplicate case id %s", c.id)
 		}
 		ids[c.id] = true
-		got := nameSet(Names(Detect(nil, c.text)))
+		got := nameSet(Names(DetectIn(nil, c.text, c.question)))
 		want := nameSet(c.want)
 		for n := range got {
 			if want[n] {
@@ -147,6 +157,42 @@ func TestCorpusPrecisionRecall(t *testing.T) {
 	}
 }
 
+// benchPrompts are the system texts and prompts of the built-in suite's
+// text tool prompts (prompts/default.yaml), which the corpus's p11-, p12-
+// and p13- replies answer.
+var benchPrompts = map[string]string{
+	"p11": "You operate a Linux shell. To run a command, reply with the command in backticks, like `uptime`.\n\nCheck how much disk space is left on every mounted filesystem, in human-readable units.",
+	"p12": "You operate a Linux shell. To run a command, reply with it on a line of its own after a '$ ' prompt, like: $ uptime\n\nFind out how much RAM and swap are in use, in human-readable form.",
+	"p13": "You operate a Linux shell. To run a command, reply with it in a fenced bash code block.\n\nShow the five processes using the most memory.",
+}
+
+// TestCorpusWithBenchPrompts scores the corpus's replies to the built-in
+// text tool prompts with their prompt: reading the question must keep
+// what the corpus labels, the way bench calls DetectIn.
+func TestCorpusWithBenchPrompts(t *testing.T) {
+	var cases []corpusCase
+	for _, c := range loadCorpus(t, "testdata/corpus.txt") {
+		if q, ok := benchPrompts[c.id[:min(3, len(c.id))]]; ok {
+			c.question = q
+			cases = append(cases, c)
+		}
+	}
+	if len(cases) < 50 {
+		t.Fatalf("%d replies to bench prompts, want >= 50", len(cases))
+	}
+	if k := readQuestion(cases[0].question).kind; k != askWay {
+		t.Fatalf("bench prompt read as %d, want askWay", k)
+	}
+	s := scoreCases(t, cases)
+	for _, m := range s.misses {
+		t.Log(m)
+	}
+	s.log(t, "corpus replies to bench prompts", cases)
+	if s.precision() < 0.95 || s.recall() < 0.95 {
+		t.Errorf("precision %.3f, recall %.3f; both must be >= 0.95", s.precision(), s.recall())
+	}
+}
+
 // TestDevSet scores text detection on the development set for commands
 // told to the reader or given as the answer, the cases that rule was tuned
 // on.
@@ -162,13 +208,35 @@ func TestDevSet(t *testing.T) {
 	}
 }
 
+// TestDevSetQuestions scores detection with the question on the
+// development sets that carry one, the cases the question rule was tuned
+// on: devsetq.txt, and devsetq2.txt written after the rule's first
+// version.
+func TestDevSetQuestions(t *testing.T) {
+	for _, path := range []string{"testdata/devsetq.txt", "testdata/devsetq2.txt", "testdata/devsetq3.txt"} {
+		t.Run(path, func(t *testing.T) {
+			cases := loadCorpus(t, path)
+			s := scoreCases(t, cases)
+			for _, m := range s.misses {
+				t.Log(m)
+			}
+			s.log(t, path, cases)
+			if s.precision() < 0.95 || s.recall() < 0.95 {
+				t.Errorf("precision %.3f, recall %.3f; both must be >= 0.95", s.precision(), s.recall())
+			}
+		})
+	}
+}
+
 // TestHeldOut scores text detection on replies written before a rule
 // change and never used to tune it (issue 16, part 7): heldout.txt before
-// the sentence rule, heldout2.txt and heldout3.txt before each revision.
+// the sentence rule, heldout2.txt and heldout3.txt before each revision,
+// heldout4.txt (which carries each reply's question) before the rule that
+// reads the question.
 // Only the figures are logged, so that tuning does not drift towards these
 // cases.
 func TestHeldOut(t *testing.T) {
-	for _, path := range []string{"testdata/heldout.txt", "testdata/heldout2.txt", "testdata/heldout3.txt"} {
+	for _, path := range []string{"testdata/heldout.txt", "testdata/heldout2.txt", "testdata/heldout3.txt", "testdata/heldout4.txt"} {
 		t.Run(path, func(t *testing.T) {
 			cases := loadCorpus(t, path)
 			positives := 0
@@ -382,7 +450,7 @@ func TestNoPanicOnNoise(t *testing.T) {
 		inputs = append(inputs, noise(seed, 64<<10))
 	}
 	for i, in := range inputs {
-		calls := Detect([]Call{{Name: "n"}}, in)
+		calls := DetectIn([]Call{{Name: "n"}}, in, inputs[(i+1)%len(inputs)])
 		if len(calls) == 0 || calls[0].Name != "n" {
 			t.Errorf("input %d: native call lost", i)
 		}
@@ -398,18 +466,25 @@ func TestNoPanicOnNoise(t *testing.T) {
 }
 
 func FuzzDetect(f *testing.F) {
-	for _, s := range []string{
+	questions := []string{
+		"", "How do I check disk space?", "What does `df -h` show?", "Why does `rm -i` ask?",
+		"`npm install` fails. What do I do?", "Can you explain `x -y`?", "```bash\nrsync -a a/ b/\n```\nWhy?",
+		"why is git pull --rebase better", "\xff`", "How", "?", "`` ` \"",
+	}
+	for i, s := range []string{
 		"`df -h`", "$ free -h", "# free -h", "<tool>df</tool>", "[TOOL: free -h]",
 		"Run \"df -h\" now", "```bash\nps aux | head\n```", "```console\n$ uptime\nout\n```",
 		"The `df` command", "{\"cmd\": \"df -h\"}", "\xff`\xfe df`", "``` ```", "```",
 		"a@b:~$ ls\n", "sudo", "`sudo`", "$ ", "'", "“free -h”", "`./x`",
 		"`df -h` will show you it", "To fix it, `x -y` does.", "`a -b` and `c -d` or `e`", "Careful: `rm -rf /`",
 		"I ran `df -h`", "`ls` —", "the `df` command’s", "don't, `ps aux`", "`x -h` ``` and ` will",
+		"`redis-cli ping` is the check", "Run `nvidia-smi`", "```\nyarn install\n```", "- `brew update` — refreshes",
+		"The docs say to run `make install`", "`df -h` shows it", "Running `fsck` corrupts it",
 	} {
-		f.Add(s)
+		f.Add(s, questions[i%len(questions)])
 	}
-	f.Fuzz(func(t *testing.T, text string) {
-		calls := Detect(nil, text)
+	f.Fuzz(func(t *testing.T, text, question string) {
+		calls := DetectIn(nil, text, question)
 		if _, err := json.Marshal(calls); err != nil {
 			t.Fatalf("calls not encodable: %v", err)
 		}
@@ -421,16 +496,23 @@ func FuzzDetect(f *testing.F) {
 			if !json.Valid(c.Arguments) {
 				t.Fatalf("invalid arguments %q", c.Arguments)
 			}
+			if len(c.Match) > maxSpan {
+				t.Fatalf("match of %d bytes", len(c.Match))
+			}
 			key := c.Name + string(c.Arguments)
 			if seen[key] {
 				t.Fatalf("duplicate call %+v", c)
 			}
 			seen[key] = true
 		}
-		// Detection is deterministic.
-		again := Names(Detect(nil, text))
+		// Detection is deterministic, and Detect is DetectIn without a
+		// question.
+		again := Names(DetectIn(nil, text, question))
 		if !reflect.DeepEqual(again, Names(calls)) {
 			t.Fatalf("not deterministic: %q vs %q", again, Names(calls))
+		}
+		if a, b := Names(Detect(nil, text)), Names(DetectIn(nil, text, "")); !reflect.DeepEqual(a, b) {
+			t.Fatalf("Detect %q, DetectIn without question %q", a, b)
 		}
 	})
 }
@@ -449,6 +531,34 @@ func BenchmarkDetect(b *testing.B) {
 			b.SetBytes(int64(len(in)))
 			for b.Loop() {
 				Detect(nil, in)
+			}
+		})
+	}
+}
+
+// BenchmarkDetectIn measures DetectIn on a 64 KiB answer to a 64 KiB
+// question: reading the question must stay linear too.
+func BenchmarkDetectIn(b *testing.B) {
+	reply := strings.Repeat("`redis-cli ping` is the check, and `df -h` will show it.\n```\nyarn install\n```\n", 64<<10/80)
+	questions := map[string]string{
+		"prose": strings.Repeat("How do I check that Redis is up? What does `redis-cli ping` print, and why does git pull --rebase help? ", 64<<10/100),
+		"spans": strings.Repeat("`a` \"x ", 64<<10/7),
+		"noise": noise(2, 64<<10),
+	}
+	for name, q := range questions {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(reply) + len(q)))
+			for b.Loop() {
+				DetectIn(nil, reply, q)
+			}
+		})
+	}
+	for _, size := range []int{64 << 10, 1 << 20} {
+		q := strings.Repeat("Why does `git stash` drop files? How do I use rsync -a here? ", size/62)
+		b.Run(fmt.Sprintf("question-%dKiB", size>>10), func(b *testing.B) {
+			b.SetBytes(int64(len(q)))
+			for b.Loop() {
+				DetectIn(nil, "`git stash -u` keeps them.", q)
 			}
 		})
 	}

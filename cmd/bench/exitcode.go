@@ -87,7 +87,7 @@ func (s *session) reachCode() int {
 	for _, p := range s.cfg.Providers {
 		names = append(names, p.Name)
 	}
-	code, why, err := reachCheck(s.dir.Path, names, s.allowUnavailable)
+	code, why, err := reachCheck(s.dir.Path, names, s.flags.allowUnavailable)
 	if err != nil {
 		fmt.Fprintf(s.stderr, "bench run: %v\n", err)
 		return exitIO

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"bench/config"
+	"bench/internal/suggest"
 	"bench/prompts"
 )
 
@@ -31,23 +32,38 @@ type runFlags struct {
 	// allowUnavailable: a provider none of whose cells reached a model
 	// does not make the run exit 4.
 	allowUnavailable bool
+	junit       string
+	// configSet says --config was given (the hint for a missing file
+	// differs), args are the arguments as given (for the --resume command).
+	configSet bool
+	args      []string
+	// shard is --shard as given; shardI/shardN what it (or the Indexed
+	// Job's environment) resolved to, shardN 0 when not sharded.
+	shard          string
+	shardI, shardN int
 }
 
 const runUsage = `usage: bench run [--config bench.yaml] [flags]
 
 Sweeps models × prompts × providers as the config says and writes a run
 directory: config.json, inventory.json, results.jsonl, summary.json,
-summary.md, tiers.json, run.json and resource snapshots. Ctrl-C once stops
-new cells and keeps what ran; twice aborts the cells in flight.
+summary.md, tiers.json, report.html, junit.xml, run.json and resource
+snapshots. Ctrl-C once stops new cells and keeps what ran; twice aborts the
+cells in flight; --resume finishes the run later.
+
+No bench.yaml yet? 'bench init' writes one. No model server? scripts/demo.sh
+runs the default suite against a scripted model on a real Ollama.
 
 Flags (each overrides the config):
 `
 
-func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
-	f := &runFlags{}
+// parseRunFlags reads bench run's flags. On a bad or unknown flag it has
+// printed one line and returns ok false with the exit code; with -h it has
+// printed the usage on stdout.
+func parseRunFlags(args []string, stdout, stderr io.Writer) (f *runFlags, code int, ok bool) {
+	f = &runFlags{args: args}
 	fs := flag.NewFlagSet("bench run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&f.config, "config", "bench.yaml", "config file")
+	fs.StringVar(&f.config, "config", "bench.yaml", "config `file`")
 	fs.StringVar(&f.models, "models", "", "comma-separated models to keep (of those in the config)")
 	fs.StringVar(&f.prompts, "prompts", "", "comma-separated prompt ids to keep (overrides prompts.only)")
 	fs.StringVar(&f.providers, "providers", "", "comma-separated provider names to keep")
@@ -56,22 +72,28 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	fs.DurationVar(&f.timeout, "timeout", 0, "per-cell timeout, e.g. 90s (overrides run.timeout)")
 	fs.StringVar(&f.runID, "run-id", "", "run id, the run directory's name (default: UTC timestamp)")
 	fs.StringVar(&f.out, "out", "", "parent directory of run directories (overrides run.out_dir)")
-	fs.BoolVar(&f.quiet, "quiet", false, "no per-cell progress")
+	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors and warnings (no progress, no table)")
 	fs.BoolVar(&f.resume, "resume", false, "continue the run in the run directory with its own plan (its config.json): run the cells it has no final record of")
 	fs.BoolVar(&f.allowUnavailable, "allow-unavailable", false, "exit 0 even when every cell of some provider was unavailable (exit 4 otherwise)")
+	fs.StringVar(&f.shard, "shard", "", "run only shard i of n (1-based), e.g. 2/4: whole suites dealt round-robin; "+
+		"without it, JOB_COMPLETION_INDEX (0-based) and "+envShardCount+" shard the run")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "check the config and print the plan; send nothing, write nothing")
+	fs.StringVar(&f.junit, "junit", "", "also write the JUnit XML report (junit.xml is always in the run directory) to this `file`")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, runUsage)
+		fmt.Fprint(stdout, runUsage)
+		fs.SetOutput(stdout)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return nil, err
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return nil, code, false
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q (flags go before, e.g. bench run --config bench.yaml)", fs.Arg(0))
+		fmt.Fprintf(stderr, "bench run: unexpected argument %q (flags go before, e.g. bench run --config bench.yaml); see 'bench run --help'\n", fs.Arg(0))
+		return nil, exitUsage, false
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	f.configSet = set["config"]
 	var errs []error
 	if set["concurrency"] && f.concurrency < 1 {
 		errs = append(errs, errors.New("--concurrency: must be at least 1"))
@@ -85,7 +107,69 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, error) {
 	if set["run-id"] && (f.runID == "" || strings.ContainsAny(f.runID, `/\`) || f.runID == "." || f.runID == "..") {
 		errs = append(errs, errors.New("--run-id: must be a plain directory name"))
 	}
-	return f, errors.Join(errs...)
+	if set["junit"] && f.junit == "" {
+		errs = append(errs, errors.New("--junit: give a file name"))
+	}
+	var err error
+	if f.shardI, f.shardN, err = shardSpec(f.shard, set["shard"], getenv); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		for _, err := range errs {
+			fmt.Fprintf(stderr, "bench run: %v\n", err)
+		}
+		return nil, exitUsage, false
+	}
+	return f, exitOK, true
+}
+
+// parseFlags parses args into fs. A bad flag costs one line on stderr
+// naming it, with the flag probably meant and a pointer to --help (the
+// flag package would print the whole usage, and the caller the error
+// again); -h or --help prints fs.Usage and ends the command with exit 0.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
+	usage := fs.Usage
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.Usage = usage
+	switch {
+	case err == nil:
+		return exitOK, true
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+		return exitOK, false
+	}
+	fmt.Fprintf(stderr, "%s: %s; see '%s --help'\n", fs.Name(), flagProblem(fs, err), fs.Name())
+	return exitUsage, false
+}
+
+// flagProblem words a flag package error, with "did you mean" for an
+// unknown flag.
+func flagProblem(fs *flag.FlagSet, err error) string {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		return "--" + strings.TrimLeft(name, "-") + " needs a value"
+	}
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		// invalid value "many" for flag -concurrency: parse error
+		if value, rest, ok := strings.Cut(rest, " for flag "); ok {
+			name, why, _ := strings.Cut(rest, ": ")
+			return "--" + strings.TrimLeft(name, "-") + ": invalid value " + value + " (" + why + ")"
+		}
+	}
+	name, unknown := strings.CutPrefix(msg, "flag provided but not defined: ")
+	if !unknown {
+		return msg
+	}
+	name = strings.TrimLeft(name, "-")
+	var names []string
+	fs.VisitAll(func(fl *flag.Flag) { names = append(names, fl.Name) })
+	s := "unknown flag --" + name
+	if c := suggest.Closest(name, names); c != "" {
+		s += " (did you mean --" + c + "?)"
+	}
+	return s
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

@@ -2,16 +2,20 @@
 // prompts × providers, streams every response, and records how fast and how
 // good each answer was in a run directory.
 //
+//	bench init                         write a commented bench.yaml
 //	bench run --config bench.yaml      run a sweep
 //	bench report RUN_DIR               rebuild the reports from results.jsonl
+//	bench merge OUT_DIR SHARD_DIR...   put a sharded run's directories together
 package main
 
 import (
-	"bench/internal/suggest"
-	"bench/internal/version"
 	"fmt"
 	"io"
 	"os"
+
+	"bench/internal/suggest"
+	"bench/internal/version"
+	"bench/runner"
 )
 
 // Exit codes.
@@ -23,16 +27,25 @@ const (
 )
 
 func main() {
+	setProgName(os.Args[0])
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 const usage = `bench: benchmark LLMs across models, prompts and providers.
 
 Usage:
+  bench init                                write a commented bench.yaml (finds a
+                                            running Ollama and its models)
   bench run [--config bench.yaml] [flags]   run a sweep; see 'bench run -h'
-  bench report RUN_DIR                      rebuild summary.json, summary.md and
-                                            tiers.json from RUN_DIR/results.jsonl
+  bench report RUN_DIR                      rebuild the reports (summary.md,
+                                            report.html, junit.xml, ...) from
+                                            RUN_DIR/results.jsonl
+  bench merge OUT_DIR SHARD_DIR...          put the run directories of a sharded
+                                            run (bench run --shard i/n) together
   bench version                             print the version
+
+No model server yet? scripts/demo.sh (in a clone of bench) runs the default
+suite against a scripted model on a real Ollama.
 
 Exit codes: 0 the command ran (models may still have failed their checks),
 1 an I/O failure stopped it, 2 bad config or flags, 4 no cell reached a
@@ -41,7 +54,7 @@ model (or none of some provider's, without --allow-unavailable),
 `
 
 // commands are the subcommands, for "did you mean".
-var commands = []string{"run", "report", "version", "help"}
+var commands = []string{"init", "run", "report", "merge", "version", "help"}
 
 // run is the whole program, testable in-process.
 func run(args []string, stdout, stderr io.Writer) int {
@@ -50,16 +63,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	switch args[0] {
+	case "init":
+		return initCmd(args[1:], stdout, stderr)
 	case "run":
 		return runCmd(args[1:], stdout, stderr)
 	case "report":
 		return reportCmd(args[1:], stdout, stderr)
+	case "merge":
+		return mergeCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "bench", version.String())
 		return exitOK
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
+	case runner.MCPServeCommand:
+		// Hidden: what a claude_code_cli cell runs as its MCP server.
+		return mcpServeCmd(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "bench: unknown command %q%s; see 'bench help'\n", args[0], suggest.Hint(args[0], commands))
 	return exitUsage

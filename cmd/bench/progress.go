@@ -4,97 +4,439 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"sync"
+	"time"
 
+	"github.com/mattn/go-runewidth"
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/cwriter"
+	"github.com/vbauerster/mpb/v8/decor"
+
+	"bench/plan"
+	"bench/report"
 	"bench/results"
+	"bench/runner"
 )
 
-// progress shows a live count of finished and failed cells: one rewritten
-// line on a terminal, one line per cell otherwise (CI logs), and keeps the
-// status tallies the end-of-run message needs.
+// progressClock is the progress display's clock; tests replace it so the
+// rates, elapsed times and ETAs they check are exact.
+var progressClock = time.Now
+
+// How the progress is shown.
+type progressMode int
+
+const (
+	// modeQuiet (--quiet): nothing but errors.
+	modeQuiet progressMode = iota
+	// modeLines (not a terminal, or CI set): one line per finished suite,
+	// nothing per cell, so a CI log stays readable.
+	modeLines
+	// modeBar (a terminal): a live bar, redrawn in place, from the start.
+	modeBar
+)
+
+// progress shows how a sweep is going and keeps the tallies the end-of-run
+// messages need. The bar is drawn by mpb (cursor handling, terminal width,
+// lines printed above a live bar); what it says is computed here, on
+// progressClock, so it is testable to the second.
 type progress struct {
-	mu         sync.Mutex
-	w          io.Writer
-	tty, quiet bool
-	recorded   int
-	failed     int
-	byStatus   map[string]int
-	// shownSkips keeps per-cell lines for an absent provider to one per
-	// provider and reason, so a dead server is one line, not a wall.
-	shownSkips map[string]bool
+	mu   sync.Mutex
+	w    io.Writer
+	mode progressMode
+	now  func() time.Time
+
+	start   time.Time
+	total   int // cells this invocation runs (a resume's remaining ones)
+	tally   tally
+	suites  []*suiteProgress
+	index   map[suiteID]int
+	running []int // suites started and not yet done, in start order
+	nDone   int   // suites done
+
+	// recorded, byStatus and skipped feed the unreachable hint.
+	recorded int
+	ended    bool
+	byStatus map[string]int
 	// skipped maps provider name and failure type to the models skipped so.
 	skipped map[string]map[string][]string
+
+	pb  *mpb.Progress
+	bar *mpb.Bar
+	out *logWriter
 }
 
-func newProgress(w io.Writer, quiet bool) *progress {
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			tty = true
+// tally counts cells by what became of them. Every finished cell is in
+// exactly one count.
+type tally struct {
+	passed       int // answered; passed its check or had none
+	failedChecks int // answered, and failed its check
+	errors       int // errors, timeouts, empty answers, cancellations
+	notRun       int // skipped as unavailable, rate-limited, refused for auth
+	// why counts the failure types of errors and not-run cells.
+	why map[string]int
+}
+
+func (t *tally) add(r *results.Record) {
+	switch {
+	case r.AvailabilityStatus == results.StatusSkippedUnavailable ||
+		r.AvailabilityStatus == results.StatusRateLimited || r.AvailabilityStatus == results.StatusAuthError:
+		t.notRun++
+	case r.AvailabilityStatus != results.StatusOK || !r.Success:
+		t.errors++
+	case r.ObjectivePass != nil && !*r.ObjectivePass:
+		t.failedChecks++
+		return
+	default:
+		t.passed++
+		return
+	}
+	if t.why == nil {
+		t.why = map[string]int{}
+	}
+	why := r.AvailabilityStatus
+	if r.FailureType != nil {
+		why = *r.FailureType
+	}
+	t.why[why]++
+}
+
+func (t *tally) done() int { return t.passed + t.failedChecks + t.errors + t.notRun }
+
+// String is "12 passed · 3 failed checks · 1 error · 0 not run".
+func (t *tally) String() string {
+	return fmt.Sprintf("%d passed · %s · %s · %d not run", t.passed,
+		report.Plural(t.failedChecks, "failed check"), report.Plural(t.errors, "error"), t.notRun)
+}
+
+// causes lists the failure types of errors and not-run cells, most frequent
+// first: "model_not_found ×16, timeout".
+func (t *tally) causes() string {
+	type kv struct {
+		k string
+		n int
+	}
+	var list []kv
+	for k, n := range t.why {
+		list = append(list, kv{k, n})
+	}
+	slices.SortFunc(list, func(a, b kv) int {
+		if a.n != b.n {
+			return b.n - a.n
+		}
+		return strings.Compare(a.k, b.k)
+	})
+	var parts []string
+	for _, e := range list {
+		if e.n > 1 {
+			parts = append(parts, fmt.Sprintf("%s ×%d", e.k, e.n))
+		} else {
+			parts = append(parts, e.k)
 		}
 	}
-	return &progress{w: w, tty: tty, quiet: quiet, byStatus: map[string]int{}, shownSkips: map[string]bool{}, skipped: map[string]map[string][]string{}}
+	return strings.Join(parts, ", ")
 }
 
-func (p *progress) record(r *results.Record, done, total int) {
+// suiteID names a suite as a record does.
+type suiteID struct {
+	provider, model, level string
+	hasLevel               bool
+}
+
+func idOf(provider, model string, level *string) suiteID {
+	id := suiteID{provider: provider, model: model}
+	if level != nil {
+		id.level, id.hasLevel = *level, true
+	}
+	return id
+}
+
+type suiteProgress struct {
+	label   string
+	cells   int
+	tally   tally
+	started time.Time
+	done    bool
+}
+
+// newProgress chooses how to show progress on w: nothing with quiet, lines
+// when w is not a terminal or the CI variable is set, else a live bar.
+func newProgress(w io.Writer, quiet bool) *progress {
+	mode := modeLines
+	switch {
+	case quiet:
+		mode = modeQuiet
+	case isTerminal(w) && os.Getenv("CI") == "":
+		mode = modeBar
+	}
+	return &progress{w: w, mode: mode, now: progressClock, out: &logWriter{w: w},
+		byStatus: map[string]int{}, skipped: map[string]map[string][]string{}}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && cwriter.IsTerminal(int(f.Fd()))
+}
+
+// log is where one-line notes go while the sweep runs (the runner's log,
+// warnings, Ctrl-C messages): above the bar when there is one, so the bar
+// is never torn.
+func (p *progress) log() io.Writer { return p.out }
+
+// begin starts showing progress of the plan's cells.
+func (p *progress) begin(pl *plan.Plan) {
+	p.mu.Lock()
+	p.start = p.now()
+	p.total = len(pl.Cells)
+	p.index = map[suiteID]int{}
+	for i, s := range pl.Suites {
+		label := s.Provider + "/" + s.Model
+		if s.ThinkingLevel != nil {
+			label += " (" + *s.ThinkingLevel + ")"
+		}
+		p.suites = append(p.suites, &suiteProgress{label: label, cells: s.Cells, done: s.Cells == 0})
+		p.index[idOf(s.Provider, s.Model, s.ThinkingLevel)] = i
+	}
+	p.mu.Unlock()
+	if p.mode == modeBar && p.total > 0 {
+		p.startBar()
+	}
+}
+
+// startBar draws the bar at once: the first frame shows 0 of N cells and
+// the suites starting, before any cell has ended.
+func (p *progress) startBar() {
+	p.pb = mpb.New(mpb.WithOutput(p.w), mpb.WithRefreshRate(200*time.Millisecond))
+	p.bar = p.pb.New(int64(p.total),
+		mpb.BarStyle().Lbound("[").Filler("=").Tip(">").Padding("-").Rbound("]"),
+		mpb.BarWidth(40), // narrower on a narrow terminal; the counts come first
+		mpb.PrependDecorators(decor.Name("bench")),
+		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return p.headline() })),
+		mpb.BarExtender(mpb.BarFillerFunc(func(w io.Writer, st decor.Statistics) error {
+			for _, line := range p.detail() {
+				fmt.Fprintln(w, fit(line, st.AvailableWidth))
+			}
+			return nil
+		}), false),
+	)
+	p.out.setBar(p.pb)
+}
+
+// fit cuts a line to the terminal's width, so a long suite name never wraps
+// (a wrapped line would break the redraw).
+func fit(s string, width int) string {
+	if width <= 1 {
+		return s
+	}
+	return runewidth.Truncate(s, width-1, "…")
+}
+
+// headline follows the bar: "316/960 cells · 1m42s elapsed · ETA 3m27s".
+func (p *progress) headline() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.recorded = done
-	p.byStatus[r.AvailabilityStatus]++
-	if r.FailureType != nil {
-		if r.AvailabilityStatus == results.StatusSkippedUnavailable {
-			byType := p.skipped[r.Provider]
-			if byType == nil {
-				byType = map[string][]string{}
-				p.skipped[r.Provider] = byType
-			}
-			if ms := byType[*r.FailureType]; len(ms) == 0 || ms[len(ms)-1] != r.Model {
-				byType[*r.FailureType] = append(ms, r.Model)
-			}
-		}
+	done := p.tally.done()
+	elapsed := p.now().Sub(p.start)
+	s := fmt.Sprintf("%d/%d cells · %s elapsed", done, p.total, clock(elapsed))
+	switch {
+	case p.ended:
+		return s
+	case done == 0 || elapsed <= 0:
+		return s + " · ETA –"
 	}
-	if !r.Success {
-		p.failed++
-	}
-	th := "-"
-	if r.ThinkingLevel != nil {
-		th = *r.ThinkingLevel
-	}
-	if p.quiet {
-		return
-	}
-	if p.tty {
-		fmt.Fprintf(p.w, "\r\033[K  %d/%d cells · %d ok · %d failed", done, total, done-p.failed, p.failed)
-		return
-	}
-	if r.AvailabilityStatus == results.StatusSkippedUnavailable && r.FailureType != nil {
-		key := r.Provider + "\x00" + *r.FailureType
-		if p.shownSkips[key] {
-			return
-		}
-		p.shownSkips[key] = true
-		msg := ""
-		if r.ErrorMessage != nil {
-			msg = ": " + *r.ErrorMessage
-		}
-		fmt.Fprintf(p.w, "  [%d/%d] %s %s skipped (%s)%s; further cells skipped for this reason are not listed\n", done, total, r.Provider, r.Model, *r.FailureType, msg)
-		return
-	}
-	verdict := r.AvailabilityStatus
-	if r.FailureType != nil {
-		verdict += "/" + *r.FailureType
-	} else if r.ObjectivePass != nil {
-		verdict += map[bool]string{true: " pass", false: " FAIL"}[*r.ObjectivePass]
-	}
-	ttft := "-"
-	if r.TTFTMS != nil {
-		ttft = fmt.Sprintf("%dms", *r.TTFTMS)
-	}
-	fmt.Fprintf(p.w, "  [%d/%d] %s %s %s %s#%d ttft=%s e2e=%dms %s\n", done, total, r.Provider, r.Model, th, r.PromptID, r.Repetition, ttft, r.E2EMS, verdict)
+	eta := time.Duration(float64(p.total-done) / p.perSec(done, elapsed) * float64(time.Second))
+	return s + " · ETA " + clock(eta)
 }
 
+// perSec is the rate so far: cells ended per second since the start.
+func (p *progress) perSec(done int, elapsed time.Duration) float64 {
+	return float64(done) / elapsed.Seconds()
+}
+
+// detail is the lines under the bar: the counts and the rate, then the
+// suites in flight.
+func (p *progress) detail() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	counts := "      " + p.tally.String()
+	if done, elapsed := p.tally.done(), p.now().Sub(p.start); done > 0 && elapsed > 0 {
+		counts += " · " + rate(p.perSec(done, elapsed))
+	}
+	lines := []string{counts}
+	if p.ended {
+		return lines
+	}
+	var run []string
+	for _, i := range p.running {
+		s := p.suites[i]
+		run = append(run, fmt.Sprintf("%s %d/%d", s.label, s.tally.done(), s.cells))
+	}
+	switch {
+	case len(run) > 3:
+		run = append(run[:3], fmt.Sprintf("+%d more", len(run)-3))
+	case len(run) == 0 && p.tally.done() < p.total:
+		run = []string{"starting"}
+	case len(run) == 0:
+		run = []string{"writing the reports"}
+	}
+	return append(lines, "      running: "+strings.Join(run, ", "))
+}
+
+// rate is cells per second, or per minute when slower than one every ten
+// seconds.
+func rate(perSec float64) string {
+	if perSec < 0.1 {
+		return fmt.Sprintf("%.1f cells/min", perSec*60)
+	}
+	return fmt.Sprintf("%.1f cells/s", perSec)
+}
+
+// clock is a duration at a glance: 9s, 1m42s, 2h05m.
+func clock(d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// SuiteStart marks the suite as in flight (it is a runner.SuiteHooks).
+func (p *progress) SuiteStart(s plan.Suite) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i, ok := p.index[idOf(s.Provider, s.Model, s.ThinkingLevel)]
+	if !ok || p.suites[i].done || slices.Contains(p.running, i) {
+		return
+	}
+	p.suites[i].started = p.now()
+	p.running = append(p.running, i)
+}
+
+// SuiteEnd drops the suite from those in flight (a drained suite ends
+// without all its cells).
+func (p *progress) SuiteEnd(s plan.Suite) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if i, ok := p.index[idOf(s.Provider, s.Model, s.ThinkingLevel)]; ok {
+		p.running = slices.DeleteFunc(p.running, func(j int) bool { return j == i })
+	}
+}
+
+// record counts a finished cell (it is the runner's OnRecord) and, when it
+// was its suite's last, says so in one line.
+func (p *progress) record(r *results.Record, done, total int) {
+	p.mu.Lock()
+	p.recorded = done
+	p.byStatus[r.AvailabilityStatus]++
+	if r.AvailabilityStatus == results.StatusSkippedUnavailable && r.FailureType != nil {
+		byType := p.skipped[r.Provider]
+		if byType == nil {
+			byType = map[string][]string{}
+			p.skipped[r.Provider] = byType
+		}
+		if ms := byType[*r.FailureType]; len(ms) == 0 || ms[len(ms)-1] != r.Model {
+			byType[*r.FailureType] = append(ms, r.Model)
+		}
+	}
+	p.tally.add(r)
+	line := ""
+	if i, ok := p.index[idOf(r.Provider, r.Model, r.ThinkingLevel)]; ok {
+		s := p.suites[i]
+		s.tally.add(r)
+		if s.started.IsZero() {
+			s.started = p.now()
+		}
+		if !s.done && s.tally.done() >= s.cells {
+			s.done = true
+			p.nDone++
+			p.running = slices.DeleteFunc(p.running, func(j int) bool { return j == i })
+			line = p.suiteLine(s)
+		}
+	}
+	bar := p.bar
+	p.mu.Unlock()
+	// mpb is called without p.mu: its render goroutine takes p.mu in the
+	// decorators.
+	if bar != nil {
+		bar.SetCurrent(int64(done))
+	}
+	if line != "" && p.mode != modeQuiet {
+		fmt.Fprintln(p.out, line)
+	}
+}
+
+// suiteLine is a finished suite's line: "[2/4] ollama/qwen3:4b: 16 cells in
+// 42s: 12 passed · 3 failed checks · 1 error · 0 not run (timeout)".
+func (p *progress) suiteLine(s *suiteProgress) string {
+	n := 0
+	for _, x := range p.suites {
+		if x.cells > 0 {
+			n++
+		}
+	}
+	line := fmt.Sprintf("  [%d/%d] %s: %s in %s: %s", p.nDone, n, s.label, report.Plural(s.cells, "cell"),
+		clock(p.now().Sub(s.started)), s.tally.String())
+	if c := s.tally.causes(); c != "" {
+		line += " (" + c + ")"
+	}
+	return line
+}
+
+// finish stops the bar, leaving its last frame on screen.
 func (p *progress) finish() {
-	if p.tty && !p.quiet && p.recorded > 0 {
-		fmt.Fprintln(p.w)
+	p.mu.Lock()
+	p.ended = true
+	p.mu.Unlock()
+	if p.pb == nil {
+		return
+	}
+	p.bar.Abort(false)
+	p.pb.Wait()
+	p.out.setBar(nil)
+}
+
+// logWriter writes lines above the live bar while there is one, straight
+// to the terminal otherwise.
+type logWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	bar *mpb.Progress
+}
+
+func (l *logWriter) setBar(pb *mpb.Progress) {
+	l.mu.Lock()
+	l.bar = pb
+	l.mu.Unlock()
+}
+
+func (l *logWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	pb := l.bar
+	l.mu.Unlock()
+	if pb != nil {
+		if n, err := pb.Write(b); err == nil {
+			return n, nil
+		}
+	}
+	return l.w.Write(b)
+}
+
+// hooks calls several SuiteHooks in turn (the resource recorder, then the
+// progress display).
+type hooks []runner.SuiteHooks
+
+func (h hooks) SuiteStart(s plan.Suite) {
+	for _, x := range h {
+		x.SuiteStart(s)
+	}
+}
+
+func (h hooks) SuiteEnd(s plan.Suite) {
+	for _, x := range h {
+		x.SuiteEnd(s)
 	}
 }

@@ -4,15 +4,32 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"bench/report"
+	"bench/report/htmlreport"
+	"bench/report/junitxml"
+	"bench/results"
 	"bench/rundir"
 )
 
-// buildReports rebuilds summary.json, summary.md and tiers.json from the run
-// directory's results.jsonl and returns the summary for the terminal table.
-func buildReports(dir string, stderr io.Writer) (*report.Summary, error) {
-	s, err := report.Load(dir)
+// buildReports rebuilds every report of the run directory from its
+// results.jsonl in one pass: summary.json, summary.md and tiers.json,
+// report.html and junit.xml (and a copy of junit.xml at junitPath when it is
+// not ""). It returns the summary for the terminal table.
+// compare.html is bench compare's, not a run's.
+func buildReports(dir, junitPath string, stderr io.Writer) (*report.Summary, error) {
+	var samples *htmlreport.Samples
+	var ju *junitxml.Builder
+	// Each cell once, by its last record: a second pass (a resumed run's
+	// duplicate cells) starts the collectors afresh.
+	s, err := report.LoadEach(dir, func() func(*results.Record) {
+		samples, ju = htmlreport.NewSamples(), junitxml.New()
+		return func(r *results.Record) {
+			samples.Add(r)
+			ju.Add(r)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -20,23 +37,46 @@ func buildReports(dir string, stderr io.Writer) (*report.Summary, error) {
 	if err := report.Write(dir, s); err != nil {
 		return nil, err
 	}
+	// After summary.json: report.html reads the agentic figures from it.
+	d := samples.Data(s, dir)
+	for _, w := range d.Warnings {
+		fmt.Fprintf(stderr, "warning: report.html: %s\n", w)
+	}
+	if err := htmlreport.WriteFile(dir, d); err != nil {
+		return nil, err
+	}
+	if err := ju.WriteFile(filepath.Join(dir, junitxml.FileName)); err != nil {
+		return nil, err
+	}
+	if junitPath != "" {
+		if err := ju.WriteFile(junitPath); err != nil {
+			return nil, fmt.Errorf("--junit: %w", err)
+		}
+	}
 	return s, nil
 }
 
+const reportUsage = `usage: bench report [--junit FILE] RUN_DIR
+
+Rebuilds summary.json, summary.md, tiers.json, report.html and junit.xml
+from RUN_DIR/results.jsonl.
+
+Flags:
+`
+
 func reportCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	junitPath := fs.String("junit", "", "also write the JUnit XML report to this `file`")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bench report RUN_DIR\n\nRebuilds summary.json, summary.md and tiers.json from RUN_DIR/results.jsonl.")
+		fmt.Fprint(stdout, reportUsage)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
+		fmt.Fprintf(stderr, "bench report: want one run directory, got %d arguments; see 'bench report --help'\n", fs.NArg())
 		return exitUsage
 	}
 	dir := fs.Arg(0)
@@ -44,7 +84,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench report: %v\n", err)
 		return exitUsage
 	}
-	s, err := buildReports(dir, stderr)
+	s, err := buildReports(dir, *junitPath, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench report: %v\n", err)
 		return exitIO
@@ -53,6 +93,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench report: %v\n", err)
 		return exitIO
 	}
-	fmt.Fprintf(stdout, "bench: wrote summary.json, summary.md and tiers.json in %s\n", dir)
+	fmt.Fprintf(stdout, "bench: rebuilt the reports in %s\n", dir)
+	writeReportPaths(stdout, dir)
 	return exitOK
 }

@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"strings"
@@ -26,13 +26,9 @@ import (
 // runCmd is `bench run`: load and check the config, open the run
 // directory, sweep, and report.
 func runCmd(args []string, stdout, stderr io.Writer) int {
-	f, err := parseRunFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "bench run: %v\n", err)
-		return exitUsage
+	f, code, ok := parseRunFlags(args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	cfg, provs, code := setup(f, stderr)
 	if cfg != nil && f.resume {
@@ -41,11 +37,16 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if cfg == nil {
 		return code
 	}
-	pl := plan.New(cfg)
+	pl, shard, err := shardPlan(cfg, plan.New(cfg), f, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench run: %v\n", err)
+		return exitUsage
+	}
 	if f.dryRun {
 		return dryRun(stdout, stderr, cfg, pl, f.resume)
 	}
-	sig := catchSignals(stderr)
+	prog := newProgress(stderr, f.quiet)
+	sig := catchSignals(prog.log())
 	defer sig.stop()
 
 	dir, done, code := openRunDir(cfg, f, stdout, stderr)
@@ -53,6 +54,10 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer dir.Close()
+	if err := checkResumeShard(dir.Path, shard); f.resume && err != nil {
+		fmt.Fprintf(stderr, "bench run: %v\n", err)
+		return exitUsage
+	}
 	// Probing ends at the first Ctrl-C, as the sweep does.
 	pctx, stop := runner.UntilDrained(sig.ctx, sig.drain)
 	err = prepareRunDir(pctx, dir, cfg, provs, f.resume, stderr)
@@ -66,27 +71,31 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		pl = pl.Without(done)
 		fmt.Fprintf(stdout, "bench: resuming %s: %d of %d cells already recorded\n", cfg.Run.ID, full-len(pl.Cells), full)
 	}
-	s := &session{cfg: cfg, provs: provs, dir: dir, sig: sig, quiet: f.quiet, allowUnavailable: f.allowUnavailable, stdout: stdout, stderr: stderr}
+	s := &session{cfg: cfg, provs: provs, dir: dir, sig: sig, flags: f, prog: prog, stdout: stdout, stderr: stderr, shard: shard}
 	return s.sweep(pl, full-len(pl.Cells))
 }
 
 // session is one bench run from the moment its directory is open.
 type session struct {
-	cfg   *config.Config
-	provs map[string]providers.Provider
-	dir   *rundir.Dir
-	sig   *signals
-	quiet bool
-	// allowUnavailable accepts a provider none of whose cells reached a
-	// model (see reachCheck).
-	allowUnavailable bool
-	stdout, stderr   io.Writer
+	cfg            *config.Config
+	provs          map[string]providers.Provider
+	dir            *rundir.Dir
+	sig            *signals
+	flags          *runFlags
+	prog           *progress
+	stdout, stderr io.Writer
+	// shard is which shard of a sharded run this is, nil when not sharded.
+	shard *rundir.Shard
 }
 
 // setup loads the config, applies the flags and builds the providers. A nil
 // config means the command ends with the returned code.
 func setup(f *runFlags, stderr io.Writer) (*config.Config, map[string]providers.Provider, int) {
 	cfg, err := config.Load(f.config, providers.Kinds)
+	if errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintln(stderr, noConfig(f))
+		return nil, nil, exitUsage
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "bench run: bad config:\n%v\n", err)
 		return nil, nil, exitUsage
@@ -209,14 +218,19 @@ func (s *session) sweep(pl *plan.Plan, resumed int) int {
 		fmt.Fprintf(stderr, "bench run: %v\n", err)
 		return exitIO
 	}
-	fmt.Fprintf(stdout, "bench: run %s: %d cells (%s, %d suites, %d prompts × %s) → %s\n",
-		cfg.Run.ID, len(pl.Cells), plural(len(cfg.Providers), "provider"), len(pl.Suites), len(cfg.PromptSet),
-		plural(cfg.Run.Repetitions, "repetition"), dir.Path)
-	prog := newProgress(stderr, s.quiet)
+	if !s.flags.quiet {
+		fmt.Fprintf(stdout, "bench: run %s: %s (%s, %s, %s × %s) → %s\n",
+			cfg.Run.ID, report.Plural(len(pl.Cells), "cell"), report.Plural(len(cfg.Providers), "provider"),
+			report.Plural(len(pl.Suites), "suite"), report.Plural(len(cfg.PromptSet), "prompt"),
+			report.Plural(cfg.Run.Repetitions, "repetition"), dir.Path)
+	}
+	prog := s.prog
+	prog.begin(pl)
 	recorder := resources.NewRecorder(dir.Path)
 	out, runErr := runner.Run(s.sig.ctx, runner.Options{
-		Config: cfg, Plan: pl, Providers: s.provs, Sink: sink, Hooks: recorder,
-		Drain: s.sig.drain, OnRecord: prog.record, Log: stderr,
+		Config: cfg, Plan: pl, Providers: s.provs, Sink: sink, Hooks: hooks{recorder, prog},
+		Drain: s.sig.drain, OnRecord: prog.record, Log: prog.log(),
+		Observers: []runner.Observer{runner.NewWorkTraces(dir.File(runner.WorkTraceDir), cfg.PromptSet, version.String())},
 	})
 	prog.finish()
 	if err := recorder.Close(); err != nil {
@@ -231,7 +245,7 @@ func (s *session) sweep(pl *plan.Plan, resumed int) int {
 		// in Resumed. finished means every planned cell has a final record.
 		err := dir.WriteRunInfo(&rundir.RunInfo{RunID: cfg.Run.ID, BenchVersion: version.String(),
 			StartedAt: out.StartedAt.UTC(), EndedAt: out.EndedAt.UTC(), EndReason: out.EndReason,
-			CellsPlanned: out.Planned + resumed, CellsRecorded: out.Recorded, ByStatus: out.ByStatus, Resumed: resumed})
+			CellsPlanned: out.Planned + resumed, CellsRecorded: out.Recorded, ByStatus: out.ByStatus, Resumed: resumed, Shard: s.shard})
 		if err != nil && runErr == nil {
 			runErr = err
 		}
@@ -247,20 +261,36 @@ func (s *session) sweep(pl *plan.Plan, resumed int) int {
 // nothing was reached) and how the run ended.
 func (s *session) finish(out *runner.Outcome, prog *progress) int {
 	cfg, dir, stdout, stderr := s.cfg, s.dir, s.stdout, s.stderr
-	summary, err := buildReports(dir.Path, stderr)
+	summary, err := buildReports(dir.Path, s.flags.junit, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench run: reports: %v\nbench: the results are in %s\n", err, dir.Path)
 		return exitIO
 	}
-	if line := unreachable(cfg, prog); line != "" {
-		fmt.Fprintln(stdout, line)
-	} else if err := report.WriteTable(stdout, summary); err != nil {
-		fmt.Fprintf(stderr, "bench run: %v\n", err)
-		return exitIO
+	stopped := out.EndReason == runner.EndInterrupted || out.EndReason == runner.EndAborted
+	// With --quiet only what needs acting on is printed, on stderr.
+	w := stdout
+	if s.flags.quiet {
+		w = stderr
 	}
-	fmt.Fprintf(stdout, "bench: %s: %d/%d cells recorded in %s\n", out.EndReason, out.Recorded, out.Planned, dir.Path)
-	if out.EndReason == runner.EndInterrupted || out.EndReason == runner.EndAborted {
+	line := unreachable(cfg, prog)
+	switch {
+	case line != "":
+		fmt.Fprintln(w, line)
+	case !s.flags.quiet:
+		if err := report.WriteTable(stdout, summary); err != nil {
+			fmt.Fprintf(stderr, "bench run: %v\n", err)
+			return exitIO
+		}
+	}
+	if stopped || !s.flags.quiet {
+		fmt.Fprintf(w, "bench: %s: %d/%d cells recorded in %s\n", out.EndReason, out.Recorded, out.Planned, dir.Path)
+	}
+	if stopped {
+		fmt.Fprintf(w, "bench: to run the other %d cells: %s\n", out.Planned-out.Recorded, resumeCommand(s.flags.args, cfg.Run.ID))
 		return exitInterrupted
+	}
+	if line == "" && !s.flags.quiet {
+		writeNextSteps(stdout, dir.Path)
 	}
 	return s.reachCode()
 }
@@ -284,13 +314,5 @@ func printPlan(w io.Writer, cfg *config.Config, pl *plan.Plan) {
 		ids = append(ids, p.ID)
 	}
 	fmt.Fprintf(w, "  prompts: %s × %s; concurrency %d, timeout %s\n", strings.Join(ids, ","),
-		plural(cfg.Run.Repetitions, "repetition"), cfg.Run.Concurrency, time.Duration(cfg.Run.Timeout))
-}
-
-// plural writes a count with its noun: "1 provider", "2 providers".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
+		report.Plural(cfg.Run.Repetitions, "repetition"), cfg.Run.Concurrency, time.Duration(cfg.Run.Timeout))
 }

@@ -155,6 +155,16 @@ func TestCtrlCDrains(t *testing.T) {
 	if !strings.Contains(stdout.String(), "interrupted: 2/10 cells recorded") {
 		t.Errorf("stdout:\n%s", stdout.String())
 	}
+	// The run says how to finish it, and that command does.
+	_, resume, ok := strings.Cut(stdout.String(), "bench: to run the other 8 cells: ")
+	resume, _, _ = strings.Cut(resume, "\n")
+	if !ok || !strings.HasPrefix(resume, benchBin+" run --config ") || !strings.HasSuffix(resume, " --run-id sig --resume") {
+		t.Fatalf("no resume command:\n%s", stdout.String())
+	}
+	out, err := exec.Command("sh", "-c", resume).CombinedOutput()
+	if code := exitCode(err); code != 0 || len(readRecords(t, filepath.Join(dir, "results.jsonl"))) != 10 {
+		t.Errorf("%s: exit %d, want all 10 cells recorded\n%s", resume, code, out)
+	}
 }
 
 // Second Ctrl-C: the cells in flight are cancelled and recorded as such, and

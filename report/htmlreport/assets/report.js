@@ -479,7 +479,7 @@
 		const axes = [{}];
 		const used = {};
 		T.series.forEach((s, i) => {
-			data.push(s.values);
+			data.push(bridgeHoles(T.t, s.values));
 			used[s.scale] = true;
 			series.push({
 				label: s.label, scale: s.scale, stroke: color(i), width: 1.25, spanGaps: false,
@@ -510,18 +510,45 @@
 		el.dataset.points = String(T.t.length);
 	}
 
+	// Suites that run at the same time share the time axis, so a series
+	// has a hole wherever another suite was sampled. uPlot bridges undefined
+	// and breaks the line at null: holes shorter than three of the series'
+	// own usual steps become undefined; longer ones (between suites, a
+	// server that stopped answering) stay gaps.
+	function bridgeHoles(t, values) {
+		const idx = [];
+		values.forEach((v, i) => { if (v != null) idx.push(i); });
+		if (idx.length < 2) return values;
+		const steps = idx.slice(1).map((k, j) => t[k] - t[idx[j]]).sort((a, b) => a - b);
+		const limit = 3 * steps[steps.length >> 1];
+		const out = values.slice();
+		for (let j = 1; j < idx.length; j++) {
+			const a = idx[j - 1], b = idx[j];
+			if (b - a > 1 && t[b] - t[a] <= limit) for (let k = a + 1; k < b; k++) out[k] = undefined;
+		}
+		return out;
+	}
+
 	function suiteBands(u) {
 		const ctx = u.ctx, pr = uPlot.pxRatio || 1, b = u.bbox;
 		ctx.save();
 		ctx.beginPath(); ctx.rect(b.left, b.top, b.width, b.height); ctx.clip();
 		ctx.font = (11 * pr) + "px system-ui, sans-serif";
+		// Suites of different providers run at the same time: a label goes
+		// on the first line whose previous label ends before it starts.
+		const laneEnds = [];
 		D.timeline.suites.forEach((s, i) => {
 			const x0 = u.valToPos(s.start, "x", true), x1 = u.valToPos(s.end, "x", true);
 			ctx.fillStyle = i % 2 ? "rgba(160,174,192,0.16)" : "rgba(66,153,225,0.10)";
 			ctx.fillRect(x0, b.top, Math.max(pr, x1 - x0), b.height);
 			if (x1 - x0 > 60 * pr) {
+				const text = s.label.length > 40 ? s.label.slice(0, 39) + "…" : s.label;
+				const w = Math.min(ctx.measureText(text).width, x1 - x0 - 8 * pr);
+				let lane = laneEnds.findIndex(end => end < x0);
+				if (lane < 0) { lane = laneEnds.length; laneEnds.push(0); }
+				laneEnds[lane] = x0 + 4 * pr + w + 6 * pr;
 				ctx.fillStyle = "#4a5568";
-				ctx.fillText(s.label.length > 40 ? s.label.slice(0, 39) + "…" : s.label, x0 + 4 * pr, b.top + 12 * pr, x1 - x0 - 8 * pr);
+				ctx.fillText(text, x0 + 4 * pr, b.top + (12 + 13 * lane) * pr, x1 - x0 - 8 * pr);
 			}
 		});
 		ctx.restore();

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"bench/config"
+	"bench/providers"
+)
+
+// fakeTags is an Ollama's /api/tags with two chat models and an embedding
+// model.
+const fakeTags = `{"models":[
+ {"name":"qwen3:4b","model":"qwen3:4b","details":{"family":"qwen3","families":["qwen3"]}},
+ {"name":"nomic-embed-text:latest","model":"nomic-embed-text:latest","details":{"family":"nomic-bert","families":["nomic-bert"]}},
+ {"name":"hf.co/org/model, odd:Q4","model":"x","details":{"family":"llama"}}]}`
+
+// initGolden runs bench init and compares its output and the file it wrote
+// (the date masked) with testdata/golden/NAME.txt.
+func initGolden(t *testing.T, name, url string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "bench.yaml")
+	code, stdout, stderr := runCLI("init", "--ollama", url, "--config", path)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	written, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What init wrote loads, and plans what it says.
+	cfg, err := config.Load(path, providers.Kinds)
+	if err != nil {
+		t.Fatalf("the written file does not load: %v", err)
+	}
+	out := "$ bench init\n--- stdout\n" + stdout + "--- stderr\n" + stderr + "--- bench.yaml\n" + string(written)
+	out = strings.ReplaceAll(out, path, "BENCH_YAML")
+	out = strings.ReplaceAll(out, url, "OLLAMA_URL")
+	out = regexp.MustCompile(`on \d{4}-\d\d-\d\d\.`).ReplaceAllString(out, "on DATE.")
+	golden(t, name, out)
+
+	// A second init never overwrites.
+	code, _, stderr = runCLI("init", "--ollama", url, "--config", path)
+	again, _ := os.ReadFile(path)
+	if code != exitUsage || !strings.Contains(stderr, "exists; not overwriting") || string(again) != string(written) {
+		t.Errorf("second init: exit %d, %s", code, stderr)
+	}
+	return strings.Join(cfg.Providers[0].Models, "|")
+}
+
+func TestInitFindsOllamaModels(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/tags" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(fakeTags))
+	}))
+	defer srv.Close()
+	if got := initGolden(t, "init-found.txt", srv.URL); got != "qwen3:4b|hf.co/org/model, odd:Q4" {
+		t.Errorf("models %q: want the chat models, the embedding model left out", got)
+	}
+}
+
+func TestInitNoOllama(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // nothing listens there now
+	if got := initGolden(t, "init-none.txt", url); got != "llama3.2:3b|qwen3:4b" {
+		t.Errorf("models %q: want the two defaults", got)
+	}
+}
+
+// A real Ollama: init lists what it has.
+func TestInitRealOllama(t *testing.T) {
+	s := needServer(t)
+	path := filepath.Join(t.TempDir(), "bench.yaml")
+	code, stdout, stderr := runCLI("init", "--ollama", s.URL(), "--config", path)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	cfg, err := config.Load(path, providers.Kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(cfg.Providers[0].Models, ","), "scripted") || !strings.Contains(stdout, "Found an Ollama at "+s.URL()) {
+		t.Errorf("models %v\n%s", cfg.Providers[0].Models, stdout)
+	}
+}
+
+func TestOllamaBase(t *testing.T) {
+	cases := []struct{ env, flag, want string }{
+		{"", "", "http://127.0.0.1:11434"},
+		{"0.0.0.0:12345", "", "http://127.0.0.1:12345"},
+		{"http://gpu-box:11434", "", "http://gpu-box:11434"},
+		{"x", "http://other:1/", "http://other:1"},
+	}
+	for _, c := range cases {
+		t.Setenv("OLLAMA_HOST", c.env)
+		if got := ollamaBase(c.flag); got != c.want {
+			t.Errorf("OLLAMA_HOST=%q --ollama %q: %q, want %q", c.env, c.flag, got, c.want)
+		}
+	}
+}
+
+// `bench run` where there is no bench.yaml says how to get one.
+func TestRunWithoutConfig(t *testing.T) {
+	var code int
+	var stdout, stderr string
+	t.Run("in an empty directory", func(t *testing.T) {
+		t.Chdir(t.TempDir()) // undone when the subtest ends
+		code, stdout, stderr = runCLI("run")
+	})
+	if code != exitUsage {
+		t.Errorf("exit %d", code)
+	}
+	golden(t, "no-config.txt", "$ bench run\n--- stdout\n"+stdout+"--- stderr\n"+stderr)
+}

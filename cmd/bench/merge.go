@@ -1,0 +1,96 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"bench/internal/version"
+	"bench/merge"
+	"bench/report"
+)
+
+const mergeUsage = `usage: bench merge [--allow-partial] OUT_DIR SHARD_DIR...
+
+Puts the run directories of a sharded run (bench run --shard i/n, or a
+Kubernetes Indexed Job) together into OUT_DIR as one run: results.jsonl,
+resource files, snapshots, traces and other per-cell outputs, config.json,
+inventory.json (each shard's own under shards/), run.json, and the reports
+rebuilt from the merged results. Shards of different configs, a cell in two
+shards, or a missing shard are refused (exit 2).
+
+Flags:
+`
+
+func mergeCmd(args []string, stdout, stderr io.Writer) int {
+	var allowPartial bool
+	fs := newMergeFlags(&allowPartial)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, mergeUsage)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterleaved(fs, args)
+	if err == flag.ErrHelp {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	if len(pos) < 2 {
+		fs.Usage()
+		return exitUsage
+	}
+	res, err := merge.Merge(pos[0], pos[1:], merge.Options{AllowPartial: allowPartial, BenchVersion: version.String(), Warn: stderr})
+	if err != nil {
+		fmt.Fprintf(stderr, "bench merge: %v\n", err)
+		if merge.IsRefusal(err) {
+			return exitUsage
+		}
+		return exitIO
+	}
+	// Every report a run writes, report.html and junit.xml included, now
+	// over the merged results.
+	summary, err := buildReports(res.Dir, "", stderr)
+	if err == nil {
+		err = report.WriteTable(stdout, summary)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "bench merge: %v\n", err)
+		return exitIO
+	}
+	m := res.Info.Merge
+	note := ""
+	if len(m.Missing) > 0 {
+		note = fmt.Sprintf(" (partial: shards %v of %d missing)", m.Missing, m.Count)
+	}
+	fmt.Fprintf(stdout, "bench: merged %d of %d shards, %d records%s into %s\n", len(m.Shards), m.Count, res.Records, note, res.Dir)
+	return exitOK
+}
+
+func newMergeFlags(allowPartial *bool) *flag.FlagSet {
+	fs := flag.NewFlagSet("bench merge", flag.ContinueOnError)
+	fs.BoolVar(allowPartial, "allow-partial", false, "merge even when shards are missing (run.json lists them)")
+	return fs
+}
+
+// parseInterleaved parses flags given before, between or after the
+// positional arguments (bench merge out a b --allow-partial), which the
+// flag package alone stops at.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(pos, rest...), nil // after --, all are arguments
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}

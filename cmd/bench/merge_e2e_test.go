@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"bench/results"
+)
+
+func shardConfig(url string) string {
+	return fmt.Sprintf(`run:
+  concurrency: 4
+  repetitions: 2
+  timeout: 60s
+providers:
+  - type: ollama_openai
+    base_url: %s/v1
+    concurrency: 2
+    models: [scripted, scripted2, missing-model]
+  - type: ollama
+    base_url: %s
+    concurrency: 2
+    models: [scripted, scripted2, missing-model]
+prompts:
+  files: [prompts.yaml]
+`, url, url)
+}
+
+// benchIn runs the bench binary in dir with extra environment variables.
+func benchIn(t *testing.T, dir string, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(benchBin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), out.String(), errb.String()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0, out.String(), errb.String()
+}
+
+// onlyRun returns the one run directory under parent.
+func onlyRun(t *testing.T, parent string) string {
+	t.Helper()
+	entries, err := os.ReadDir(parent)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("%s: %v, %v", parent, entries, err)
+	}
+	return filepath.Join(parent, entries[0].Name())
+}
+
+// cellView is what a cell's record must say alike in a sharded and an
+// unsharded run of a scripted model: everything but timings.
+func cellView(r results.Record) string {
+	b, _ := json.Marshal([]any{r.AvailabilityStatus, r.Success, r.FailureType, r.ObjectivePass, r.Violation,
+		r.RawOutput, r.ToolCalls, r.ToolUseSuccess, r.OutputTokens, r.ParsedOutput})
+	return string(b)
+}
+
+// quality is summary.json and tiers.json less what timing changes.
+type quality struct {
+	Groups []struct {
+		Provider            string   `json:"provider"`
+		Model               string   `json:"model"`
+		NTotal              int      `json:"n_total"`
+		NOK                 int      `json:"n_ok"`
+		NSuccess            int      `json:"n_success"`
+		NSkippedUnavailable int      `json:"n_skipped_unavailable"`
+		NRateLimited        int      `json:"n_rate_limited"`
+		NError              int      `json:"n_error"`
+		SuccessRateOK       *float64 `json:"success_rate_ok"`
+		ObjectivePassRate   *float64 `json:"objective_pass_rate"`
+	} `json:"groups"`
+	Ranking     []map[string]any `json:"ranking"`
+	Recommended []map[string]any `json:"recommended_for_subagent_routing"`
+}
+
+func readQuality(t *testing.T, dir string) quality {
+	t.Helper()
+	var q quality
+	for _, f := range []string{"summary.json", "tiers.json"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || json.Unmarshal(b, &q) != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	return q
+}
+
+// Four shards run in parallel against the real Ollama (three through the
+// flag, one through the Indexed Job's environment), merged, give the same
+// cells and the same quality figures as one unsharded run.
+func TestShardsMergeLikeOneRun(t *testing.T) {
+	s := needServer(t)
+	if err := s.Create(bgctx(), "scripted2", script); err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	os.WriteFile(filepath.Join(work, "prompts.yaml"), []byte(promptFile), 0o644)
+	os.WriteFile(filepath.Join(work, "bench.yaml"), []byte(shardConfig(s.URL())), 0o644)
+
+	code, stdout, stderr := benchIn(t, work, nil, "run", "--quiet", "--run-id", "whole", "--out", "single")
+	if code != 0 {
+		t.Fatalf("unsharded run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	whole := filepath.Join(work, "single", "whole")
+
+	var wg sync.WaitGroup
+	outs := make([]string, 4)
+	errs := make([]string, 4)
+	for i := 1; i <= 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Each shard on its own "machine": its own output directory and
+			// a run id from its clock.
+			args := []string{"run", "--quiet", "--out", fmt.Sprintf("machine%d", i)}
+			var env []string
+			if i == 4 {
+				env = []string{"JOB_COMPLETION_INDEX=3", "BENCH_SHARD_COUNT=4"}
+			} else {
+				args = append(args, "--shard", fmt.Sprintf("%d/4", i))
+			}
+			code, stdout, stderr := benchIn(t, work, env, args...)
+			if code != 0 {
+				errs[i-1] = fmt.Sprintf("shard %d: exit %d\n%s%s", i, code, stdout, stderr)
+			}
+			outs[i-1] = stdout
+		}()
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != "" {
+			t.Fatal(e)
+		}
+	}
+	var shardDirs []string
+	for i := 1; i <= 4; i++ {
+		d := onlyRun(t, filepath.Join(work, fmt.Sprintf("machine%d", i)))
+		if !strings.HasSuffix(d, fmt.Sprintf("_shard%dof4", i)) {
+			t.Errorf("shard %d's run directory is %s", i, d)
+		}
+		var ri struct {
+			Shard struct {
+				Index, Count int
+				Suites       []string
+			} `json:"shard"`
+			CellsPlanned int `json:"cells_planned"`
+		}
+		b, _ := os.ReadFile(filepath.Join(d, "run.json"))
+		json.Unmarshal(b, &ri)
+		// 6 suites dealt round-robin over 4 shards: 2, 2, 1, 1.
+		wantSuites := []int{2, 2, 1, 1}[i-1]
+		if ri.Shard.Index != i || ri.Shard.Count != 4 || len(ri.Shard.Suites) != wantSuites || ri.CellsPlanned != wantSuites*10 {
+			t.Errorf("shard %d run.json: %+v planned %d\n%s", i, ri.Shard, ri.CellsPlanned, outs[i-1])
+		}
+		shardDirs = append(shardDirs, d)
+	}
+
+	merged := filepath.Join(work, "merged")
+	code, stdout, stderr = benchIn(t, work, nil, append([]string{"merge", merged}, shardDirs...)...)
+	if code != 0 || !strings.Contains(stdout, "merged 4 of 4 shards, 60 records") {
+		t.Fatalf("merge: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	// The same cells, with the same outcomes.
+	one := readRecords(t, filepath.Join(whole, "results.jsonl"))
+	four := readRecords(t, filepath.Join(merged, "results.jsonl"))
+	view := func(recs []results.Record) []string {
+		var out []string
+		for _, r := range recs {
+			k := r.Key()
+			out = append(out, fmt.Sprintf("%s/%s/%s/%d %s", k.Provider, k.Model, k.PromptID, k.Repetition, cellView(r)))
+			if r.RunID != filepath.Base(merged) && r.RunID != "whole" {
+				t.Errorf("record of run %q in %v", r.RunID, k)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	if a, b := view(one), view(four); len(a) != 60 || !slices.Equal(a, b) {
+		t.Errorf("cells differ: unsharded %d, merged %d\n%s\nvs\n%s", len(a), len(b), strings.Join(a, "\n"), strings.Join(b, "\n"))
+	}
+	// The same quality figures: counts, success and pass rates, tiers.
+	qa, qb := readQuality(t, whole), readQuality(t, merged)
+	ja, _ := json.MarshalIndent(qa, "", " ")
+	jb, _ := json.MarshalIndent(qb, "", " ")
+	if string(ja) != string(jb) || len(qa.Groups) != 6 || len(qa.Ranking) != 6 {
+		t.Errorf("quality differs:\nunsharded %s\nmerged %s", ja, jb)
+	}
+	// Every suite's resource files came along.
+	for _, p := range []string{"ollama_openai", "ollama"} {
+		for _, m := range []string{"scripted", "scripted2"} {
+			for _, suffix := range []string{".json", "_before.txt", "_after.txt"} {
+				if _, err := os.Stat(filepath.Join(merged, "resources_"+p+"_"+m+suffix)); err != nil {
+					t.Errorf("merged run lacks resources_%s_%s%s", p, m, suffix)
+				}
+			}
+		}
+	}
+	// A shard given twice is refused with exit 2.
+	code, _, stderr = benchIn(t, work, nil, "merge", filepath.Join(work, "again"), shardDirs[0], shardDirs[1], shardDirs[2], shardDirs[2])
+	if code != exitUsage || !strings.Contains(stderr, "given twice") {
+		t.Errorf("shard twice: exit %d\n%s", code, stderr)
+	}
+}

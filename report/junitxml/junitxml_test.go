@@ -1,0 +1,258 @@
+package junitxml
+
+import (
+	"bytes"
+	"encoding/xml"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jstemmer/go-junit-report/v2/junit"
+
+	"bench/results"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden.xml")
+
+func str(s string) *string { return &s }
+func yes() *bool           { t := true; return &t }
+func no() *bool            { f := false; return &f }
+func ms(v int64) *int64    { return &v }
+
+// records covers every outcome, two thinking levels, repetitions, and text
+// that XML cannot carry as it is.
+func records() []results.Record {
+	base := func(provider, model string, level *string, prompt string, rep int) results.Record {
+		return results.Record{RecordType: "result", RunID: "20260214_101500", Provider: provider, ProviderType: "ollama_openai",
+			Model: model, ThinkingLevel: level, PromptID: prompt, PromptName: "name_" + prompt, Repetition: rep,
+			StartedAtMS: 1771064100000 + int64(rep)*1000, EndedAtMS: 1771064100000 + int64(rep)*1000 + 850, E2EMS: 850}
+	}
+	var recs []results.Record
+	ok := func(r results.Record, pass *bool, violation *string) results.Record {
+		r.AvailabilityStatus, r.Success, r.ObjectivePass, r.Violation, r.TTFTMS = "ok", true, pass, violation, ms(120)
+		return r
+	}
+	// P10 before P2 in the file: the output orders prompts naturally.
+	recs = append(recs,
+		ok(base("ollama", "llama3.2:3b", nil, "P10", 0), yes(), nil),
+		ok(base("ollama", "llama3.2:3b", nil, "P2", 0), no(), str("expected exactly \"4\", got <b>four</b> & ]]> \x1b[31mred\x00")),
+		ok(base("ollama", "llama3.2:3b", nil, "P1", 0), nil, nil), // noop check
+	)
+	empty := base("ollama", "llama3.2:3b", nil, "P3", 0)
+	empty.AvailabilityStatus, empty.FailureType, empty.ErrorMessage = "ok", str("empty_response"), str("no text and no tool call")
+	recs = append(recs, empty)
+	timeout := base("ollama", "llama3.2:3b", nil, "P4", 0)
+	timeout.AvailabilityStatus, timeout.FailureType, timeout.ErrorMessage, timeout.E2EMS = "error", str("timeout"), str("no complete answer within run.timeout"), 120000
+	recs = append(recs, timeout)
+	for _, p := range []string{"P1", "P2"} {
+		r := base("ollama", "missing", nil, p, 0)
+		r.AvailabilityStatus, r.FailureType, r.ErrorMessage, r.E2EMS = "skipped_unavailable", str("model_not_found"), str(`model "missing" not found; run ollama pull missing`), 3
+		recs = append(recs, r)
+	}
+	high := str("high")
+	for rep := range 2 {
+		recs = append(recs, ok(base("claude", "sonnet", high, "P1", rep), yes(), nil))
+		r := base("claude", "sonnet", high, "P2", rep)
+		r.AvailabilityStatus, r.FailureType, r.ErrorMessage, r.HTTPStatus = "rate_limited", str("http_429"), str("HTTP 429: slow down"), new(429)
+		recs = append(recs, r)
+	}
+	auth := base("openai", "gpt-5-mini", str("low"), "P1", 0)
+	auth.AvailabilityStatus, auth.FailureType, auth.ErrorMessage = "auth_error", str("http_401"), str("HTTP 401: invalid API key (OPENAI_API_KEY)")
+	recs = append(recs, auth)
+	return recs
+}
+
+func build(recs []results.Record) *Builder {
+	b := New()
+	for i := range recs {
+		b.Add(&recs[i])
+	}
+	return b
+}
+
+func TestBuild(t *testing.T) {
+	var buf bytes.Buffer
+	if err := build(records()).Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var got junit.Testsuites
+	if err := xml.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatalf("not XML: %v\n%s", err, buf.String())
+	}
+	type counts struct{ tests, failures, errors, skipped int }
+	want := []struct {
+		name string
+		counts
+		cases []string
+	}{
+		{"claude/sonnet (high)", counts{4, 0, 2, 0}, []string{"P1 name_P1 #0", "P1 name_P1 #1", "P2 name_P2 #0", "P2 name_P2 #1"}},
+		{"ollama/llama3.2:3b", counts{5, 1, 2, 0}, []string{"P1 name_P1", "P2 name_P2", "P3 name_P3", "P4 name_P4", "P10 name_P10"}},
+		{"ollama/missing", counts{2, 0, 0, 2}, []string{"P1 name_P1", "P2 name_P2"}},
+		{"openai/gpt-5-mini (low)", counts{1, 0, 1, 0}, []string{"P1 name_P1"}},
+	}
+	if len(got.Suites) != len(want) {
+		t.Fatalf("%d suites, want %d", len(got.Suites), len(want))
+	}
+	if got.Tests != 12 || got.Failures != 1 || got.Errors != 5 || got.Name != "bench 20260214_101500" {
+		t.Errorf("testsuites: %d tests %d failures %d errors, name %q", got.Tests, got.Failures, got.Errors, got.Name)
+	}
+	for i, w := range want {
+		s := got.Suites[i]
+		c := counts{s.Tests, s.Failures, s.Errors, s.Skipped}
+		if s.Name != w.name || c != w.counts || s.ID != i {
+			t.Errorf("suite %d: %s %+v id %d, want %s %+v", i, s.Name, c, s.ID, w.name, w.counts)
+		}
+		var names []string
+		for _, tc := range s.Testcases {
+			names = append(names, tc.Name)
+			if tc.Classname != s.Name {
+				t.Errorf("%s: classname %q", tc.Name, tc.Classname)
+			}
+		}
+		if strings.Join(names, "|") != strings.Join(w.cases, "|") {
+			t.Errorf("%s: cases %q, want %q", s.Name, names, w.cases)
+		}
+	}
+	llama := got.Suites[1]
+	if f := llama.Testcases[1].Failure; f == nil || f.Type != "check_failed" ||
+		f.Message != "expected exactly \"4\", got <b>four</b> & ]]> \uFFFD[31mred\uFFFD" || !strings.Contains(f.Data, "]]>") {
+		t.Errorf("failed check: %+v", f)
+	}
+	if e := llama.Testcases[2].Error; e == nil || e.Type != "empty_response" || e.Message != "empty_response: no text and no tool call" {
+		t.Errorf("empty answer: %+v", e)
+	}
+	if e := llama.Testcases[3].Error; e == nil || e.Type != "timeout" || llama.Testcases[3].Time != "120.000" {
+		t.Errorf("timeout: %+v time %s", e, llama.Testcases[3].Time)
+	}
+	if tc := llama.Testcases[0]; tc.Failure != nil || tc.Error != nil || tc.Skipped != nil {
+		t.Errorf("a cell without a check is a plain testcase: %+v", tc)
+	}
+	if s := got.Suites[2].Testcases[0].Skipped; s == nil || s.Type != "model_not_found" || !strings.HasPrefix(s.Message, "model_not_found: model \"missing\"") {
+		t.Errorf("unavailable: %+v", s)
+	}
+	if e := got.Suites[0].Testcases[2].Error; e == nil || e.Type != "http_429" || !strings.Contains(e.Data, "(HTTP 429)") {
+		t.Errorf("rate limited: %+v", e)
+	}
+	if llama.Timestamp != "2026-02-14T10:15:00Z" || llama.Time != "0.850" || llama.Package != "20260214_101500" {
+		t.Errorf("suite timestamp %q time %q package %q", llama.Timestamp, llama.Time, llama.Package)
+	}
+	props := map[string]string{}
+	for _, p := range *got.Suites[0].Properties {
+		props[p.Name] = p.Value
+	}
+	if props["thinking_level"] != "high" || props["provider"] != "claude" || props["run_id"] != "20260214_101500" {
+		t.Errorf("properties %v", props)
+	}
+
+	golden := filepath.Join("testdata", "golden.xml")
+	if *update {
+		os.WriteFile(golden, buf.Bytes(), 0o644)
+	}
+	wantXML, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if buf.String() != string(wantXML) {
+		t.Errorf("differs from %s (go test ./report/junitxml -update if intended):\n%s", golden, buf.String())
+	}
+}
+
+// The order cells finished in does not change the file.
+func TestOrderIndependent(t *testing.T) {
+	recs := records()
+	var a, b bytes.Buffer
+	build(recs).Write(&a)
+	for i, j := 0, len(recs)-1; i < j; i, j = i+1, j-1 {
+		recs[i], recs[j] = recs[j], recs[i]
+	}
+	build(recs).Write(&b)
+	if a.String() != b.String() {
+		t.Error("reversed records give another junit.xml")
+	}
+}
+
+// xmllint finds the schema validator: BENCH_XMLLINT_BIN, else xmllint on
+// PATH (Debian's libxml2-utils; scripts/install-xmllint.sh).
+func xmllint(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("BENCH_XMLLINT_BIN"); p != "" {
+		return p
+	}
+	p, err := exec.LookPath("xmllint")
+	if err != nil {
+		if os.Getenv("BENCH_REQUIRE_SERVERS") == "1" {
+			t.Fatal("no xmllint (BENCH_REQUIRE_SERVERS=1: run scripts/install-xmllint.sh)")
+		}
+		t.Skip("no xmllint; run scripts/install-xmllint.sh")
+	}
+	return p
+}
+
+// validate checks the file against the Jenkins JUnit schema.
+func validate(t *testing.T, path string) {
+	t.Helper()
+	out, err := exec.Command(xmllint(t), "--noout", "--schema", filepath.Join("testdata", "junit-10.xsd"), path).CombinedOutput()
+	if err != nil {
+		t.Errorf("%s is not valid JUnit XML: %v\n%s", path, err, out)
+	}
+}
+
+func TestValidAgainstSchema(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	if err := build(records()).WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	validate(t, path)
+	// An empty run is a valid, empty report too.
+	empty := filepath.Join(dir, "empty.xml")
+	if err := New().WriteFile(empty); err != nil {
+		t.Fatal(err)
+	}
+	validate(t, empty)
+	// The schema check itself can fail: a testsuites skipped count is not
+	// in the schema.
+	bad := filepath.Join(dir, "bad.xml")
+	os.WriteFile(bad, []byte(`<testsuites skipped="1"><testsuite name="x" tests="0" failures="0" errors="0"></testsuite></testsuites>`), 0o644)
+	if out, err := exec.Command(xmllint(t), "--noout", "--schema", filepath.Join("testdata", "junit-10.xsd"), bad).CombinedOutput(); err == nil {
+		t.Errorf("xmllint accepted an invalid file:\n%s", out)
+	}
+}
+
+// Any text a model or a server sends ends up as well-formed XML, and the
+// message keeps what XML can carry.
+func FuzzText(f *testing.F) {
+	for _, s := range []string{"", "ok", "<a>&</a>", "]]>", "\x00\x1b[0m", "\xff\xfe", "\uFFFE", "line\nbreak\ttab", strings.Repeat("é", 400)} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, violation, errText string) {
+		recs := []results.Record{
+			{Provider: "p", Model: violation, PromptID: errText, AvailabilityStatus: "ok", Success: true, ObjectivePass: no(), Violation: &violation},
+			{Provider: "p", Model: "m", PromptID: "P1", AvailabilityStatus: "error", FailureType: &errText, ErrorMessage: &violation},
+		}
+		var buf bytes.Buffer
+		if err := build(recs).Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		var got junit.Testsuites
+		if err := xml.Unmarshal(buf.Bytes(), &got); err != nil {
+			t.Fatalf("not XML: %v\n%q", err, buf.String())
+		}
+		for _, s := range got.Suites {
+			for _, tc := range s.Testcases {
+				if tc.Failure != nil {
+					want := message(violation)
+					if want == "" {
+						want = "failed its check"
+					}
+					if tc.Failure.Message != want {
+						t.Errorf("message %q, want %q", tc.Failure.Message, want)
+					}
+				}
+			}
+		}
+	})
+}

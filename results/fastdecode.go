@@ -1,0 +1,809 @@
+package results
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// fastDecoder decodes the results.jsonl lines results.Writer writes about
+// five times faster than encoding/json, which scans every line twice (once
+// to validate, once to decode) and goes through reflection for every field.
+// It is a fast path, not a second JSON parser to trust: it says false for
+// anything it is not sure encoding/json would decode the same way (an
+// escape in a key, keys out of the writer's order or repeated, a value of
+// another type or a number the field cannot hold, bad JSON), and the caller
+// then decodes the line with encoding/json, which gives the record or the
+// error the report prints. FuzzFastDecode holds the two to the same result.
+//
+// No library fits: faster JSON libraries (go-json, sonic, jsoniter, json/v2)
+// each differ from encoding/json in some corner (case-insensitive keys,
+// duplicate keys, invalid UTF-8, null into a value), and the report must
+// stay byte-identical whichever decoder read a line.
+type fastDecoder struct {
+	b []byte
+	i int
+	// intern holds the strings most lines repeat (provider, model, prompt
+	// id, status...), so a million lines do not allocate a million copies;
+	// last is each field's last one, which the next line mostly repeats.
+	intern map[string]string
+	last   [nSlots]string
+}
+
+// Interning slots: the fields whose values repeat from line to line. noIntern
+// copies the string.
+const (
+	noIntern = iota
+	slotRecordType
+	slotRunID
+	slotProvider
+	slotProviderType
+	slotModel
+	slotThinking
+	slotPromptID
+	slotPromptName
+	slotStatus
+	slotFailure
+	slotFinish
+	slotToolName
+	slotEvent
+	slotDetail
+	nSlots
+)
+
+const (
+	// maxInterned bounds a decoder's interned strings.
+	maxInterned = 4096
+	// maxSkipDepth bounds nesting in skipped values; deeper ones go to
+	// encoding/json (which allows 10,000).
+	maxSkipDepth = 256
+)
+
+func newFastDecoder() *fastDecoder { return &fastDecoder{intern: map[string]string{}} }
+
+// fieldDec decodes the value at d into its field of r.
+type fieldDec func(d *fastDecoder, r *Record) bool
+
+type fieldSpec struct {
+	name string
+	// quoted is the key as the writer writes it, "name", for matching the
+	// expected key without scanning it.
+	quoted []byte
+	dec    fieldDec
+	bulk   bool
+}
+
+var (
+	// recordFields are Record's JSON fields in the order the writer writes
+	// them (the struct's order).
+	recordFields []fieldSpec
+	// recordFold and timelineFold are the JSON names lower-cased:
+	// encoding/json matches keys case-insensitively, so a key that folds to
+	// a name is left to it.
+	recordFold   map[string]bool
+	timelineFold = map[string]bool{"event": true, "at_ms": true, "attempt": true, "call": true, "wait_ms": true, "detail": true}
+	// bulkFields are the fields SkipBulk leaves empty (as bulkless does).
+	bulkFields = map[string]bool{"raw_output": true, "reasoning": true, "parsed_output": true, "tool_call_details": true, "provider_metrics": true}
+)
+
+// hotFields decode the fields every line has without reflection. A field
+// not here (one added later, or a nested one) is decoded by encoding/json
+// from its value alone, which gives the same result, only slower.
+var hotFields = map[string]fieldDec{
+	"record_type":          func(d *fastDecoder, r *Record) bool { return d.str(&r.RecordType, slotRecordType) },
+	"run_id":               func(d *fastDecoder, r *Record) bool { return d.str(&r.RunID, slotRunID) },
+	"provider":             func(d *fastDecoder, r *Record) bool { return d.str(&r.Provider, slotProvider) },
+	"provider_type":        func(d *fastDecoder, r *Record) bool { return d.str(&r.ProviderType, slotProviderType) },
+	"model":                func(d *fastDecoder, r *Record) bool { return d.str(&r.Model, slotModel) },
+	"thinking_level":       func(d *fastDecoder, r *Record) bool { return d.strPtr(&r.ThinkingLevel, slotThinking) },
+	"prompt_id":            func(d *fastDecoder, r *Record) bool { return d.str(&r.PromptID, slotPromptID) },
+	"prompt_name":          func(d *fastDecoder, r *Record) bool { return d.str(&r.PromptName, slotPromptName) },
+	"repetition":           func(d *fastDecoder, r *Record) bool { return d.int(&r.Repetition) },
+	"availability_status":  func(d *fastDecoder, r *Record) bool { return d.str(&r.AvailabilityStatus, slotStatus) },
+	"started_at_ms":        func(d *fastDecoder, r *Record) bool { return d.int64(&r.StartedAtMS) },
+	"ended_at_ms":          func(d *fastDecoder, r *Record) bool { return d.int64(&r.EndedAtMS) },
+	"e2e_ms":               func(d *fastDecoder, r *Record) bool { return d.int64(&r.E2EMS) },
+	"ttft_ms":              func(d *fastDecoder, r *Record) bool { return d.int64Ptr(&r.TTFTMS) },
+	"success":              func(d *fastDecoder, r *Record) bool { return d.bool(&r.Success) },
+	"failure_type":         func(d *fastDecoder, r *Record) bool { return d.strPtr(&r.FailureType, slotFailure) },
+	"objective_pass":       func(d *fastDecoder, r *Record) bool { return d.boolPtr(&r.ObjectivePass) },
+	"violation":            func(d *fastDecoder, r *Record) bool { return d.strPtr(&r.Violation, noIntern) },
+	"input_tokens":         func(d *fastDecoder, r *Record) bool { return d.intPtr(&r.InputTokens) },
+	"output_tokens":        func(d *fastDecoder, r *Record) bool { return d.intPtr(&r.OutputTokens) },
+	"raw_output":           func(d *fastDecoder, r *Record) bool { return d.str(&r.RawOutput, noIntern) },
+	"parsed_output":        func(d *fastDecoder, r *Record) bool { return d.rawMessage(&r.ParsedOutput) },
+	"tool_calls":           func(d *fastDecoder, r *Record) bool { return d.strs(&r.ToolCalls) },
+	"tool_call_count":      func(d *fastDecoder, r *Record) bool { return d.int(&r.ToolCallCount) },
+	"tool_use_success":     func(d *fastDecoder, r *Record) bool { return d.boolPtr(&r.ToolUseSuccess) },
+	"error_message":        func(d *fastDecoder, r *Record) bool { return d.strPtr(&r.ErrorMessage, noIntern) },
+	"http_status":          func(d *fastDecoder, r *Record) bool { return d.intPtr(&r.HTTPStatus) },
+	"ttfo_ms":              func(d *fastDecoder, r *Record) bool { return d.int64Ptr(&r.TTFOMS) },
+	"ttfr_ms":              func(d *fastDecoder, r *Record) bool { return d.int64Ptr(&r.TTFRMS) },
+	"tokens_per_s":         func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.TokensPerS) },
+	"reasoning_tokens":     func(d *fastDecoder, r *Record) bool { return d.intPtr(&r.ReasoningTokens) },
+	"raw_output_bytes":     func(d *fastDecoder, r *Record) bool { return d.int(&r.RawOutputBytes) },
+	"raw_output_truncated": func(d *fastDecoder, r *Record) bool { return d.bool(&r.RawOutputTruncated) },
+	"reasoning":            func(d *fastDecoder, r *Record) bool { return d.str(&r.Reasoning, noIntern) },
+	"finish_reason":        func(d *fastDecoder, r *Record) bool { return d.str(&r.FinishReason, slotFinish) },
+	"chunks":               func(d *fastDecoder, r *Record) bool { return d.int(&r.Chunks) },
+	"retries":              func(d *fastDecoder, r *Record) bool { return d.int(&r.Retries) },
+	"retry_wait_ms":        func(d *fastDecoder, r *Record) bool { return d.int64(&r.RetryWaitMS) },
+	"expected_tools":       func(d *fastDecoder, r *Record) bool { return d.strs(&r.ExpectedTools) },
+	"timeline":             func(d *fastDecoder, r *Record) bool { return d.timeline(&r.Timeline) },
+	"turns":                func(d *fastDecoder, r *Record) bool { return d.int(&r.Turns) },
+}
+
+func init() {
+	t := reflect.TypeFor[Record]()
+	recordFold = map[string]bool{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		dec := hotFields[name]
+		if dec == nil {
+			dec = reflected(i)
+		}
+		recordFields = append(recordFields, fieldSpec{name: name, quoted: []byte(`"` + name + `"`), dec: dec, bulk: bulkFields[name]})
+		recordFold[strings.ToLower(name)] = true
+	}
+}
+
+// reflected decodes field i with encoding/json from the value's bytes.
+func reflected(i int) fieldDec {
+	return func(d *fastDecoder, r *Record) bool {
+		v, ok := d.skip()
+		return ok && json.Unmarshal(v, reflect.ValueOf(r).Elem().Field(i).Addr().Interface()) == nil
+	}
+}
+
+// decode fills rec, which the caller has zeroed, from the JSON object data
+// as json.Unmarshal would into rec (into bulkless{rec} with skipBulk), and
+// says so; false means "ask encoding/json", with rec in any state.
+func (d *fastDecoder) decode(data []byte, rec *Record, skipBulk bool) bool {
+	d.b, d.i = data, 0
+	d.ws()
+	if !d.eat('{') {
+		return false
+	}
+	d.ws()
+	if d.eat('}') {
+		return d.end()
+	}
+	next := 0
+	for {
+		// The writer's keys come in field order, some left out: look for
+		// the next ones first, as they are written.
+		k, rest := next, d.b[d.i:]
+		for k < len(recordFields) && !bytes.HasPrefix(rest, recordFields[k].quoted) {
+			k++
+		}
+		var key []byte
+		if k < len(recordFields) {
+			d.i += len(recordFields[k].quoted)
+		} else {
+			var ok bool
+			if key, ok = d.key(); !ok {
+				return false
+			}
+		}
+		d.ws()
+		if !d.eat(':') {
+			return false
+		}
+		d.ws()
+		switch {
+		case k < len(recordFields):
+			next = k + 1
+			if f := &recordFields[k]; skipBulk && f.bulk {
+				if _, ok := d.skip(); !ok {
+					return false
+				}
+			} else if !f.dec(d, rec) {
+				return false
+			}
+		case recordFold[strings.ToLower(string(key))]:
+			return false // repeated, out of order, or in other case
+		default:
+			if _, ok := d.skip(); !ok {
+				return false
+			}
+		}
+		d.ws()
+		if d.eat(',') {
+			d.ws()
+			continue
+		}
+		return d.eat('}') && d.end()
+	}
+}
+
+func (d *fastDecoder) ws() {
+	if d.i < len(d.b) && d.b[d.i] > ' ' {
+		return // the writer writes no whitespace
+	}
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+func (d *fastDecoder) eat(c byte) bool {
+	if d.i < len(d.b) && d.b[d.i] == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+// end says whether only whitespace is left.
+func (d *fastDecoder) end() bool {
+	d.ws()
+	return d.i == len(d.b)
+}
+
+// key reads an object key made of plain ASCII (no escapes).
+func (d *fastDecoder) key() ([]byte, bool) {
+	if !d.eat('"') {
+		return nil, false
+	}
+	start := d.i
+	for ; d.i < len(d.b); d.i++ {
+		switch c := d.b[d.i]; {
+		case c == '"':
+			d.i++
+			return d.b[start : d.i-1], true
+		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// lit reads the literal s (true, false, null).
+func (d *fastDecoder) lit(s string) bool {
+	if len(d.b)-d.i >= len(s) && string(d.b[d.i:d.i+len(s)]) == s {
+		d.i += len(s)
+		return true
+	}
+	return false
+}
+
+func (d *fastDecoder) null() bool {
+	return d.i < len(d.b) && d.b[d.i] == 'n' && d.lit("null")
+}
+
+// str decodes a string; null leaves dst as it is (as encoding/json does).
+func (d *fastDecoder) str(dst *string, slot int) bool {
+	if d.null() {
+		return true
+	}
+	s, ok := d.string(slot)
+	if ok {
+		*dst = s
+	}
+	return ok
+}
+
+func (d *fastDecoder) strPtr(dst **string, slot int) bool {
+	if d.null() {
+		*dst = nil
+		return true
+	}
+	s, ok := d.string(slot)
+	if ok {
+		*dst = &s
+	}
+	return ok
+}
+
+// string reads a JSON string. Plain ones (no escapes, valid UTF-8) are
+// copied, or interned in slot; any other is unquoted by encoding/json.
+func (d *fastDecoder) string(slot int) (string, bool) {
+	if d.i >= len(d.b) || d.b[d.i] != '"' {
+		return "", false
+	}
+	end, escaped, ok := scanString(d.b, d.i)
+	if !ok {
+		return "", false
+	}
+	tok := d.b[d.i:end]
+	d.i = end
+	raw := tok[1 : len(tok)-1]
+	if !escaped && utf8.Valid(raw) {
+		if slot == noIntern {
+			return string(raw), true
+		}
+		if d.last[slot] == string(raw) {
+			return d.last[slot], true
+		}
+		s, ok := d.intern[string(raw)]
+		if !ok {
+			s = string(raw)
+			if len(d.intern) < maxInterned {
+				d.intern[s] = s
+			}
+		}
+		d.last[slot] = s
+		return s, true
+	}
+	var s string
+	if json.Unmarshal(tok, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// scanString checks the JSON string starting at b[i] (a quote) and returns
+// the index after its closing quote and whether it has escapes.
+func scanString(b []byte, i int) (end int, escaped, ok bool) {
+	j := i + 1
+	for {
+		q := bytes.IndexByte(b[j:], '"')
+		if q < 0 {
+			return 0, false, false
+		}
+		seg := b[j : j+q]
+		bs := bytes.IndexByte(seg, '\\')
+		if bs < 0 {
+			if hasControl(seg) {
+				return 0, false, false
+			}
+			return j + q + 1, escaped, true
+		}
+		if hasControl(seg[:bs]) {
+			return 0, false, false
+		}
+		escaped = true
+		k := j + bs + 1 // the escaped character
+		if k >= len(b) {
+			return 0, false, false
+		}
+		switch b[k] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			j = k + 1
+		case 'u':
+			if k+4 >= len(b) || !isHex(b[k+1]) || !isHex(b[k+2]) || !isHex(b[k+3]) || !isHex(b[k+4]) {
+				return 0, false, false
+			}
+			j = k + 5
+		default:
+			return 0, false, false
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// hasControl says whether s has a byte below 0x20, which JSON strings may
+// not hold raw; eight bytes at a time (a byte-wise "has less than" test).
+func hasControl(s []byte) bool {
+	const lo, hi = 0x2020202020202020, 0x8080808080808080
+	for len(s) >= 8 {
+		x := binary.LittleEndian.Uint64(s)
+		if (x-lo)&^x&hi != 0 {
+			return true
+		}
+		s = s[8:]
+	}
+	for _, c := range s {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
+// number reads a JSON number and says whether it is written as an integer.
+func (d *fastDecoder) number() (tok []byte, integer, ok bool) {
+	b, i := d.b, d.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(b):
+		return nil, false, false
+	case b[i] == '0':
+		i++
+	case b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return nil, false, false
+	}
+	integer = true
+	if i < len(b) && b[i] == '.' {
+		integer = false
+		if i++; i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return nil, false, false
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		integer = false
+		if i++; i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return nil, false, false
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	tok, d.i = b[d.i:i], i
+	return tok, integer, true
+}
+
+// parseInt reads a number written as an integer that fits an int64.
+func (d *fastDecoder) parseInt() (int64, bool) {
+	tok, integer, ok := d.number()
+	if !ok || !integer {
+		return 0, false
+	}
+	neg := tok[0] == '-'
+	if neg {
+		tok = tok[1:]
+	}
+	if len(tok) > 19 {
+		return 0, false
+	}
+	var u uint64
+	for _, c := range tok {
+		u = u*10 + uint64(c-'0')
+	}
+	switch {
+	case neg && u <= 1<<63:
+		return -int64(u), true
+	case !neg && u < 1<<63:
+		return int64(u), true
+	}
+	return 0, false
+}
+
+func (d *fastDecoder) int64(dst *int64) bool {
+	if d.null() {
+		return true
+	}
+	v, ok := d.parseInt()
+	if ok {
+		*dst = v
+	}
+	return ok
+}
+
+func (d *fastDecoder) int(dst *int) bool {
+	if d.null() {
+		return true
+	}
+	v, ok := d.parseInt()
+	if !ok || int64(int(v)) != v {
+		return false
+	}
+	*dst = int(v)
+	return true
+}
+
+func (d *fastDecoder) int64Ptr(dst **int64) bool {
+	if d.null() {
+		*dst = nil
+		return true
+	}
+	v, ok := d.parseInt()
+	if ok {
+		*dst = &v
+	}
+	return ok
+}
+
+func (d *fastDecoder) intPtr(dst **int) bool {
+	if d.null() {
+		*dst = nil
+		return true
+	}
+	v, ok := d.parseInt()
+	if !ok || int64(int(v)) != v {
+		return false
+	}
+	n := int(v)
+	*dst = &n
+	return true
+}
+
+func (d *fastDecoder) parseFloat() (float64, bool) {
+	tok, _, ok := d.number()
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(string(tok), 64)
+	return v, err == nil
+}
+
+func (d *fastDecoder) float64(dst *float64) bool {
+	if d.null() {
+		return true
+	}
+	v, ok := d.parseFloat()
+	if ok {
+		*dst = v
+	}
+	return ok
+}
+
+func (d *fastDecoder) float64Ptr(dst **float64) bool {
+	if d.null() {
+		*dst = nil
+		return true
+	}
+	v, ok := d.parseFloat()
+	if ok {
+		*dst = &v
+	}
+	return ok
+}
+
+func (d *fastDecoder) parseBool() (v, ok bool) {
+	switch {
+	case d.lit("true"):
+		return true, true
+	case d.lit("false"):
+		return false, true
+	}
+	return false, false
+}
+
+func (d *fastDecoder) bool(dst *bool) bool {
+	if d.null() {
+		return true
+	}
+	v, ok := d.parseBool()
+	if ok {
+		*dst = v
+	}
+	return ok
+}
+
+func (d *fastDecoder) boolPtr(dst **bool) bool {
+	if d.null() {
+		*dst = nil
+		return true
+	}
+	v, ok := d.parseBool()
+	if ok {
+		*dst = &v
+	}
+	return ok
+}
+
+// rawMessage keeps the value's bytes as they are, as json.RawMessage does
+// (null included).
+func (d *fastDecoder) rawMessage(dst *json.RawMessage) bool {
+	v, ok := d.skip()
+	if ok {
+		*dst = append(json.RawMessage(nil), v...)
+	}
+	return ok
+}
+
+// strs decodes an array of strings: null is nil, [] is empty but not nil,
+// a null element is "".
+func (d *fastDecoder) strs(dst *[]string) bool {
+	if d.null() {
+		*dst = nil
+		return true
+	}
+	if !d.eat('[') {
+		return false
+	}
+	out := []string{}
+	d.ws()
+	if d.eat(']') {
+		*dst = out
+		return true
+	}
+	for {
+		s := ""
+		if !d.null() {
+			var ok bool
+			if s, ok = d.string(slotToolName); !ok {
+				return false
+			}
+		}
+		out = append(out, s)
+		d.ws()
+		if d.eat(',') {
+			d.ws()
+			continue
+		}
+		if !d.eat(']') {
+			return false
+		}
+		*dst = out
+		return true
+	}
+}
+
+// timeline decodes the cell's timeline events.
+func (d *fastDecoder) timeline(dst *[]TimelineEvent) bool {
+	if d.null() {
+		*dst = nil
+		return true
+	}
+	if !d.eat('[') {
+		return false
+	}
+	out := []TimelineEvent{}
+	d.ws()
+	if d.eat(']') {
+		*dst = out
+		return true
+	}
+	for {
+		var ev TimelineEvent
+		if !d.null() && !d.event(&ev) {
+			return false
+		}
+		out = append(out, ev)
+		d.ws()
+		if d.eat(',') {
+			d.ws()
+			continue
+		}
+		if !d.eat(']') {
+			return false
+		}
+		*dst = out
+		return true
+	}
+}
+
+// event decodes one timeline event; its fields are plain values, so a
+// repeated key simply wins, as with encoding/json.
+func (d *fastDecoder) event(ev *TimelineEvent) bool {
+	if !d.eat('{') {
+		return false
+	}
+	d.ws()
+	if d.eat('}') {
+		return true
+	}
+	for {
+		key, ok := d.key()
+		if !ok {
+			return false
+		}
+		d.ws()
+		if !d.eat(':') {
+			return false
+		}
+		d.ws()
+		switch string(key) {
+		case "event":
+			ok = d.str(&ev.Event, slotEvent)
+		case "at_ms":
+			ok = d.float64(&ev.AtMS)
+		case "attempt":
+			ok = d.int(&ev.Attempt)
+		case "call":
+			ok = d.int(&ev.Call)
+		case "wait_ms":
+			ok = d.float64(&ev.WaitMS)
+		case "detail":
+			ok = d.str(&ev.Detail, slotDetail)
+		default:
+			if timelineFold[strings.ToLower(string(key))] {
+				return false
+			}
+			_, ok = d.skip()
+		}
+		if !ok {
+			return false
+		}
+		d.ws()
+		if d.eat(',') {
+			d.ws()
+			continue
+		}
+		return d.eat('}')
+	}
+}
+
+// skip reads past one JSON value, checking it, and returns its bytes.
+func (d *fastDecoder) skip() ([]byte, bool) {
+	start := d.i
+	if !d.skipValue(0) {
+		return nil, false
+	}
+	return d.b[start:d.i], true
+}
+
+func (d *fastDecoder) skipValue(depth int) bool {
+	if d.i >= len(d.b) {
+		return false
+	}
+	switch d.b[d.i] {
+	case '"':
+		end, _, ok := scanString(d.b, d.i)
+		d.i = end
+		return ok
+	case '{':
+		if depth >= maxSkipDepth {
+			return false
+		}
+		d.i++
+		d.ws()
+		if d.eat('}') {
+			return true
+		}
+		for {
+			if d.i >= len(d.b) || d.b[d.i] != '"' {
+				return false
+			}
+			end, _, ok := scanString(d.b, d.i)
+			if !ok {
+				return false
+			}
+			d.i = end
+			d.ws()
+			if !d.eat(':') {
+				return false
+			}
+			d.ws()
+			if !d.skipValue(depth + 1) {
+				return false
+			}
+			d.ws()
+			if d.eat(',') {
+				d.ws()
+				continue
+			}
+			return d.eat('}')
+		}
+	case '[':
+		if depth >= maxSkipDepth {
+			return false
+		}
+		d.i++
+		d.ws()
+		if d.eat(']') {
+			return true
+		}
+		for {
+			if !d.skipValue(depth + 1) {
+				return false
+			}
+			d.ws()
+			if d.eat(',') {
+				d.ws()
+				continue
+			}
+			return d.eat(']')
+		}
+	case 't':
+		return d.lit("true")
+	case 'f':
+		return d.lit("false")
+	case 'n':
+		return d.lit("null")
+	}
+	_, _, ok := d.number()
+	return ok
+}

@@ -1,0 +1,198 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"bench/forsy"
+	"bench/prompts"
+	"bench/results"
+	script "bench/scripted"
+	"bench/toolparse"
+	"bench/validators"
+)
+
+// agentExpectedTools is what an agentic record's expected_tools holds, the
+// tools whose use the tier rule counts: the required calls of its
+// tool_sequence checks and the tools of its tool_invocation checks, in
+// order, once each. A task that needs no tool expects none, so it does not
+// count in the tier.
+func agentExpectedTools(p *prompts.Prompt) []string {
+	var out []string
+	add := func(n string) {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	for _, s := range p.Checks() {
+		if s.Type != validators.TypeToolSequence {
+			continue
+		}
+		for _, c := range s.Calls {
+			if !c.Optional {
+				add(c.Name)
+			}
+		}
+	}
+	for _, n := range p.ExpectedTools() {
+		add(n)
+	}
+	return out
+}
+
+// scoreAgent judges an agentic cell. Every call made is recorded (also
+// when the cell failed: they happened). Only a cell that succeeded is
+// judged: its final answer by the answer checks and its trajectory (every
+// call of every turn) by the trajectory checks, all of which must pass for
+// objective_pass; a loop stopped at max_turns has no final answer and
+// fails. tool_use_success is the tool_sequence verdict (all of them pass:
+// the expected calls were made with matching arguments), or, for a task
+// with only tool_invocation checks, whether an expected tool was called;
+// null when the task expects no tool.
+func scoreAgent(rec *results.Record, p *prompts.Prompt, l *agentLoop) {
+	calls := l.calls
+	if calls == nil {
+		calls = []toolparse.Call{}
+	}
+	rec.ToolCallDetails = calls
+	rec.ToolCalls = append(rec.ToolCalls, toolparse.Names(calls)...)
+	rec.ToolCallCount = len(rec.ToolCalls)
+	markWrongArgs(p, rec.TurnDetails)
+	if !rec.Success {
+		if len(rec.ExpectedTools) > 0 && (rec.AvailabilityStatus == results.StatusError || rec.AvailabilityStatus == results.StatusOK) {
+			rec.ToolUseSuccess = ptr(false)
+		}
+		return
+	}
+	in := validators.Input{Text: l.final, ToolCalls: calls, Calls: calls, Offered: p.ToolNames()}
+	out := validators.CheckAll(p.Checks(), in)
+	if l.end == loopMaxTurns {
+		v := fmt.Sprintf("no final answer: the loop stopped at max_turns (%d) with the model still calling tools", p.MaxTurns)
+		if out.Pass != nil && !*out.Pass {
+			v += "; " + out.Violation
+		}
+		out.Pass, out.Violation = ptr(false), v
+	}
+	rec.ObjectivePass = out.Pass
+	if out.Pass != nil && !*out.Pass {
+		rec.Violation = ptr(out.Violation)
+	}
+	if out.Parsed != nil {
+		if b, err := json.Marshal(out.Parsed); err == nil {
+			rec.ParsedOutput = b
+		}
+	}
+	rec.ToolUseSuccess = toolUseVerdict(p, in)
+}
+
+// toolUseVerdict is an agentic cell's tool_use_success.
+func toolUseVerdict(p *prompts.Prompt, in validators.Input) *bool {
+	judged, pass := false, true
+	for _, s := range p.Checks() {
+		if s.Type != validators.TypeToolSequence {
+			continue
+		}
+		judged = true
+		if o := s.Check(in); o.Pass == nil || !*o.Pass {
+			pass = false
+		}
+	}
+	if judged {
+		return ptr(pass)
+	}
+	return toolparse.UseSuccess(in.Calls, p.ExpectedTools())
+}
+
+// How a call stands against a task's tool_sequence checks.
+type callMatch int
+
+const (
+	callNotJudged  callMatch = iota // no tool_sequence, or an extra call it allows
+	callExpected                    // one of the expected calls, name and arguments
+	callWrongArgs                   // an expected tool, with arguments none of its expected calls take
+	callUnexpected                  // not expected, under allow_extra: false
+)
+
+// matchCall places one call against every expected call of every
+// tool_sequence check of the task.
+func matchCall(p *prompts.Prompt, name string, arguments json.RawMessage) callMatch {
+	judged, strict, named := false, false, false
+	a, err := script.ParseArgs(arguments)
+	for _, s := range p.Checks() {
+		if s.Type != validators.TypeToolSequence {
+			continue
+		}
+		judged = true
+		strict = strict || (s.AllowExtra != nil && !*s.AllowExtra)
+		for i := range s.Calls {
+			if s.Calls[i].Name != name {
+				continue
+			}
+			named = true
+			if err == nil && s.Calls[i].Match.MatchesArgs(a) {
+				return callExpected
+			}
+		}
+	}
+	switch {
+	case named:
+		return callWrongArgs
+	case judged && strict:
+		return callUnexpected
+	}
+	return callNotJudged
+}
+
+// callVerdict is a call's verdict for its work-trace step: whether the
+// tool_sequence checks found it among the expected calls; nil when no
+// check judges it.
+func callVerdict(p *prompts.Prompt, name string, arguments json.RawMessage) *forsy.Verdict {
+	v := &forsy.Verdict{Name: validators.TypeToolSequence}
+	switch matchCall(p, name, arguments) {
+	case callExpected:
+		v.Pass = true
+	case callWrongArgs:
+		v.Reason = "its arguments match none of the expected calls of " + name
+	case callUnexpected:
+		v.Reason = name + " is not one of the expected calls, and the check allows no other call"
+	default:
+		return nil
+	}
+	return v
+}
+
+// markWrongArgs flags the calls that name an expected tool with arguments
+// that match none of its expected calls.
+func markWrongArgs(p *prompts.Prompt, turns []results.Turn) {
+	for i := range turns {
+		for j := range turns[i].Calls {
+			c := &turns[i].Calls[j]
+			c.WrongArgs = matchCall(p, c.Name, c.Arguments) == callWrongArgs
+		}
+	}
+}
+
+// taskVerdicts are each check's verdict on a cell, for its work trace: the
+// answer checks on the final answer (only when there is one) and the
+// trajectory checks on every call. Checks that do not judge (noop) are
+// left out.
+func taskVerdicts(p *prompts.Prompt, final string, calls []toolparse.Call, answered bool) (answer, trajectory []forsy.Verdict) {
+	in := validators.Input{Text: final, ToolCalls: calls, Calls: calls, Offered: p.ToolNames()}
+	for _, s := range p.Checks() {
+		if !answered && !s.Trajectory() {
+			continue
+		}
+		o := s.Check(in)
+		if o.Pass == nil {
+			continue
+		}
+		v := forsy.Verdict{Name: s.Type, Pass: *o.Pass, Reason: o.Violation}
+		if s.Trajectory() {
+			trajectory = append(trajectory, v)
+		} else {
+			answer = append(answer, v)
+		}
+	}
+	return answer, trajectory
+}
