@@ -139,6 +139,9 @@ func runCell(parent context.Context, cfg *config.Config, clock Clock, prov provi
 		resp = &providers.Response{}
 	}
 	secrets := prov.Secrets()
+	// The answer's whole length, and whether the stream kept less of it,
+	// before scrubbing changes its length.
+	rec.RawOutputBytes, rec.RawOutputTruncated = max(resp.TextBytes, len(resp.Text)), resp.TextBytes > len(resp.Text)
 	clean(resp, secrets)
 
 	rec.StartedAtMS = k.cell.UnixMilli()
@@ -181,10 +184,14 @@ func runCell(parent context.Context, cfg *config.Config, clock Clock, prov provi
 // clean removes the provider's secrets from everything of resp that is
 // kept: the last guarantee, after the provider's own cleaning of its
 // messages, that no key reaches a record, a report or a trace. The answer
-// and the reasoning are scrubbed, then cut, by keepOutput; the short
-// fields a server controls (a tool call's name and id, a metric) are cut
-// here too, so none can make a record large.
+// and the reasoning are scrubbed whole (keepOutput cuts them after); the
+// short fields a server controls (a tool call's name and id, a metric)
+// are cut here too, so none can make a record large.
 func clean(resp *providers.Response, secrets providers.Secrets) {
+	if len(secrets) > 0 {
+		resp.Text = secrets.Clean(resp.Text, 0)
+		resp.Reasoning = secrets.Clean(resp.Reasoning, 0)
+	}
 	for i := range resp.ToolCalls {
 		tc := &resp.ToolCalls[i]
 		tc.Name = secrets.Clean(tc.Name, maxShortField)
@@ -204,13 +211,13 @@ func clean(resp *providers.Response, secrets providers.Secrets) {
 
 // keepOutput puts the answer and the reasoning into the record: scrubbed
 // of the secrets over all the provider kept (the cap plus slack), then cut
-// to limit bytes on a rune boundary. raw_output_bytes is the answer's whole
-// length as streamed.
+// to limit bytes on a rune boundary, and a piece of a secret left at the
+// cut removed. raw_output_bytes and whether the stream kept less are set
+// before (runCell), as scrubbing changes the length.
 func keepOutput(rec *results.Record, resp *providers.Response, secrets providers.Secrets, limit int) {
-	rec.RawOutputBytes = max(resp.TextBytes, len(resp.Text))
 	var cut bool
 	rec.RawOutput, cut = secrets.Cut(resp.Text, limit)
-	rec.RawOutputTruncated = cut || rec.RawOutputBytes > len(resp.Text)
+	rec.RawOutputTruncated = rec.RawOutputTruncated || cut
 	rec.Reasoning, _ = secrets.Cut(resp.Reasoning, limit)
 	// The checks judge what is recorded.
 	resp.Text, resp.Reasoning = rec.RawOutput, rec.Reasoning

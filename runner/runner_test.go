@@ -437,6 +437,10 @@ func TestRecordAssembly(t *testing.T) {
 			if strings.Contains(string(b), "0123456789ab") || !strings.Contains(r.RawOutput, "[redacted]") {
 				t.Errorf("a piece of the key survived: %s", b)
 			}
+			// Scrubbing shortens the answer; that is not a cut.
+			if r.RawOutputTruncated || r.RawOutputBytes != 33 {
+				t.Errorf("truncated %v, %d bytes; want false, 33", r.RawOutputTruncated, r.RawOutputBytes)
+			}
 		}},
 		{"a key straddling the cut is scrubbed before the cut", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
 			emit(providers.Event{Kind: providers.EventRequestStart})
