@@ -105,17 +105,17 @@ func (g *Group) Label() string {
 
 // Summary is a run's summary.json, plus what summary.md needs beyond it.
 type Summary struct {
-	RunID         string            `json:"run_id"`
-	GeneratedAt   time.Time         `json:"generated_at"`
-	Source        string            `json:"source"`
-	NRecords      int               `json:"n_records"`
-	NSkippedLines int               `json:"n_skipped_lines"`
+	RunID         string    `json:"run_id"`
+	GeneratedAt   time.Time `json:"generated_at"`
+	Source        string    `json:"source"`
+	NRecords      int       `json:"n_records"`
+	NSkippedLines int       `json:"n_skipped_lines"`
 	// NDuplicateLines counts records of a cell that a later record of the
 	// same cell replaced (a resumed run re-ran it): each cell is counted
 	// once, by its last record.
-	NDuplicateLines int `json:"n_duplicate_lines,omitempty"`
-	SkippedLines  []results.Problem `json:"skipped_lines"`
-	Methods       Methods           `json:"methods"`
+	NDuplicateLines int               `json:"n_duplicate_lines,omitempty"`
+	SkippedLines    []results.Problem `json:"skipped_lines"`
+	Methods         Methods           `json:"methods"`
 	// Warnings are problems outside results.jsonl (an unreadable resource
 	// file) that cost some figures but not the report.
 	Warnings []string `json:"warnings,omitempty"`

@@ -32,7 +32,7 @@ type runFlags struct {
 	// allowUnavailable: a provider none of whose cells reached a model
 	// does not make the run exit 4.
 	allowUnavailable bool
-	junit       string
+	junit            string
 	// configSet says --config was given (the hint for a missing file
 	// differs), args are the arguments as given (for the --resume command).
 	configSet bool

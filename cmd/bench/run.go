@@ -32,6 +32,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg, provs, code := setup(f, stderr)
 	if cfg != nil && f.resume {
+		// A shard's directory resumes only as the same shard.
+		if err := checkResumeShard(cfg.RunDir(), flagShard(f)); err != nil {
+			fmt.Fprintf(stderr, "bench run: %v\n", err)
+			return exitUsage
+		}
 		cfg, provs, code = resumeConfig(cfg, f, stderr) // the run's own plan
 	}
 	if cfg == nil {
