@@ -102,6 +102,10 @@ type ClaudeCode struct {
 // grandchild that left the process group) before Stream stops waiting.
 const claudeWaitDelay = 2 * time.Second
 
+// claudeReapGrace is how long a cancelled cell waits for its killed CLI to
+// be reaped before it returns and leaves that to the background.
+const claudeReapGrace = 20 * time.Millisecond
+
 // claudeStderrTail is how much of the CLI's stderr is kept for messages.
 const claudeStderrTail = 4 << 10
 
@@ -249,6 +253,12 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 		pw.Close()
 		waited <- err
 	}()
+	// When the cell ends (timeout, Ctrl-C), its process group is killed;
+	// reading stops at once rather than at the pipe's end, which comes only
+	// once the kernel has torn the process down (a large Node heap takes a
+	// while), so the cell's timeout holds.
+	stopReading := context.AfterFunc(ctx, func() { pr.CloseWithError(context.Cause(ctx)) })
+	defer stopReading()
 	// Lines can be long (the init line lists every tool and skill; the
 	// result line repeats the whole answer), so they are read with the
 	// project's bounded line reader: a long line's strings are cut to the
@@ -269,7 +279,17 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 			break
 		}
 	}
-	werr := <-waited
+	var werr error
+	select {
+	case werr = <-waited:
+	case <-ctx.Done():
+		// Killed: reaped in the background if it takes longer to die.
+		select {
+		case werr = <-waited:
+		case <-time.After(claudeReapGrace):
+			werr = context.Cause(ctx)
+		}
+	}
 	// Sweep anything the CLI left in its group after a normal exit too.
 	_ = claudeKillGroup(pid)
 
