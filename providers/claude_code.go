@@ -247,11 +247,17 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 		return &Response{}, fmt.Errorf("claude_code_cli: start %s: %w", bin, err)
 	}
 	pid := cmd.Process.Pid
-	waited := make(chan error, 1)
+	// The exit code travels with Wait's error: the process may be reaped
+	// after Stream returns (see below), so ProcessState is not read here.
+	type exit struct {
+		err  error
+		code int
+	}
+	waited := make(chan exit, 1)
 	go func() {
 		err := cmd.Wait()
 		pw.Close()
-		waited <- err
+		waited <- exit{err, cmd.ProcessState.ExitCode()}
 	}()
 	// When the cell ends (timeout, Ctrl-C), its process group is killed;
 	// reading stops at once rather than at the pipe's end, which comes only
@@ -279,17 +285,18 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 			break
 		}
 	}
-	var werr error
+	ex := exit{code: -1}
 	select {
-	case werr = <-waited:
+	case ex = <-waited:
 	case <-ctx.Done():
 		// Killed: reaped in the background if it takes longer to die.
 		select {
-		case werr = <-waited:
+		case ex = <-waited:
 		case <-time.After(claudeReapGrace):
-			werr = context.Cause(ctx)
+			ex.err = context.Cause(ctx)
 		}
 	}
+	werr := ex.err
 	// Sweep anything the CLI left in its group after a normal exit too.
 	_ = claudeKillGroup(pid)
 
@@ -301,11 +308,7 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 			m["api_ttft_ms"] = firstOut.Sub(initAt).Milliseconds()
 		}
 	}
-	exitCode := -1
-	if cmd.ProcessState != nil {
-		exitCode = cmd.ProcessState.ExitCode()
-	}
-	m["exit_code"] = exitCode
+	m["exit_code"] = ex.code
 
 	if !s.Finished() {
 		if ctx.Err() != nil {
