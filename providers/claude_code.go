@@ -102,6 +102,10 @@ type ClaudeCode struct {
 // grandchild that left the process group) before Stream stops waiting.
 const claudeWaitDelay = 2 * time.Second
 
+// claudeReapGrace is how long a cancelled cell waits for its killed CLI to
+// be reaped before it returns and leaves that to the background.
+const claudeReapGrace = 20 * time.Millisecond
+
 // claudeStderrTail is how much of the CLI's stderr is kept for messages.
 const claudeStderrTail = 4 << 10
 
@@ -263,12 +267,24 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 		return &Response{}, fmt.Errorf("claude_code_cli: start %s: %w", bin, err)
 	}
 	pid := cmd.Process.Pid
-	waited := make(chan error, 1)
+	// The exit code travels with Wait's error: the process may be reaped
+	// after Stream returns (see below), so ProcessState is not read here.
+	type exit struct {
+		err  error
+		code int
+	}
+	waited := make(chan exit, 1)
 	go func() {
 		err := cmd.Wait()
 		pw.Close()
-		waited <- err
+		waited <- exit{err, cmd.ProcessState.ExitCode()}
 	}()
+	// When the cell ends (timeout, Ctrl-C), its process group is killed;
+	// reading stops at once rather than at the pipe's end, which comes only
+	// once the kernel has torn the process down (a large Node heap takes a
+	// while), so the cell's timeout holds.
+	stopReading := context.AfterFunc(ctx, func() { pr.CloseWithError(context.Cause(ctx)) })
+	defer stopReading()
 	// Lines can be long (the init line lists every tool and skill; the
 	// result line repeats the whole answer), so they are read with the
 	// project's bounded line reader: a long line's strings are cut to the
@@ -292,7 +308,18 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 			break
 		}
 	}
-	werr := <-waited
+	ex := exit{code: -1}
+	select {
+	case ex = <-waited:
+	case <-ctx.Done():
+		// Killed: reaped in the background if it takes longer to die.
+		select {
+		case ex = <-waited:
+		case <-time.After(claudeReapGrace):
+			ex.err = context.Cause(ctx)
+		}
+	}
+	werr := ex.err
 	// Sweep anything the CLI left in its group after a normal exit too.
 	_ = claudeKillGroup(pid)
 
@@ -304,11 +331,7 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 			m["api_ttft_ms"] = firstOut.Sub(initAt).Milliseconds()
 		}
 	}
-	exitCode := -1
-	if cmd.ProcessState != nil {
-		exitCode = cmd.ProcessState.ExitCode()
-	}
-	m["exit_code"] = exitCode
+	m["exit_code"] = ex.code
 
 	if !s.Finished() {
 		if ctx.Err() != nil {

@@ -108,8 +108,6 @@ type lineReader struct {
 	max  int // the cap of each string in a long line
 	long []byte
 	z    shrinker
-	// cut counts the strings cut in long lines so far.
-	cut int
 }
 
 func newLineReader(r io.Reader, size, maxString int) *lineReader {
@@ -151,7 +149,6 @@ func (l *lineReader) next() ([]byte, error) {
 		}
 		chunk, err = l.br.ReadSlice('\n')
 	}
-	l.cut += l.z.cut
 	if tooLong {
 		if err == nil || errors.Is(err, io.EOF) {
 			return nil, errLineTooLong

@@ -20,7 +20,8 @@ import (
 // one line that never ends and a keep-alive flood, side by side, each cell
 // ending at run.timeout. It reports bench's own peak RSS (VmHWM) per
 // provider, and how far past the timeout a cell ended (the timeline's end
-// against run.timeout), the worst of all cells. Run:
+// against run.timeout), the worst of all cells. BENCH_SOAK_PROVIDERS
+// (e.g. claude_code_cli) keeps some providers only. Run:
 //
 //	go test ./cmd/bench -run '^$' -bench FloodSoak -benchtime 1x
 func BenchmarkFloodSoak(b *testing.B) {
@@ -45,6 +46,9 @@ func BenchmarkFloodSoak(b *testing.B) {
 	worst := 0.0
 	for range b.N {
 		for _, typ := range []string{"ollama_openai", "ollama", "openai_responses", "claude_code_cli"} {
+			if only := os.Getenv("BENCH_SOAK_PROVIDERS"); only != "" && !strings.Contains(only, typ) {
+				continue
+			}
 			opts, ok := kinds[typ]
 			if !ok {
 				b.Logf("%s: skipped (set BENCH_CLAUDE_BIN)", typ)
