@@ -69,6 +69,10 @@ type Provider struct {
 
 	// Line is where the entry starts in the config file, for later errors.
 	Line int `yaml:"-" json:"-"`
+	// Unsaved, for an entry read back from config.json (LoadResolved),
+	// holds what config.json records of values it never holds (a CLI's
+	// env keys: their values may be keys), so Restore can find them.
+	Unsaved map[string]json.RawMessage `yaml:"-" json:"-"`
 }
 
 // Server says where a provider's model server is, as its kind knows it.
@@ -118,7 +122,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	}
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
-		return &Error{Line: n.Line, Msg: fmt.Sprintf("%q is not a duration (use e.g. 120s or 2m)", n.Value)}
+		return &Error{Line: n.Line, Msg: fmt.Sprintf("%s is not a duration (use e.g. 120s or 2m)", quoted(n.Value))}
 	}
 	*d = Duration(v)
 	return nil
@@ -154,6 +158,11 @@ type Kinds interface {
 	Names() []string
 }
 
+// MaxOutputBytesLimit bounds run.max_output_bytes: what a cell keeps of
+// each of its answer, reasoning and tool calls, and so its memory and its
+// results line.
+const MaxOutputBytesLimit = 4 << 20
+
 // MaxCells bounds a plan: a config whose sweep has more cells is refused
 // before anything is built (repetitions: 1000000000 would otherwise exhaust
 // memory planning it).
@@ -182,6 +191,12 @@ func Parse(path string, data []byte, kinds Kinds) (*Config, error) {
 	if len(root.Content) == 0 {
 		return nil, &Error{File: path, Msg: "the file is empty; see bench.yaml in the README for the shape"}
 	}
+	return parse(path, &root, kinds, true)
+}
+
+// parse decodes, defaults and validates a parsed document; with
+// loadPrompts it also loads the prompt set and checks the plan's size.
+func parse(path string, root *yaml.Node, kinds Kinds, loadPrompts bool) (*Config, error) {
 	c := Config{Path: path, Run: Run{OutDir: "runs", Concurrency: 4, Repetitions: 1,
 		Timeout: Duration(120 * time.Second), MaxOutputBytes: 64 << 10}, Traces: defaultTraces()}
 	d := &decoder{file: path}
@@ -201,10 +216,10 @@ func Parse(path string, data []byte, kinds Kinds) (*Config, error) {
 	c.validate(v, kinds)
 	v.errs = append(d.errs, v.errs...)
 	slices.SortStableFunc(v.errs, func(a, b error) int { return cmp.Compare(errLine(a), errLine(b)) })
-	if len(v.errs) == 0 {
+	if len(v.errs) == 0 && loadPrompts {
 		c.loadPrompts(v)
 	}
-	if len(v.errs) == 0 {
+	if len(v.errs) == 0 && loadPrompts {
 		c.checkSize(v)
 	}
 	if len(v.errs) > 0 {
@@ -266,7 +281,7 @@ func (c *Config) decodeProviders(d *decoder, n *yaml.Node, kinds Kinds) {
 		if typ != nil && typ.Kind == yaml.ScalarNode && typ.Tag == "!!str" {
 			k, ok := kinds.Kind(typ.Value)
 			if !ok {
-				d.fail(typ, at+".type", fmt.Sprintf("unknown provider type %q%s; one of %s", typ.Value,
+				d.fail(typ, at+".type", fmt.Sprintf("unknown provider type %s%s; one of %s", quoted(typ.Value),
 					suggest.Hint(typ.Value, kinds.Names()), strings.Join(kinds.Names(), ", ")))
 			}
 			kind = k
@@ -286,7 +301,7 @@ func (c *Config) decodeProviders(d *decoder, n *yaml.Node, kinds Kinds) {
 				}
 			}
 			all := append(Keys(&p), Keys(p.Options)...)
-			return fmt.Sprintf("unknown field %q%s", key, suggest.Hint(key, all))
+			return fmt.Sprintf("unknown field %s%s", quoted(key), suggest.Hint(key, all))
 		}, targets...)
 		if lookupKey(item, "concurrency") == nil {
 			p.Concurrency = c.Run.Concurrency
@@ -327,8 +342,8 @@ func (c *Config) validate(v *validator, kinds Kinds) {
 	if r.Timeout <= 0 {
 		v.add("run.timeout", "must be more than 0 (e.g. 120s)")
 	}
-	if r.MaxOutputBytes < 1 {
-		v.add("run.max_output_bytes", "must be at least 1")
+	if r.MaxOutputBytes < 1 || r.MaxOutputBytes > MaxOutputBytesLimit {
+		v.add("run.max_output_bytes", fmt.Sprintf("must be from 1 to %d (4 MiB)", MaxOutputBytesLimit))
 	}
 	if len(c.Providers) == 0 {
 		v.add("providers", "at least one provider is required")
@@ -373,7 +388,7 @@ func (c *Config) validate(v *validator, kinds Kinds) {
 		for j, t := range p.ThinkingLevels {
 			if t != nil && !slices.Contains(ThinkingLevels, *t) {
 				v.addPath([]any{"providers", i, "thinking_levels", j}, fmt.Sprintf("%s[%d]", field("thinking_levels"), j),
-					fmt.Sprintf("%q is not a thinking level; use null or one of %s", *t, strings.Join(ThinkingLevels, ", ")))
+					fmt.Sprintf("%s is not a thinking level; use null or one of %s", quoted(*t), strings.Join(ThinkingLevels, ", ")))
 			}
 		}
 		kind.Resolve(p, func(key, msg string) {

@@ -241,7 +241,7 @@ providers:
 	for _, w := range []string{
 		"bench.yaml:4: providers[0].base_url: must start with http:// or https://",
 		"bench.yaml:5: providers[0].keep_alive: \"forever\" is not a duration",
-		"bench.yaml:6: providers[0].max_retries: must be 0 or more",
+		"bench.yaml:6: providers[0].max_retries: must be from 0 to 10",
 		"bench.yaml:9: providers[1].max_turns: must be at least 1",
 	} {
 		if err == nil || !strings.Contains(err.Error(), w) {

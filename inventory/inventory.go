@@ -147,3 +147,13 @@ func gatherBench() Bench {
 	}
 	return b
 }
+
+// Read reads runDir/inventory.json back (a resumed run's, for snapshot
+// fingerprints).
+func Read(runDir string) (*Inventory, error) {
+	var inv Inventory
+	if err := rundir.ReadJSON(rundir.Path(runDir, rundir.InventoryFile), &inv); err != nil {
+		return nil, err
+	}
+	return &inv, nil
+}

@@ -153,7 +153,7 @@ func TestClaudeArgsMCP(t *testing.T) {
 // time its lines were fed.
 func TestClaudeStreamTurns(t *testing.T) {
 	lines := claudeFixture(t, "agentic_mcp_partial.jsonl")
-	s := newClaudeStream()
+	s := newClaudeStream(0)
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	at := map[int]time.Time{}
 	for i, l := range lines {

@@ -140,7 +140,7 @@ func argumentsText(raw json.RawMessage) string {
 // reasoning, tool calls (whose name and arguments arrive in pieces, keyed by
 // index) and usage.
 func (c *chatCompletions) Stream(ctx context.Context, req Request, emit EmitFunc) (*Response, error) {
-	resp := &Response{}
+	resp := newResponse(req)
 	body, err := c.body(req)
 	if err != nil {
 		return resp, err
@@ -225,21 +225,27 @@ var doneMarker = []byte("[DONE]")
 // readChatStream reads chunks until [DONE] or the end of the body. A body
 // that ends without any choice finishing was cut short.
 func readChatStream(body io.Reader, secrets Secrets, resp *Response, emit EmitFunc) error {
-	var text, reasoning strings.Builder
+	// Everything kept is capped while it streams (see capped).
+	limit := resp.keepLimit()
+	text, reasoning, tools := newCapped(limit), newCapped(limit), newToolBudget(limit)
 	var calls []*results.ToolCall
-	var args []*strings.Builder
+	var names, args []*capped
 	callAt := map[int]int{} // stream index -> position in calls
 	finished := false
 	defer func() {
 		// Calls arrive keyed by index; keep them in index order.
-		resp.Text, resp.Reasoning = text.String(), reasoning.String()
+		setOutput(resp, text, reasoning)
 		for _, idx := range slices.Sorted(maps.Keys(callAt)) {
-			c := calls[callAt[idx]]
-			c.Arguments = results.Arguments(args[callAt[idx]].String())
+			at := callAt[idx]
+			c := calls[at]
+			c.Name = names[at].String()
+			c.Arguments = results.Arguments(args[at].String())
+			tools.noteCut(args[at])
 			resp.ToolCalls = append(resp.ToolCalls, *c)
 		}
+		tools.report(resp)
 	}()
-	sr := NewSSEReader(body)
+	sr := newSSEReaderCap(body, resp.keepLimit())
 	for {
 		ev, err := sr.Next()
 		if errors.Is(err, io.EOF) {
@@ -250,7 +256,13 @@ func readChatStream(body io.Reader, secrets Secrets, resp *Response, emit EmitFu
 				return &Failure{Status: results.StatusError, Type: results.FailStreamTruncated, Message: secrets.Clean("stream cut: "+err.Error(), maxMessage), Err: err}
 			}
 			if f := NetFailure(err, secrets); f != nil {
+				// A reset is the server gone mid-stream: a connection
+				// failure; anything else broke the stream.
 				f.Type = results.FailStreamTruncated
+				if resetMidStream(err) {
+					f.Type = results.FailConnectionReset
+				}
+				f.Message = secrets.Clean("connection lost mid-stream: "+err.Error(), maxMessage)
 				return f
 			}
 			return err
@@ -299,16 +311,21 @@ func readChatStream(body io.Reader, secrets Secrets, resp *Response, emit EmitFu
 				}
 				at, ok := callAt[idx]
 				if !ok {
+					if !tools.admit() {
+						// Past MaxToolCalls: still output, not kept.
+						emit(Event{Kind: EventToolCall, Text: tc.Function.Arguments, Call: -1})
+						continue
+					}
 					at = len(calls)
 					callAt[idx] = at
 					calls = append(calls, &results.ToolCall{})
-					args = append(args, &strings.Builder{})
+					names, args = append(names, tools.name()), append(args, tools.args())
 				}
 				c := calls[at]
 				if tc.ID != "" {
 					c.ID = tc.ID
 				}
-				c.Name += tc.Function.Name
+				names[at].WriteString(tc.Function.Name)
 				args[at].WriteString(tc.Function.Arguments)
 				emit(Event{Kind: EventToolCall, Text: tc.Function.Arguments, Call: at})
 			}

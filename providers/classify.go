@@ -70,3 +70,10 @@ func (t replayable) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return t.base.RoundTrip(req)
 }
+
+// resetMidStream says a stream broke because the server reset or dropped
+// the connection (it died): a connection failure, where a body that ends
+// early but cleanly is a truncated stream.
+func resetMidStream(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}

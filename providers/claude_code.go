@@ -1,7 +1,6 @@
 package providers
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -103,6 +102,10 @@ type ClaudeCode struct {
 // grandchild that left the process group) before Stream stops waiting.
 const claudeWaitDelay = 2 * time.Second
 
+// claudeReapGrace is how long a cancelled cell waits for its killed CLI to
+// be reaped before it returns and leaves that to the background.
+const claudeReapGrace = 20 * time.Millisecond
+
 // claudeStderrTail is how much of the CLI's stderr is kept for messages.
 const claudeStderrTail = 4 << 10
 
@@ -120,6 +123,8 @@ func (c *ClaudeCode) Probe(ctx context.Context) *Probe {
 	if err != nil {
 		pr.Errors = append(pr.Errors, secrets.Clean(err.Error(), maxMessage))
 	} else {
+		// A CLI could print anything, a key included, as its version.
+		v = secrets.Clean(v, maxMessage)
 		pr.CLIVersion = &v
 	}
 	return pr
@@ -245,7 +250,7 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 	stderr := &claudeTail{max: claudeStderrTail}
 	cmd.Stderr = stderr
 
-	s := newClaudeStream()
+	s := newClaudeStream(capLimit(req))
 	var initAt, firstOut time.Time
 	timed := func(e Event) {
 		if firstOut.IsZero() && (e.Kind == EventText || e.Kind == EventToolCall) {
@@ -262,17 +267,36 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 		return &Response{}, fmt.Errorf("claude_code_cli: start %s: %w", bin, err)
 	}
 	pid := cmd.Process.Pid
-	waited := make(chan error, 1)
+	// The exit code travels with Wait's error: the process may be reaped
+	// after Stream returns (see below), so ProcessState is not read here.
+	type exit struct {
+		err  error
+		code int
+	}
+	waited := make(chan exit, 1)
 	go func() {
 		err := cmd.Wait()
 		pw.Close()
-		waited <- err
+		waited <- exit{err, cmd.ProcessState.ExitCode()}
 	}()
-	// Lines can be long (the init line lists every tool and skill), so read
-	// them whole rather than with a fixed Scanner limit.
-	br := bufio.NewReaderSize(pr, 64<<10)
+	// When the cell ends (timeout, Ctrl-C), its process group is killed;
+	// reading stops at once rather than at the pipe's end, which comes only
+	// once the kernel has torn the process down (a large Node heap takes a
+	// while), so the cell's timeout holds.
+	stopReading := context.AfterFunc(ctx, func() { pr.CloseWithError(context.Cause(ctx)) })
+	defer stopReading()
+	// Lines can be long (the init line lists every tool and skill; the
+	// result line repeats the whole answer), so they are read with the
+	// project's bounded line reader: a long line's strings are cut to the
+	// cell's cap, and a line that is too long even so is counted as
+	// malformed and skipped.
+	lr := newLineReader(pr, 64<<10, capLimit(req))
 	for {
-		line, err := br.ReadBytes('\n')
+		line, err := lr.next()
+		if errors.Is(err, errLineTooLong) {
+			s.malformed++
+			continue
+		}
 		if len(line) > 0 {
 			s.at = req.now()
 			if s.Feed(line, timed) && initAt.IsZero() {
@@ -284,7 +308,18 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 			break
 		}
 	}
-	werr := <-waited
+	ex := exit{code: -1}
+	select {
+	case ex = <-waited:
+	case <-ctx.Done():
+		// Killed: reaped in the background if it takes longer to die.
+		select {
+		case ex = <-waited:
+		case <-time.After(claudeReapGrace):
+			ex.err = context.Cause(ctx)
+		}
+	}
+	werr := ex.err
 	// Sweep anything the CLI left in its group after a normal exit too.
 	_ = claudeKillGroup(pid)
 
@@ -296,11 +331,7 @@ func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*R
 			m["api_ttft_ms"] = firstOut.Sub(initAt).Milliseconds()
 		}
 	}
-	exitCode := -1
-	if cmd.ProcessState != nil {
-		exitCode = cmd.ProcessState.ExitCode()
-	}
-	m["exit_code"] = exitCode
+	m["exit_code"] = ex.code
 
 	if !s.Finished() {
 		if ctx.Err() != nil {
@@ -407,7 +438,7 @@ func cliVersion(ctx context.Context, command string, env []string) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %w", command, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "--version")
 	cmd.Env = env
@@ -426,7 +457,10 @@ func cliVersion(ctx context.Context, command string, env []string) (string, erro
 		err = nil
 	}
 	if ctx.Err() != nil && out.Len() == 0 {
-		return "", fmt.Errorf("%s --version: no answer in time", command)
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return "", fmt.Errorf("%s --version: stopped before it answered", command)
+		}
+		return "", fmt.Errorf("%s --version: no answer in time (%s)", command, probeTimeout)
 	}
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %w", command, err)

@@ -95,7 +95,7 @@ type claudeUsage struct {
 // the response and the input JSON received so far.
 type claudeToolBlock struct {
 	call    int
-	input   strings.Builder
+	input   *capped
 	initial json.RawMessage
 	done    bool
 }
@@ -111,7 +111,8 @@ type claudeAPIError struct {
 // It is pure (no clock, no I/O) so it can be fed recorded output and fuzzed;
 // the provider stamps times around it.
 type claudeStream struct {
-	text, reasoning strings.Builder
+	text, reasoning *capped
+	tools           *toolBudget
 	calls           []results.ToolCall
 
 	// streamed holds the ids of messages whose content arrived as
@@ -146,12 +147,41 @@ type claudeStream struct {
 	callTurn [][2]int
 }
 
-func newClaudeStream() *claudeStream {
-	return &claudeStream{streamed: map[string]bool{}, blocks: map[int]*claudeToolBlock{}}
+// newClaudeStream folds a stream keeping at most limit bytes of each
+// output field (0: the default cap).
+func newClaudeStream(limit int) *claudeStream {
+	if limit <= 0 {
+		limit = DefaultMaxOutputBytes + CapSlack
+	}
+	return &claudeStream{streamed: map[string]bool{}, blocks: map[int]*claudeToolBlock{},
+		text: newCapped(limit), reasoning: newCapped(limit), tools: newToolBudget(limit)}
 }
 
-// maxMalformedSample bounds the malformed line kept as an example.
-const maxMalformedSample = 200
+// maxTurnsKept bounds the replies a stream keeps of the CLI's own loop
+// (a task's max_turns is at most 100).
+const maxTurnsKept = 256
+
+// capAppend appends what fits of add to a turn's text, within the cap of
+// each output field.
+func (s *claudeStream) capAppend(text, add string) string {
+	if room := s.text.limit - len(text); room > 0 {
+		return text + claudeTruncate(add, room)
+	}
+	return text
+}
+
+// markStreamed notes a message whose content arrived as deltas; the set
+// stays bounded whatever ids the CLI prints.
+func (s *claudeStream) markStreamed(id string) {
+	if len(s.streamed) < maxTrackedItems {
+		s.streamed[id] = true
+	}
+}
+
+// maxMalformedSample bounds the malformed line kept as an example. The
+// runner scrubs it of the secrets, then cuts it to a quarter of this: a
+// key that straddles that cut is still found whole.
+const maxMalformedSample = 4 << 10
 
 // Feed reads one line and emits the events it carries. It reports whether the
 // line was the system/init line, which the provider times as the end of CLI
@@ -214,7 +244,9 @@ func (s *claudeStream) Feed(line []byte, emit EmitFunc) (init bool) {
 // another id begins (or when none has yet).
 func (s *claudeStream) turn(msgID string, start bool) *Turn {
 	n := len(s.turns)
-	if n == 0 || (start && (msgID == "" || s.turnMsg[n-1] != msgID)) {
+	// Past maxTurnsKept replies, the last one goes on: a CLI printing a
+	// new message id per line cannot grow the list without end.
+	if n == 0 || (start && n < maxTurnsKept && (msgID == "" || s.turnMsg[n-1] != msgID)) {
 		s.turns = append(s.turns, Turn{Start: s.at})
 		s.turnMsg = append(s.turnMsg, msgID)
 		n++
@@ -280,7 +312,7 @@ func claudeBlockText(raw json.RawMessage) string {
 func (s *claudeStream) event(l *claudeLine, emit EmitFunc) {
 	ev := l.Event
 	if l.APIMessageID != "" {
-		s.streamed[l.APIMessageID] = true
+		s.markStreamed(l.APIMessageID)
 	}
 	if ev.Type == "message_start" {
 		id := ""
@@ -296,7 +328,7 @@ func (s *claudeStream) event(l *claudeLine, emit EmitFunc) {
 		s.closeBlocks()
 		s.blocks = map[int]*claudeToolBlock{}
 		if ev.Message != nil {
-			s.streamed[ev.Message.ID] = true
+			s.markStreamed(ev.Message.ID)
 			if u := ev.Message.Usage; u != nil && u.InputTokens != nil {
 				s.streamIn = u.InputTokens
 			}
@@ -311,9 +343,15 @@ func (s *claudeStream) event(l *claudeLine, emit EmitFunc) {
 		}
 		if old := s.blocks[ev.Index]; old != nil {
 			s.closeBlock(old)
+			delete(s.blocks, ev.Index)
 		}
-		i := s.addCall(results.ToolCall{ID: b.ID, Name: b.Name}, t)
-		s.blocks[ev.Index] = &claudeToolBlock{call: i, initial: b.Input}
+		if !s.tools.admit() {
+			// Past MaxToolCalls: still output, not kept.
+			emit(Event{Kind: EventToolCall, Text: b.Name, Call: -1})
+			return
+		}
+		i := s.addCall(results.ToolCall{ID: b.ID, Name: claudeTruncate(b.Name, maxToolName)}, t)
+		s.blocks[ev.Index] = &claudeToolBlock{call: i, initial: b.Input, input: s.tools.args()}
 		emit(Event{Kind: EventToolCall, Text: b.Name, Call: i})
 	case "content_block_delta":
 		d := ev.Delta
@@ -324,14 +362,14 @@ func (s *claudeStream) event(l *claudeLine, emit EmitFunc) {
 		case "text_delta":
 			if d.Text != "" {
 				s.text.WriteString(d.Text)
-				t.Text += d.Text
+				t.Text = s.capAppend(t.Text, d.Text)
 				t.output(s.at)
 				emit(Event{Kind: EventText, Text: d.Text})
 			}
 		case "thinking_delta":
 			if d.Thinking != "" {
 				s.reasoning.WriteString(d.Thinking)
-				t.Reasoning += d.Thinking
+				t.Reasoning = s.capAppend(t.Reasoning, d.Thinking)
 				emit(Event{Kind: EventReasoning, Text: d.Thinking})
 			}
 		case "input_json_delta":
@@ -363,8 +401,9 @@ func (s *claudeStream) closeBlock(b *claudeToolBlock) {
 	}
 	b.done = true
 	in := b.input.String()
+	s.tools.noteCut(b.input)
 	if strings.TrimSpace(in) == "" {
-		s.calls[b.call].Arguments = results.Arguments(string(b.initial))
+		s.calls[b.call].Arguments = results.Arguments(s.tools.keep(string(b.initial)))
 		return
 	}
 	s.calls[b.call].Arguments = results.Arguments(in)
@@ -386,18 +425,22 @@ func (s *claudeStream) assistantFallback(m *claudeMessage, emit EmitFunc) {
 		case "text":
 			if b.Text != "" {
 				s.text.WriteString(b.Text)
-				t.Text += b.Text
+				t.Text = s.capAppend(t.Text, b.Text)
 				t.output(s.at)
 				emit(Event{Kind: EventText, Text: b.Text})
 			}
 		case "thinking":
 			if b.Thinking != "" {
 				s.reasoning.WriteString(b.Thinking)
-				t.Reasoning += b.Thinking
+				t.Reasoning = s.capAppend(t.Reasoning, b.Thinking)
 				emit(Event{Kind: EventReasoning, Text: b.Thinking})
 			}
 		case "tool_use", "server_tool_use":
-			i := s.addCall(results.ToolCall{ID: b.ID, Name: b.Name, Arguments: results.Arguments(string(b.Input))}, t)
+			if !s.tools.admit() {
+				emit(Event{Kind: EventToolCall, Text: b.Name, Call: -1})
+				continue
+			}
+			i := s.addCall(results.ToolCall{ID: b.ID, Name: claudeTruncate(b.Name, maxToolName), Arguments: results.Arguments(s.tools.keep(string(b.Input)))}, t)
 			emit(Event{Kind: EventToolCall, Text: b.Name, Call: i})
 		}
 	}
@@ -415,8 +458,8 @@ func (s *claudeStream) assistantError(l *claudeLine) {
 	}
 	if l.Message != nil {
 		for _, b := range l.Message.Content {
-			if b.Type == "text" {
-				e.message += b.Text
+			if b.Type == "text" && len(e.message) < maxErrorBody {
+				e.message += claudeTruncate(b.Text, maxErrorBody)
 			}
 		}
 	}
@@ -437,14 +480,14 @@ func (s *claudeStream) Response() *Response {
 	}
 	r := &Response{
 		Turns:        turns,
-		Text:         s.text.String(),
-		Reasoning:    s.reasoning.String(),
 		ToolCalls:    append([]results.ToolCall(nil), s.calls...),
 		FinishReason: s.stopReason,
 		Retries:      s.retries,
 		RetryWaitMS:  int64(s.retryWait),
 		Metrics:      map[string]any{"malformed_lines": s.malformed},
 	}
+	setOutput(r, s.text, s.reasoning)
+	s.tools.report(r)
 	m := r.Metrics
 	if s.malformedSample != "" {
 		m["malformed_sample"] = s.malformedSample
@@ -562,6 +605,16 @@ func (s *claudeStream) Failure() *Failure {
 		// Nothing listening at the base URL: the endpoint is not there,
 		// as the HTTP providers classify a refused connection.
 		f.Status, f.Type = results.StatusSkippedUnavailable, "connection_refused"
+	case strings.Contains(msg, "ENOTFOUND") || strings.Contains(msg, "EHOSTUNREACH") || strings.Contains(msg, "ENETUNREACH"):
+		f.Status, f.Type = results.StatusSkippedUnavailable, results.FailHostUnreachable
+	case strings.Contains(msg, "ECONNRESET") || strings.Contains(msg, "EPIPE"):
+		// The server went away mid-request: named as the HTTP providers
+		// name it (the CLI says connection_failed).
+		f.Type = results.FailConnectionReset
+	case strings.Contains(msg, "JSON Parse error"):
+		// A cut or malformed stream: the CLI asks again without streaming
+		// and cannot parse that answer either (it says api_error unknown).
+		f.Type = "invalid_stream"
 	case res.APIError != "":
 		f.Type = res.APIError // e.g. connection_failed
 	case code != "":

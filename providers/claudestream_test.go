@@ -36,7 +36,7 @@ func claudeFixture(tb testing.TB, name string) [][]byte {
 // feedClaude runs lines through a fresh parser and returns it with the
 // events, as kind:text strings, and how many lines were init lines.
 func feedClaude(lines [][]byte) (*claudeStream, []Event, int) {
-	s := newClaudeStream()
+	s := newClaudeStream(0)
 	var evs []Event
 	inits := 0
 	for _, l := range lines {
@@ -296,7 +296,7 @@ func FuzzClaudeStream(f *testing.F) {
 	f.Add([]byte(`{"type":"stream_event","event":{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","name":"a"}}}` + "\n" +
 		`{"type":"stream_event","event":{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","name":"b"}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := newClaudeStream()
+		s := newClaudeStream(0)
 		var text, reasoning strings.Builder
 		for _, line := range bytes.Split(data, []byte("\n")) {
 			s.Feed(line, func(e Event) {
@@ -355,7 +355,7 @@ func BenchmarkClaudeStream(b *testing.B) {
 	b.SetBytes(int64(n))
 	b.ReportAllocs()
 	for b.Loop() {
-		s := newClaudeStream()
+		s := newClaudeStream(0)
 		for _, l := range lines {
 			s.Feed(l, func(Event) {})
 		}

@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"regexp"
@@ -9,6 +10,10 @@ import (
 
 	"bench/config"
 )
+
+// MaxRetriesLimit bounds max_retries: each retry is a request and a line
+// of the cell's timeline.
+const MaxRetriesLimit = 10
 
 // httpOptions are the keys every HTTP kind takes.
 type httpOptions struct {
@@ -43,8 +48,8 @@ func (o *httpOptions) resolve(p *config.Provider, problem func(key, msg string),
 		// Never echo the value: it may be a real key.
 		problem("api_key_env", "holds what looks like a key itself; put the NAME of an environment variable here (e.g. OPENAI_API_KEY) and export the key in it")
 	}
-	if o.MaxRetries < 0 {
-		problem("max_retries", "must be 0 or more")
+	if o.MaxRetries < 0 || o.MaxRetries > MaxRetriesLimit {
+		problem("max_retries", fmt.Sprintf("must be from 0 to %d", MaxRetriesLimit))
 	}
 	p.Server = config.Server{Endpoint: o.BaseURL, ProcessNames: processNames}
 }

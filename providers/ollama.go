@@ -1,7 +1,6 @@
 package providers
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -228,7 +227,7 @@ func ollamaTool(t prompts.Tool) (api.Tool, error) {
 // Stream sends one streaming /api/chat request. Models the pre-sweep check
 // found missing are skipped without a request.
 func (o *Ollama) Stream(ctx context.Context, req Request, emit EmitFunc) (*Response, error) {
-	resp := &Response{}
+	resp := newResponse(req)
 	if reason, ok := o.missingReason(req.Model); ok {
 		return resp, &Failure{Status: results.StatusSkippedUnavailable, Type: results.FailModelNotFound, Message: reason}
 	}
@@ -274,25 +273,29 @@ type ollamaChunk struct {
 	Error              string      `json:"error"`
 }
 
-// maxLine bounds one NDJSON line; a longer one is a broken stream, not a
-// reason to grow memory without end.
-const maxLine = 8 << 20
-
 // readChat reads an /api/chat NDJSON stream into resp, emitting a text event
 // per content delta, a reasoning event per thinking delta and a tool-call
 // event per tool call. It fails on an {"error": ...} line (with the server's
 // message), on a line that is not JSON, and on a stream that ends before its
 // done line.
 func readChat(r io.Reader, emit EmitFunc, resp *Response) error {
-	br := bufio.NewReaderSize(r, 16<<10)
-	var text, reasoning strings.Builder
-	defer func() { resp.Text, resp.Reasoning = text.String(), reasoning.String() }()
+	// Everything kept is capped while it streams (see capped), and lines
+	// are bounded (see lineReader).
+	limit := resp.keepLimit()
+	lr := newLineReader(r, 16<<10, limit)
+	text, reasoning, tools := newCapped(limit), newCapped(limit), newToolBudget(limit)
+	defer func() { setOutput(resp, text, reasoning); tools.report(resp) }()
 	for {
-		line, err := readLine(br)
+		line, err := lr.next()
 		if len(bytes.TrimSpace(line)) > 0 {
 			var c ollamaChunk
 			if jerr := json.Unmarshal(line, &c); jerr != nil {
-				return &Failure{Status: results.StatusError, Type: "bad_stream", Message: fmt.Sprintf("stream line is not JSON: %.200q", line), Err: jerr}
+				if err == io.EOF {
+					// Half a line, then the end: cut, as the SSE readers say.
+					return &Failure{Status: results.StatusError, Type: results.FailStreamTruncated, Message: "stream cut inside a line", Err: jerr}
+				}
+				// The whole line: Stream scrubs it, then cuts it.
+				return &Failure{Status: results.StatusError, Type: "invalid_stream", Message: "stream line is not JSON: " + string(line), Err: jerr}
 			}
 			if c.Error != "" {
 				return &Failure{Status: results.StatusError, Type: "stream_error", Message: c.Error}
@@ -311,7 +314,13 @@ func readChat(r io.Reader, emit EmitFunc, resp *Response) error {
 					b, _ := json.Marshal(tc.Function.Arguments)
 					args = results.Arguments(string(b))
 				}
-				resp.ToolCalls = append(resp.ToolCalls, results.ToolCall{Name: tc.Function.Name, Arguments: args})
+				if !tools.admit() {
+					// Past MaxToolCalls: still output, not kept.
+					emit(Event{Kind: EventToolCall, Text: string(args), Call: -1})
+					continue
+				}
+				args = results.Arguments(tools.keep(string(args)))
+				resp.ToolCalls = append(resp.ToolCalls, results.ToolCall{Name: claudeTruncate(tc.Function.Name, maxToolName), Arguments: args})
 				emit(Event{Kind: EventToolCall, Text: string(args), Call: len(resp.ToolCalls) - 1})
 			}
 			if c.Done {
@@ -320,30 +329,20 @@ func readChat(r io.Reader, emit EmitFunc, resp *Response) error {
 				return nil
 			}
 		}
-		if err == io.EOF {
+		switch {
+		case err == io.EOF:
 			return &Failure{Status: results.StatusError, Type: "stream_truncated", Message: "stream ended before the done line"}
+		case errors.Is(err, errLineTooLong):
+			return &Failure{Status: results.StatusError, Type: "stream_truncated", Message: "stream " + err.Error(), Err: err}
+		case err != nil:
+			// A reset (the server went away: a connection failure) or a
+			// chunked body cut short.
+			typ := results.FailStreamTruncated
+			if resetMidStream(err) {
+				typ = results.FailConnectionReset
+			}
+			return &Failure{Status: results.StatusError, Type: typ, Message: "connection lost mid-stream: " + err.Error(), Err: err}
 		}
-		if err != nil {
-			// A reset or a chunked body cut short: the server went away.
-			return &Failure{Status: results.StatusError, Type: "stream_truncated", Message: "connection lost mid-stream: " + err.Error(), Err: err}
-		}
-	}
-}
-
-// readLine returns the next line without its newline; at the end of input it
-// returns what is left with io.EOF.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > maxLine {
-			return nil, fmt.Errorf("stream line longer than %d bytes", maxLine)
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		return bytes.TrimSuffix(line, []byte("\n")), err
 	}
 }
 
@@ -411,9 +410,12 @@ func (o *Ollama) Prepare(ctx context.Context, models []string, log io.Writer) er
 	if log == nil {
 		log = io.Discard
 	}
+	// What the server says (pull statuses, errors) is echoed to the log:
+	// scrubbed and cut like every message.
+	log = &scrubWriter{w: log, secrets: o.secrets}
 	have, err := o.serverModels(ctx)
 	if err != nil {
-		return fmt.Errorf("list models at %s: %w", o.base, err)
+		return errors.New(o.secrets.Clean(fmt.Sprintf("list models at %s: %v", o.base, err), maxMessage))
 	}
 	var present []string
 	for _, m := range models {
@@ -487,7 +489,7 @@ func (o *Ollama) serverModels(ctx context.Context) (map[string]bool, error) {
 // changes or another tenth of a layer arrives.
 func (o *Ollama) pull(ctx context.Context, model string, log io.Writer) error {
 	stream := true
-	ctx, cancel := context.WithTimeout(ctx, PullTimeout)
+	ctx, cancel := context.WithTimeout(ctx, pullTimeout)
 	defer cancel()
 	body, err := sideCall(ctx, http.MethodPost, o.base+"/api/pull", o.secrets, &api.PullRequest{Model: model, Stream: &stream})
 	if err != nil {
@@ -508,17 +510,17 @@ func (o *Ollama) pull(ctx context.Context, model string, log io.Writer) error {
 // change and every 10% of a download (pct -1 when there is no size). It fails
 // on an {"error": ...} line and on a stream that ends without "success".
 func readPull(r io.Reader, report func(p api.ProgressResponse, pct int)) error {
-	br := bufio.NewReaderSize(r, 16<<10)
+	lr := newLineReader(r, 16<<10, 0)
 	lastStatus, lastPct := "", -1
 	for {
-		line, err := readLine(br)
+		line, err := lr.next()
 		if len(bytes.TrimSpace(line)) > 0 {
 			var p struct {
 				api.ProgressResponse
 				Error string `json:"error"`
 			}
 			if jerr := json.Unmarshal(line, &p); jerr != nil {
-				return fmt.Errorf("pull progress line is not JSON: %.200q", line)
+				return fmt.Errorf("pull progress line is not JSON: %s", line) // Prepare scrubs, then cuts
 			}
 			if p.Error != "" {
 				return errors.New(p.Error)
@@ -550,7 +552,7 @@ func readPull(r io.Reader, report func(p api.ProgressResponse, pct int)) error {
 func (o *Ollama) warmup(ctx context.Context, model string, log io.Writer) error {
 	stream := false
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, WarmupTimeout)
+	ctx, cancel := context.WithTimeout(ctx, warmupTimeout)
 	defer cancel()
 	body, err := sideCall(ctx, http.MethodPost, o.base+"/api/chat", o.secrets, &api.ChatRequest{
 		Model: model, Messages: []api.Message{}, Stream: &stream, Options: o.options, KeepAlive: o.opts.keepAlive,

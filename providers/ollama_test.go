@@ -283,7 +283,7 @@ func TestOllamaStreamFailures(t *testing.T) {
 		{"error line", good + `{"error":"an error was encountered while running the model: out of memory"}` + "\n", false, "stream_error", "out of memory"},
 		{"ends without done", good, false, "stream_truncated", "before the done line"},
 		{"cut connection", good, true, "stream_truncated", "mid-stream"},
-		{"html", "<html>bad gateway</html>\n", false, "bad_stream", "not JSON"},
+		{"html", "<html>bad gateway</html>\n", false, "invalid_stream", "not JSON"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

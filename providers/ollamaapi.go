@@ -25,6 +25,13 @@ const (
 	PullTimeout = 2 * time.Hour
 )
 
+// The bounds in force; tests shorten them to see each one hold.
+var (
+	probeTimeout  = ProbeTimeout
+	warmupTimeout = WarmupTimeout
+	pullTimeout   = PullTimeout
+)
+
 // nativeRoot is the Ollama native API root of a base URL: the OpenAI
 // compatible .../v1 suffix and trailing slashes removed.
 func nativeRoot(baseURL string) string {
@@ -77,20 +84,20 @@ var sideClient = httpClient()
 
 // getJSON GETs url into v within ProbeTimeout.
 func getJSON(ctx context.Context, url string, secrets Secrets, v any) error {
-	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	body, err := sideCall(ctx, http.MethodGet, url, secrets, nil)
-	if err != nil {
-		return err
-	}
-	defer body.Close()
-	if err := json.NewDecoder(io.LimitReader(body, 32<<20)).Decode(v); err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return fmt.Errorf("GET %s: no complete answer within %s", url, ProbeTimeout)
+	if err == nil {
+		defer body.Close()
+		err = json.NewDecoder(io.LimitReader(body, 32<<20)).Decode(v)
+		if err != nil {
+			err = fmt.Errorf("GET %s: decode: %w", url, err)
 		}
-		return fmt.Errorf("GET %s: decode: %w", url, err)
 	}
-	return nil
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("GET %s: no complete answer within %s", url, probeTimeout)
+	}
+	return err
 }
 
 // listModels lists the models of the Ollama server at root (/api/tags).
@@ -107,20 +114,29 @@ func listModels(ctx context.Context, root string, secrets Secrets) ([]ServerMode
 	return out, nil
 }
 
-// probeOllama fills a probe with the server's version and models.
+// probeOllama fills a probe with the server's version and models. What the
+// server said is scrubbed and cut like any message: a hostile server could
+// echo the key as its version or a model's name.
 func probeOllama(ctx context.Context, root string, secrets Secrets, pr *Probe) {
 	var v struct {
 		Version string `json:"version"`
 	}
 	if err := getJSON(ctx, root+"/api/version", secrets, &v); err != nil {
-		pr.Errors = append(pr.Errors, err.Error())
+		pr.Errors = append(pr.Errors, secrets.Clean(err.Error(), maxMessage))
 	} else {
+		v.Version = secrets.Clean(v.Version, maxMessage)
 		pr.ServerVersion = &v.Version
 	}
 	models, err := listModels(ctx, root, secrets)
 	if err != nil {
-		pr.Errors = append(pr.Errors, err.Error())
+		pr.Errors = append(pr.Errors, secrets.Clean(err.Error(), maxMessage))
 		return
+	}
+	for i := range models {
+		m := &models[i]
+		for _, f := range []*string{&m.Name, &m.Digest, &m.Family, &m.ParameterSize, &m.QuantizationLevel} {
+			*f = secrets.Clean(*f, maxMessage)
+		}
 	}
 	pr.ServerModels = models
 }

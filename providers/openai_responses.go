@@ -203,7 +203,8 @@ func (o *OpenAIResponses) body(req Request) ([]byte, error) {
 // Stream sends the request through the HTTP path (which retries 429 and
 // 5xx) and reads the event stream of the attempt that was accepted.
 func (o *OpenAIResponses) Stream(ctx context.Context, req Request, emit EmitFunc) (*Response, error) {
-	resp := &Response{Metrics: map[string]any{}}
+	resp := newResponse(req)
+	resp.Metrics = map[string]any{}
 	key := o.opts.key()
 	if o.opts.APIKeyEnv != "" && key == "" {
 		return resp, &Failure{Status: results.StatusSkippedUnavailable, Type: results.FailMissingAPIKey,
@@ -314,9 +315,9 @@ func (l looseString) String() string { return string(l) }
 
 // responsesCall is a function call being assembled from its events.
 type responsesCall struct {
-	index   int // position in the reply
+	index   int // position in the reply (-1: past MaxToolCalls, not kept)
 	call    results.ToolCall
-	args    strings.Builder
+	args    *capped
 	final   *string // the complete arguments, once an event carries them
 	emitted bool    // an EventToolCall was emitted for it
 }
@@ -325,8 +326,9 @@ type responsesCall struct {
 type responsesState struct {
 	resp       *Response
 	emit       EmitFunc
-	text       strings.Builder
-	reasoning  strings.Builder
+	text       *capped
+	reasoning  *capped
+	tools      *toolBudget
 	calls      []*responsesCall
 	byItem     map[string]*responsesCall
 	textItems  map[string]bool // message items whose text came as deltas
@@ -336,12 +338,32 @@ type responsesState struct {
 func (s *responsesState) callFor(itemID string) *responsesCall {
 	c := s.byItem[itemID]
 	if c == nil {
-		c = &responsesCall{index: len(s.calls)}
+		if !s.tools.admit() {
+			// Past MaxToolCalls: its events still count, nothing is kept
+			// (and the map of items stays bounded too).
+			c = &responsesCall{index: -1, args: newCapped(0)}
+			if len(s.byItem) < maxTrackedItems {
+				s.byItem[itemID] = c
+			}
+			return c
+		}
+		c = &responsesCall{index: len(s.calls), args: s.tools.args()}
 		s.byItem[itemID] = c
 		s.calls = append(s.calls, c)
 	}
 	s.lastCallID = itemID
 	return c
+}
+
+// maxTrackedItems bounds the item ids a stream remembers, so a server
+// that sends a new id with every event cannot grow memory.
+const maxTrackedItems = 4 * MaxToolCalls
+
+// markText notes that an item's text arrived as deltas.
+func (s *responsesState) markText(itemID string) {
+	if len(s.textItems) < maxTrackedItems {
+		s.textItems[itemID] = true
+	}
 }
 
 // item records what a function_call item tells: its call id, name and, when
@@ -356,11 +378,11 @@ func (s *responsesState) item(it *responsesItem, done bool) {
 		c.call.ID = it.CallID
 	}
 	if it.Name != "" {
-		c.call.Name = it.Name
+		c.call.Name = claudeTruncate(it.Name, maxToolName)
 	}
 	if done || it.Arguments != "" {
 		if it.Arguments != "" || c.final == nil {
-			a := it.Arguments
+			a := claudeTruncate(it.Arguments, s.tools.limit)
 			c.final = &a
 		}
 	}
@@ -372,18 +394,23 @@ func (s *responsesState) item(it *responsesItem, done bool) {
 
 // finish copies the accumulated output into the Response.
 func (s *responsesState) finish() {
-	s.resp.Text = s.text.String()
-	s.resp.Reasoning = s.reasoning.String()
+	setOutput(s.resp, s.text, s.reasoning)
 	s.resp.ToolCalls = nil
 	for _, c := range s.calls {
 		args := c.args.String()
 		if c.final != nil && *c.final != "" {
-			args = *c.final
+			// The whole arguments, cut to what the budget has left once
+			// the pieces streamed for them are given back.
+			s.tools.left += c.args.Len()
+			args = s.tools.keep(*c.final)
+		} else {
+			s.tools.noteCut(c.args)
 		}
 		tc := c.call
 		tc.Arguments = results.Arguments(args)
 		s.resp.ToolCalls = append(s.resp.ToolCalls, tc)
 	}
+	s.tools.report(s.resp)
 }
 
 // terminal records what a terminal event's response object carries.
@@ -429,20 +456,26 @@ func (s *responsesState) terminal(r *responsesResponse) {
 // response.completed and response.incomplete, a *Failure for the rest, and
 // ctx's error when the context ended the stream.
 func readResponsesStream(ctx context.Context, body io.Reader, secrets Secrets, resp *Response, emit EmitFunc) error {
-	s := &responsesState{resp: resp, emit: emit, byItem: map[string]*responsesCall{}, textItems: map[string]bool{}}
+	limit := resp.keepLimit()
+	s := &responsesState{resp: resp, emit: emit, byItem: map[string]*responsesCall{}, textItems: map[string]bool{},
+		text: newCapped(limit), reasoning: newCapped(limit), tools: newToolBudget(limit)}
 	defer s.finish()
-	sr := NewSSEReader(body)
+	sr := newSSEReaderCap(body, resp.keepLimit())
 	for {
 		sev, err := sr.Next()
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			msg := "stream ended without response.completed"
+			msg, typ := "stream ended without response.completed", results.FailStreamTruncated
 			if err != io.EOF {
 				msg = fmt.Sprintf("stream broke before response.completed: %v", err)
+				// A reset is the server gone mid-stream: a connection failure.
+				if resetMidStream(err) {
+					typ = results.FailConnectionReset
+				}
 			}
-			return &Failure{Status: results.StatusError, Type: "stream_truncated", Message: secrets.Clean(msg, maxMessage), Err: err}
+			return &Failure{Status: results.StatusError, Type: typ, Message: secrets.Clean(msg, maxMessage), Err: err}
 		}
 		var ev responsesEvent
 		if err := json.Unmarshal(sev.Data, &ev); err != nil {
@@ -455,14 +488,14 @@ func readResponsesStream(ctx context.Context, body io.Reader, secrets Secrets, r
 		switch ev.Type {
 		case "response.output_text.delta", "response.refusal.delta":
 			if ev.Delta != "" {
-				s.textItems[ev.ItemID] = true
+				s.markText(ev.ItemID)
 				s.text.WriteString(ev.Delta)
 				emit(Event{Kind: EventText, Text: ev.Delta})
 			}
 		case "response.output_text.done":
 			// A server that sends the text whole, without deltas.
-			if !s.textItems[ev.ItemID] && ev.Text != nil && *ev.Text != "" {
-				s.textItems[ev.ItemID] = true
+			if !s.textItems[ev.ItemID] && len(s.textItems) < maxTrackedItems && ev.Text != nil && *ev.Text != "" {
+				s.markText(ev.ItemID)
 				s.text.WriteString(*ev.Text)
 				emit(Event{Kind: EventText, Text: *ev.Text})
 			}

@@ -30,6 +30,10 @@ type Request struct {
 	// request (or to the CLI's environment) so a traced server joins the
 	// trace; "" sends none.
 	TraceParent string
+	// MaxOutputBytes caps what the stream keeps of the answer, the
+	// reasoning and the tool calls' arguments (run.max_output_bytes): the
+	// rest is counted, not kept. 0 means DefaultMaxOutputBytes.
+	MaxOutputBytes int
 	// Messages continue the conversation after Prompt, for the later turns
 	// of an agentic task: the model's earlier replies and what bench
 	// answered to their tool calls, in order. Empty for a single turn.
@@ -152,10 +156,15 @@ type Usage struct {
 // Response is what a stream produced. It is returned even when the call failed
 // part-way, so partial output is recorded.
 type Response struct {
-	Text      string
-	Reasoning string
-	ToolCalls []results.ToolCall
-	Usage     Usage
+	// Text and Reasoning are what was kept of the answer and the reasoning
+	// (see Request.MaxOutputBytes); TextBytes and ReasoningBytes their
+	// full lengths as streamed (0: the length of what was kept).
+	Text           string
+	Reasoning      string
+	TextBytes      int
+	ReasoningBytes int
+	ToolCalls      []results.ToolCall
+	Usage          Usage
 	// FinishReason is the protocol's own stop reason, if any.
 	FinishReason string
 	// Retries is how many attempts were retried; RetryWaitMS the time spent
@@ -168,6 +177,22 @@ type Response struct {
 	// Turns are the model replies of a loop the provider ran itself
 	// (Request.MCP), in order; nil otherwise.
 	Turns []Turn
+
+	// keep is what a stream reader keeps of each output field (see
+	// capLimit); the stream readers take it from here so their
+	// signatures stay as they were. 0 means the default cap.
+	keep int
+}
+
+// newResponse is the response a stream for req fills.
+func newResponse(req Request) *Response { return &Response{keep: capLimit(req)} }
+
+// keepLimit is what a stream keeps of each output field.
+func (r *Response) keepLimit() int {
+	if r.keep > 0 {
+		return r.keep
+	}
+	return DefaultMaxOutputBytes + CapSlack
 }
 
 // Turn is one model reply inside a provider's own agent loop, stamped on

@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -28,6 +29,17 @@ type Secrets []string
 // too. Scrubbing before cutting matters: a cut inside a key would otherwise
 // leave most of it where no whole key is left to find.
 func (s Secrets) Clean(text string, max int) string {
+	text, _ = s.clean(text, max, "...")
+	return text
+}
+
+// Cut is Clean for kept output (an answer, reasoning): the same scrub,
+// then cut, without the "..." marker; cut says whether text was cut.
+func (s Secrets) Cut(text string, max int) (_ string, cut bool) {
+	return s.clean(text, max, "")
+}
+
+func (s Secrets) clean(text string, max int, marker string) (string, bool) {
 	for _, sec := range s {
 		if len(sec) >= minSecret {
 			text = strings.ReplaceAll(text, sec, Redacted)
@@ -45,14 +57,14 @@ func (s Secrets) Clean(text string, max int) string {
 		text = trimEdges(text, sec)
 	}
 	if cut {
-		text += "..."
+		text += marker
 	}
 	// Last, over the text as it will be kept (the marker included): any
 	// piece of a secret, quoted by a server or formed at a cut.
 	for _, sec := range s {
 		text = redactPieces(text, sec)
 	}
-	return text
+	return text, cut
 }
 
 // redactPieces replaces every run of 8 or more bytes that also occurs,
@@ -104,4 +116,26 @@ func trimEdges(text, sec string) string {
 		}
 	}
 	return text
+}
+
+// maxLogLine bounds a line a provider writes to the run's log.
+const maxLogLine = 1 << 10
+
+// scrubWriter cleans each write (one line of a provider's log) of the
+// secrets, then cuts it, keeping its newline.
+type scrubWriter struct {
+	w       io.Writer
+	secrets Secrets
+}
+
+func (s *scrubWriter) Write(p []byte) (int, error) {
+	line, nl := strings.CutSuffix(string(p), "\n")
+	line = s.secrets.Clean(line, maxLogLine)
+	if nl {
+		line += "\n"
+	}
+	if _, err := io.WriteString(s.w, line); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -17,10 +17,12 @@ type SSEEvent struct {
 	ID   string
 }
 
-// maxSSELine bounds one line so a server that never sends a line break cannot
-// grow memory without limit. Responses API events carry the whole response
-// object, so this is generous.
-const maxSSELine = 16 << 20
+// maxSSELine bounds one line, and one event's data, so a server that never
+// sends a line break cannot grow memory without limit. A line past longLine
+// is read in long-line mode (see longline.go): its JSON strings are cut to
+// the cell's cap as they arrive, so a Responses completed event that
+// repeats a long answer still parses.
+const maxSSELine = maxLine
 
 // ErrSSELineTooLong is returned when a line exceeds the reader's limit.
 var ErrSSELineTooLong = errors.New("sse: line too long")
@@ -40,11 +42,20 @@ type SSEReader struct {
 	err        error
 	zeroReads  int
 	lastID     string
+	// maxString is the cap of each JSON string of a long line; long is
+	// where a long line is put together (see readLongLine).
+	maxString int
+	long      []byte
 }
 
 // NewSSEReader returns a reader of the events in r.
 func NewSSEReader(r io.Reader) *SSEReader {
-	return &SSEReader{r: r, buf: make([]byte, 0, 4096)}
+	return newSSEReaderCap(r, DefaultMaxOutputBytes+CapSlack)
+}
+
+// newSSEReaderCap is NewSSEReader with the cap of a long line's strings.
+func newSSEReaderCap(r io.Reader, maxString int) *SSEReader {
+	return &SSEReader{r: r, buf: make([]byte, 0, 4096), maxString: maxString}
 }
 
 // Next returns the next event. At a clean end of stream it returns io.EOF; if
@@ -95,6 +106,10 @@ func (s *SSEReader) Next() (SSEEvent, error) {
 		case "event":
 			ev.Event = string(value)
 		case "data":
+			if len(data)+len(value) >= maxSSELine {
+				s.err = fmt.Errorf("%w (an event's data over %d bytes)", ErrSSELineTooLong, maxSSELine)
+				return SSEEvent{}, s.err
+			}
 			if hasData {
 				data = append(data, '\n')
 			}
@@ -160,9 +175,40 @@ func (s *SSEReader) readLine() ([]byte, error) {
 			s.start = s.end
 			return rest, s.err
 		}
-		if scanned >= maxSSELine {
-			s.err = fmt.Errorf("%w (over %d bytes)", ErrSSELineTooLong, maxSSELine)
+		if scanned >= longLine {
+			return s.readLongLine()
+		}
+		s.fill()
+	}
+}
+
+// readLongLine finishes a line that passed longLine, cutting its JSON
+// strings to maxString as they arrive (see shrinker). The slice is valid
+// until the next call.
+func (s *SSEReader) readLongLine() ([]byte, error) {
+	z := shrinker{max: s.maxString}
+	s.long = s.long[:0]
+	for {
+		seg := s.buf[s.start:s.end]
+		i := bytes.IndexAny(seg, "\r\n")
+		if i >= 0 {
+			seg = seg[:i]
+		}
+		s.long = z.feed(s.long, seg)
+		s.start += len(seg)
+		if len(s.long) > maxSSELine {
+			s.err = fmt.Errorf("%w (over %d bytes with its strings cut)", ErrSSELineTooLong, maxSSELine)
 			return nil, s.err
+		}
+		if i >= 0 {
+			if s.buf[s.start] == '\r' {
+				s.skipLF = true
+			}
+			s.start++
+			return s.long, nil
+		}
+		if s.err != nil {
+			return s.long, s.err
 		}
 		s.fill()
 	}

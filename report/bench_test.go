@@ -50,7 +50,7 @@ func writeLargeRun(tb testing.TB, dir string, n int) int64 {
 		r := &results.Record{
 			RecordType: results.RecordType, RunID: "bench", Provider: fmt.Sprintf("prov%d", g%3), ProviderType: "ollama_openai",
 			Model: fmt.Sprintf("model-%d:7b", g/3), ThinkingLevel: levels[g%3], PromptID: fmt.Sprintf("P%d", i%20),
-			PromptName: fmt.Sprintf("prompt_%d", i%20), Repetition: i / 240, AvailabilityStatus: status,
+			PromptName: fmt.Sprintf("prompt_%d", i%20), Repetition: i / 60, AvailabilityStatus: status,
 			StartedAtMS: 1771000000000 + int64(i)*10, EndedAtMS: 1771000000000 + int64(i)*10 + 900, E2EMS: int64(500 + i%2000),
 			TTFTMS: &ttft, Success: success, FailureType: ft, ErrorMessage: msg, ObjectivePass: ptr(pass), InputTokens: ptr(40), OutputTokens: &out,
 			RawOutput: raw, RawOutputBytes: len(raw), ToolCalls: []string{"free"}, ToolCallCount: 1, ToolUseSuccess: tus, ExpectedTools: expected,

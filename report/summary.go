@@ -105,13 +105,17 @@ func (g *Group) Label() string {
 
 // Summary is a run's summary.json, plus what summary.md needs beyond it.
 type Summary struct {
-	RunID         string            `json:"run_id"`
-	GeneratedAt   time.Time         `json:"generated_at"`
-	Source        string            `json:"source"`
-	NRecords      int               `json:"n_records"`
-	NSkippedLines int               `json:"n_skipped_lines"`
-	SkippedLines  []results.Problem `json:"skipped_lines"`
-	Methods       Methods           `json:"methods"`
+	RunID         string    `json:"run_id"`
+	GeneratedAt   time.Time `json:"generated_at"`
+	Source        string    `json:"source"`
+	NRecords      int       `json:"n_records"`
+	NSkippedLines int       `json:"n_skipped_lines"`
+	// NDuplicateLines counts records of a cell that a later record of the
+	// same cell replaced (a resumed run re-ran it): each cell is counted
+	// once, by its last record.
+	NDuplicateLines int               `json:"n_duplicate_lines,omitempty"`
+	SkippedLines    []results.Problem `json:"skipped_lines"`
+	Methods         Methods           `json:"methods"`
 	// Warnings are problems outside results.jsonl (an unreadable resource
 	// file) that cost some figures but not the report.
 	Warnings []string `json:"warnings,omitempty"`
@@ -500,27 +504,43 @@ func Summarize(records []results.Record) *Summary {
 // Load reads runDir/results.jsonl, streaming, and the suites' resource
 // files, and returns the summary. Malformed lines are in SkippedLines; only
 // I/O failure is an error.
-func Load(runDir string) (*Summary, error) { return LoadWith(runDir, nil) }
+func Load(runDir string) (*Summary, error) { return LoadEach(runDir, nil) }
 
 // LoadWith is Load that also hands every usable record to each (when not
 // nil), in file order, in the same pass: the other reports of a run
 // (report.html's samples, junit.xml) ride along instead of reading
 // results.jsonl again. The record is reused between calls and its bulky
 // fields (raw_output, reasoning, parsed_output, tool_call_details,
-// provider_metrics) are empty; each must copy what it keeps.
+// provider_metrics) are empty; each must copy what it keeps. each sees
+// every line, a cell recorded twice (a resumed run ran it again) twice;
+// LoadEach hands each cell's last record only.
 func LoadWith(runDir string, each func(*results.Record)) (*Summary, error) {
-	a := newAggregator()
-	problems, nProblems, err := results.ReadFile(rundir.Path(runDir, rundir.ResultsFile), true, func(_ int, r *results.Record) error {
-		a.Add(r)
-		if each != nil {
-			each(r)
+	first := true
+	return LoadEach(runDir, func() func(*results.Record) {
+		if !first {
+			return nil
 		}
-		return nil
+		first = false
+		return each
 	})
+}
+
+// LoadEach is LoadWith for reports that count each cell once, as the
+// summary does: start (when not nil) is called before each pass over
+// results.jsonl and returns the func that pass hands records to (or nil).
+// There is one pass, or, when the file records some cell more than once, a
+// second one that hands each cell's last record only: what the first
+// pass's func collected is then to be dropped.
+func LoadEach(runDir string, start func() func(*results.Record)) (*Summary, error) {
+	a, d, problems, nProblems, err := aggregate(rundir.Path(runDir, rundir.ResultsFile), start)
 	if err != nil {
 		return nil, fmt.Errorf("report %s: %w", runDir, err)
 	}
 	s := a.summary()
+	if d.lines > 0 {
+		s.NDuplicateLines = d.lines
+		s.Warnings = append(s.Warnings, d.warning())
+	}
 	s.GeneratedAt = time.Now().UTC()
 	if problems != nil {
 		s.SkippedLines = problems

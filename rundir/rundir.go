@@ -73,9 +73,14 @@ func Create(parent, id string, unique bool) (*Dir, error) {
 
 // Resume locks an existing run directory to continue it: results.jsonl is
 // cut back to its last whole line (a killed run may have left half of one);
-// dropped says how many bytes went.
+// dropped says how many bytes went. A run killed before its first result
+// has config.json and no results.jsonl yet: it resumes too.
 func Resume(path string) (d *Dir, dropped int64, err error) {
-	if _, err := os.Stat(Path(path, ResultsFile)); err != nil {
+	_, err = os.Stat(Path(path, ResultsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		_, err = os.Stat(Path(path, ConfigFile))
+	}
+	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, 0, fmt.Errorf("%s has no %s to resume; start it without --resume", path, ResultsFile)
 		}

@@ -64,6 +64,14 @@ func TestResumeTrimsAndNeedsResults(t *testing.T) {
 	if b, _ := os.ReadFile(Path(dir, ResultsFile)); string(b) != "{\"a\":1}\n" {
 		t.Errorf("results now %q", b)
 	}
+	// Killed after config.json, before the first result: it resumes.
+	early := t.TempDir()
+	os.WriteFile(Path(early, ConfigFile), []byte("{}"), 0o644)
+	d, dropped, err = Resume(early)
+	if err != nil || dropped != 0 {
+		t.Fatalf("no results yet: %d, %v", dropped, err)
+	}
+	d.Close()
 }
 
 // TestMain lets the test binary act as a second bench process holding a

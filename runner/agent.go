@@ -83,7 +83,8 @@ const (
 func runAgentCell(parent context.Context, cfg *config.Config, clock Clock, prov providers.Provider, c plan.Cell, traceParent string) *results.Record {
 	rec := newRecord(cfg, c)
 	rec.ExpectedTools = agentExpectedTools(c.Prompt)
-	req := providers.Request{Model: c.Model, System: c.Prompt.System, Prompt: c.Prompt.Prompt, Now: clock.Now, TraceParent: traceParent}
+	req := providers.Request{Model: c.Model, System: c.Prompt.System, Prompt: c.Prompt.Prompt, Now: clock.Now, TraceParent: traceParent,
+		MaxOutputBytes: cfg.Run.MaxOutputBytes}
 	if c.ThinkingLevel != nil {
 		req.ThinkingLevel = *c.ThinkingLevel
 	}
@@ -106,6 +107,10 @@ func runAgentCell(parent context.Context, cfg *config.Config, clock Clock, prov 
 	fillAgentRecord(rec, cfg, l, start, end)
 	classify(rec, ctx, parent, l.err, l.last, secrets)
 	scoreAgent(rec, c.Prompt, l)
+	if len(rec.ParsedOutput) > cfg.Run.MaxOutputBytes {
+		rec.ParsedOutput = nil
+	}
+	fit(rec, MaxRecordBytes)
 	return rec
 }
 

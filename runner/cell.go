@@ -121,7 +121,8 @@ func runCell(parent context.Context, cfg *config.Config, clock Clock, prov provi
 		return runAgentCell(parent, cfg, clock, prov, c, traceParent)
 	}
 	rec := newRecord(cfg, c)
-	req := providers.Request{Model: c.Model, System: c.Prompt.System, Prompt: c.Prompt.Prompt, Tools: c.Prompt.Tools, Now: clock.Now, TraceParent: traceParent}
+	req := providers.Request{Model: c.Model, System: c.Prompt.System, Prompt: c.Prompt.Prompt, Tools: c.Prompt.Tools, Now: clock.Now, TraceParent: traceParent,
+		MaxOutputBytes: cfg.Run.MaxOutputBytes}
 	if c.ThinkingLevel != nil {
 		req.ThinkingLevel = *c.ThinkingLevel
 	}
@@ -138,6 +139,9 @@ func runCell(parent context.Context, cfg *config.Config, clock Clock, prov provi
 		resp = &providers.Response{}
 	}
 	secrets := prov.Secrets()
+	// The answer's whole length, and whether the stream kept less of it,
+	// before scrubbing changes its length.
+	rec.RawOutputBytes, rec.RawOutputTruncated = max(resp.TextBytes, len(resp.Text)), resp.TextBytes > len(resp.Text)
 	clean(resp, secrets)
 
 	rec.StartedAtMS = k.cell.UnixMilli()
@@ -159,9 +163,7 @@ func runCell(parent context.Context, cfg *config.Config, clock Clock, prov provi
 	rec.InputTokens, rec.OutputTokens, rec.ReasoningTokens = resp.Usage.InputTokens, resp.Usage.OutputTokens, resp.Usage.ReasoningTokens
 	rec.FinishReason = resp.FinishReason
 	rec.ProviderMetrics = resp.Metrics
-	rec.RawOutputBytes = len(resp.Text)
-	rec.RawOutput, rec.RawOutputTruncated = truncate(resp.Text, cfg.Run.MaxOutputBytes)
-	rec.Reasoning, _ = truncate(resp.Reasoning, cfg.Run.MaxOutputBytes)
+	keepOutput(rec, resp, secrets, cfg.Run.MaxOutputBytes)
 	if rec.OutputTokens != nil && *rec.OutputTokens > 1 && rec.TTFTMS != nil {
 		if gen := end.Sub(k.token).Seconds(); gen > 0 {
 			// Decode rate: the tokens after the first, over the time after it.
@@ -171,30 +173,55 @@ func runCell(parent context.Context, cfg *config.Config, clock Clock, prov provi
 
 	classify(rec, ctx, parent, err, resp, secrets)
 	score(rec, c, resp)
+	// parsed_output comes from raw_output, so about its size; one that
+	// re-encoding grew past max_output_bytes is left out, not cut.
+	if len(rec.ParsedOutput) > cfg.Run.MaxOutputBytes {
+		rec.ParsedOutput = nil
+	}
+	fit(rec, MaxRecordBytes)
 	return rec
 }
 
 // clean removes the provider's secrets from everything of resp that is
 // kept: the last guarantee, after the provider's own cleaning of its
-// messages, that no key reaches a record, a report or a trace.
+// messages, that no key reaches a record, a report or a trace. The answer
+// and the reasoning are scrubbed whole (keepOutput cuts them after); the
+// short fields a server controls (a tool call's name and id, a metric)
+// are cut here too, so none can make a record large.
 func clean(resp *providers.Response, secrets providers.Secrets) {
-	if len(secrets) == 0 {
-		return
+	if len(secrets) > 0 {
+		resp.Text = secrets.Clean(resp.Text, 0)
+		resp.Reasoning = secrets.Clean(resp.Reasoning, 0)
 	}
-	resp.Text = secrets.Clean(resp.Text, 0)
-	resp.Reasoning = secrets.Clean(resp.Reasoning, 0)
 	for i := range resp.ToolCalls {
 		tc := &resp.ToolCalls[i]
-		tc.Name = secrets.Clean(tc.Name, 0)
-		if a := secrets.Clean(string(tc.Arguments), 0); a != string(tc.Arguments) {
-			tc.Arguments = results.Arguments(a)
+		tc.Name = secrets.Clean(tc.Name, maxShortField)
+		tc.ID = secrets.Clean(tc.ID, maxShortField)
+		if len(secrets) > 0 {
+			if a := secrets.Clean(string(tc.Arguments), 0); a != string(tc.Arguments) {
+				tc.Arguments = results.Arguments(a)
+			}
 		}
 	}
 	for k, v := range resp.Metrics {
 		if s, ok := v.(string); ok {
-			resp.Metrics[k] = secrets.Clean(s, 0)
+			resp.Metrics[k] = secrets.Clean(s, maxShortField)
 		}
 	}
+}
+
+// keepOutput puts the answer and the reasoning into the record: scrubbed
+// of the secrets over all the provider kept (the cap plus slack), then cut
+// to limit bytes on a rune boundary, and a piece of a secret left at the
+// cut removed. raw_output_bytes and whether the stream kept less are set
+// before (runCell), as scrubbing changes the length.
+func keepOutput(rec *results.Record, resp *providers.Response, secrets providers.Secrets, limit int) {
+	var cut bool
+	rec.RawOutput, cut = secrets.Cut(resp.Text, limit)
+	rec.RawOutputTruncated = rec.RawOutputTruncated || cut
+	rec.Reasoning, _ = secrets.Cut(resp.Reasoning, limit)
+	// The checks judge what is recorded.
+	resp.Text, resp.Reasoning = rec.RawOutput, rec.Reasoning
 }
 
 func earliest(a, b time.Time) time.Time {
@@ -211,9 +238,10 @@ func earliest(a, b time.Time) time.Time {
 // the cell's own context is a timeout whatever the provider made of it.
 func classify(rec *results.Record, ctx, parent context.Context, err error, resp *providers.Response, secrets providers.Secrets) {
 	fail := func(status, typ, msg string) {
-		rec.AvailabilityStatus, rec.Success, rec.FailureType = status, false, ptr(typ)
+		// A provider may take the type from what a server or CLI said.
+		rec.AvailabilityStatus, rec.Success, rec.FailureType = status, false, ptr(secrets.Clean(typ, maxFailureType))
 		if msg != "" {
-			rec.ErrorMessage = ptr(secrets.Clean(msg, 0))
+			rec.ErrorMessage = ptr(secrets.Clean(msg, maxErrorMessage))
 		}
 	}
 	var f *providers.Failure

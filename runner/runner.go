@@ -76,7 +76,11 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		o.Clock = realClock{}
 	}
 	out := &Outcome{Planned: len(o.Plan.Cells), ByStatus: map[string]int{}, StartedAt: o.Clock.Now()}
-	prepare(ctx, o)
+	// Preparing (listing, pulling, warming up) ends at the first Ctrl-C,
+	// not the second: no cell starts after it anyway.
+	pctx, stop := UntilDrained(ctx, o.Drain)
+	prepare(pctx, o)
+	stop()
 	obs := startObservers(o.Observers, o.Log)
 
 	g, gctx := errgroup.WithContext(ctx)
@@ -213,8 +217,11 @@ func prepare(ctx context.Context, o Options) {
 		if !ok {
 			continue
 		}
-		if err := pr.Prepare(ctx, p.Models, o.Log); err != nil {
-			fmt.Fprintf(o.Log, "prepare %s: %v\n", p.Name, err)
+		if ctx.Err() != nil {
+			return
+		}
+		if err := pr.Prepare(ctx, p.Models, o.Log); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(o.Log, "prepare %s: %s\n", p.Name, o.Providers[p.Name].Secrets().Clean(err.Error(), maxErrorMessage))
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"reflect"
 	"runtime"
 	"strings"
@@ -436,6 +437,33 @@ func TestRecordAssembly(t *testing.T) {
 			if strings.Contains(string(b), "0123456789ab") || !strings.Contains(r.RawOutput, "[redacted]") {
 				t.Errorf("a piece of the key survived: %s", b)
 			}
+			// Scrubbing shortens the answer; that is not a cut.
+			if r.RawOutputTruncated || r.RawOutputBytes != 33 {
+				t.Errorf("truncated %v, %d bytes; want false, 33", r.RawOutputTruncated, r.RawOutputBytes)
+			}
+		}},
+		{"a key straddling the cut is scrubbed before the cut", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
+			emit(providers.Event{Kind: providers.EventRequestStart})
+			emit(providers.Event{Kind: providers.EventText, Text: "x"})
+			// The provider kept the cap plus slack of a 9000-byte answer.
+			return &providers.Response{Text: strings.Repeat("a", 20) + "sk-test-0123456789abcdef tail", TextBytes: 9000}, nil
+		}, func(t *testing.T, r *results.Record) {
+			if r.RawOutput != strings.Repeat("a", 20)+"[redacted] ta" || !r.RawOutputTruncated || r.RawOutputBytes != 9000 {
+				t.Errorf("raw %q truncated %v bytes %d", r.RawOutput, r.RawOutputTruncated, r.RawOutputBytes)
+			}
+		}},
+		{"what a server names is scrubbed and cut", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
+			emit(providers.Event{Kind: providers.EventRequestStart})
+			long := strings.Repeat("z", 5000)
+			return &providers.Response{ToolCalls: []results.ToolCall{{Name: long, ID: "id-sk-test-0123456789abcdef"}},
+					Metrics: map[string]any{"session_id": long}},
+				&providers.Failure{Status: "error", Type: "sk-test-0123456789abcdef" + long, Message: long + long}
+		}, func(t *testing.T, r *results.Record) {
+			b, _ := json.Marshal(r)
+			if strings.Contains(string(b), "0123456789ab") || len(*r.FailureType) > maxFailureType+3 || len(*r.ErrorMessage) > maxErrorMessage+3 ||
+				len(r.ProviderMetrics["session_id"].(string)) > maxShortField+3 {
+				t.Errorf("failure type %d bytes, message %d, metric %d: %.200s", len(*r.FailureType), len(*r.ErrorMessage), len(r.ProviderMetrics["session_id"].(string)), b)
+			}
 		}},
 	}
 	for _, tc := range cases {
@@ -505,5 +533,84 @@ func TestObservers(t *testing.T) {
 	}
 	if n := strings.Count(log.String(), "disk full"); n != 1 {
 		t.Errorf("%d warnings, want 1:\n%s", n, log.String())
+	}
+}
+
+// A record stays within MaxRecordBytes whatever it holds: the bulkiest
+// derived fields go first; an ordinary record is not touched.
+func TestRecordFits(t *testing.T) {
+	ctl := strings.Repeat("\x01", 1<<20) // six bytes each once encoded
+	rec := &results.Record{RecordType: "result", RawOutput: ctl + ctl, Reasoning: ctl,
+		ToolCallDetails: []results.ToolCall{{Name: "df", Match: ctl, Source: "text", Arguments: []byte(`{}`)}},
+		ParsedOutput:    []byte(`"` + strings.Repeat("a", 1<<20) + `"`)}
+	fit(rec, 4<<20)
+	b, _ := json.Marshal(rec)
+	shed, _ := rec.ProviderMetrics["record_shed"].([]string)
+	if len(b) >= 4<<20 || strings.Join(shed, ",") != "tool_call_details.match,parsed_output,reasoning,raw_output" || !rec.RawOutputTruncated {
+		t.Errorf("%d bytes, shed %v", len(b), shed)
+	}
+	small := &results.Record{RecordType: "result", RawOutput: "OK", Reasoning: "hmm"}
+	fit(small, 4<<20)
+	if small.ProviderMetrics != nil || small.Reasoning != "hmm" {
+		t.Errorf("a small record was changed: %+v", small)
+	}
+	if est, real := estimate(rec), size(rec); est < real {
+		t.Errorf("estimate %d below the real size %d", est, real)
+	}
+}
+
+// Preparing (Ollama's listing, pulls, warm-ups) ends at the first Ctrl-C,
+// and no cell starts after it.
+func TestPrepareStopsAtDrain(t *testing.T) {
+	p := &preparing{scripted: &scripted{}, entered: make(chan struct{})}
+	cfg := testConfig([]config.Provider{{Name: "a", Type: "ollama", Concurrency: 1, Models: []string{"m"}, ThinkingLevels: []*string{nil}}}, 3, 1, 1)
+	drain := make(chan struct{})
+	go func() { <-p.entered; close(drain) }()
+	out, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Sink: &memSink{}, Drain: drain})
+	if err != nil || out.EndReason != EndInterrupted || out.Recorded != 0 || p.started.Load() != 0 {
+		t.Fatalf("%v: end %s, %d recorded, %d started", err, out.EndReason, out.Recorded, p.started.Load())
+	}
+	if !errors.Is(p.err, context.Canceled) {
+		t.Errorf("Prepare saw %v, want its context cancelled", p.err)
+	}
+}
+
+// preparing is a provider whose Prepare waits for its context to end.
+type preparing struct {
+	*scripted
+	entered chan struct{}
+	err     error
+}
+
+func (p *preparing) Prepare(ctx context.Context, models []string, log io.Writer) error {
+	close(p.entered)
+	<-ctx.Done()
+	p.err = ctx.Err()
+	return p.err
+}
+
+// parsed_output larger than max_output_bytes (re-encoding grew it: < is
+// written \u003c) is
+// left out rather than cut.
+func TestParsedOutputCapped(t *testing.T) {
+	for _, c := range []struct {
+		text   string
+		parsed bool
+	}{{`{"count": 3}`, true}, {`{"count": "` + strings.Repeat("<", 30) + `"}`, false}} {
+		p := &scripted{stream: func(ctx context.Context, req providers.Request, emit providers.EmitFunc) (*providers.Response, error) {
+			emit(providers.Event{Kind: providers.EventRequestStart})
+			emit(providers.Event{Kind: providers.EventText, Text: c.text})
+			return &providers.Response{Text: c.text}, nil
+		}}
+		cfg := testConfig([]config.Provider{{Name: "a", Type: "ollama", Concurrency: 1, Models: []string{"m"}, ThinkingLevels: []*string{nil}}}, 1, 1, 1)
+		cfg.Run.MaxOutputBytes = 50
+		cfg.PromptSet[0].Validator = &validators.Spec{Type: "json_keys", RequiredKeys: []string{"count"}}
+		sink := &memSink{}
+		if _, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Sink: sink}); err != nil {
+			t.Fatal(err)
+		}
+		if r := sink.recs[0]; (r.ParsedOutput != nil) != c.parsed || r.ObjectivePass == nil || !*r.ObjectivePass {
+			t.Errorf("%q: parsed %s, pass %v", c.text, r.ParsedOutput, r.ObjectivePass)
+		}
 	}
 }

@@ -59,6 +59,7 @@ func TestCLIGolden(t *testing.T) {
 		{"dry-run-flags", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--models", "qwen3:4b", "--prompts", "P0", "--repetitions", "1"}, exitOK},
 		{"bad-config", []string{"run", "--config", "testdata/cli/bad.yaml"}, exitUsage},
 		{"bad-flags", []string{"run", "--config", "testdata/cli/bench.yaml", "--concurrency", "0", "--timeout", "-1s", "--dry-run"}, exitUsage},
+		{"plan-too-big", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--repetitions", "1000000000"}, exitUsage},
 		{"report", []string{"report", runDir}, exitOK},
 		{"report-not-a-run", []string{"report", "testdata"}, exitUsage},
 		{"report-help", []string{"report", "--help"}, exitOK},

@@ -30,7 +30,7 @@ func TestCompareCLIGolden(t *testing.T) {
 		{"compare-not-a-run", []string{"compare", "--out", out, "testdata", cur}, exitIO},
 		{"run-baseline-not-a-run", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--baseline", "testdata"}, exitUsage},
 		{"run-baseline-bad-fail-on", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--baseline", base, "--fail-on", "quality,speed"}, exitUsage},
-		{"run-fail-on-without-baseline", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--allow-unavailable"}, exitUsage},
+		{"run-fail-on-without-baseline", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--fail-on", "quality"}, exitUsage},
 		{"run-baseline-dry-run", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--baseline", base, "--fail-on", "quality", "--models", "qwen3:4b"}, exitOK},
 	}
 	for _, c := range cases {

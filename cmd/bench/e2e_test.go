@@ -116,7 +116,7 @@ func runBench(t *testing.T, config string, args ...string) (code int, stdout, st
 	return code, out.String(), errb.String(), recs, dir
 }
 
-func readRecords(t *testing.T, path string) []results.Record {
+func readRecords(t testing.TB, path string) []results.Record {
 	t.Helper()
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
@@ -275,7 +275,7 @@ func TestStoppedServer(t *testing.T) {
 	dead.Close()
 	_ = s
 	code, stdout, stderr, recs, _ := runBench(t, sweepConfig(url), "--timeout", "30s")
-	if code != 0 || len(recs) != 20 {
+	if code != exitUnreached || len(recs) != 20 || !strings.Contains(stderr, "no cell reached a model (exit 4)") {
 		t.Fatalf("exit %d, %d records\n%s%s", code, len(recs), stdout, stderr)
 	}
 	for _, r := range recs {
@@ -368,7 +368,7 @@ func TestNoModelOnServer(t *testing.T) {
 	s := needServer(t)
 	cfg := strings.ReplaceAll(sweepConfig(s.URL()), "[scripted, missing-model]", "[missing-model, llama3.2:3b]")
 	code, stdout, stderr, recs, _ := runBench(t, cfg)
-	if code != 0 || len(recs) != 20 {
+	if code != exitUnreached || len(recs) != 20 {
 		t.Fatalf("exit %d, %d records\n%s%s", code, len(recs), stdout, stderr)
 	}
 	if !strings.Contains(stdout, "no model answered") || !strings.Contains(stdout, "`ollama pull llama3.2:3b`, `ollama pull missing-model`") {

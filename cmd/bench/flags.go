@@ -29,7 +29,10 @@ type runFlags struct {
 	quiet       bool
 	dryRun      bool
 	resume      bool
-	junit       string
+	// allowUnavailable: a provider none of whose cells reached a model
+	// does not make the run exit 4, nor (with --baseline) fail the gate.
+	allowUnavailable bool
+	junit            string
 	// configSet says --config was given (the hint for a missing file
 	// differs), args are the arguments as given (for the --resume command).
 	configSet bool
@@ -38,10 +41,9 @@ type runFlags struct {
 	// Job's environment) resolved to, shardN 0 when not sharded.
 	shard          string
 	shardI, shardN int
-	baseline    string
-	// failOn and allowUnavailable are bench compare's, for --baseline.
-	failOn           string
-	allowUnavailable bool
+	baseline string
+	// failOn is bench compare's, for --baseline.
+	failOn string
 }
 
 const runUsage = `usage: bench run [--config bench.yaml] [flags]
@@ -74,14 +76,14 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (f *runFlags, code i
 	fs.StringVar(&f.runID, "run-id", "", "run id, the run directory's name (default: UTC timestamp)")
 	fs.StringVar(&f.out, "out", "", "parent directory of run directories (overrides run.out_dir)")
 	fs.BoolVar(&f.quiet, "quiet", false, "print nothing but errors and warnings (no progress, no table)")
-	fs.BoolVar(&f.resume, "resume", false, "continue the run in the run directory: run only the cells it has no record of")
+	fs.BoolVar(&f.resume, "resume", false, "continue the run in the run directory with its own plan (its config.json): run the cells it has no final record of")
+	fs.BoolVar(&f.allowUnavailable, "allow-unavailable", false, "exit 0 even when every cell of some provider was unavailable (exit 4 otherwise); with --baseline, cells that no longer reach the model do not fail the gate")
 	fs.StringVar(&f.shard, "shard", "", "run only shard i of n (1-based), e.g. 2/4: whole suites dealt round-robin; "+
 		"without it, JOB_COMPLETION_INDEX (0-based) and "+envShardCount+" shard the run")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "check the config and print the plan; send nothing, write nothing")
 	fs.StringVar(&f.junit, "junit", "", "also write the JUnit XML report (junit.xml is always in the run directory) to this `file`")
 	fs.StringVar(&f.baseline, "baseline", "", "run directory to compare the run against when it ends (as bench compare; exit 3 on a regression)")
 	fs.StringVar(&f.failOn, "fail-on", "", "with --baseline: categories that fail the gate (default quality,latency,availability)")
-	fs.BoolVar(&f.allowUnavailable, "allow-unavailable", false, "with --baseline: cells that no longer reach the model do not fail the gate")
 	fs.Usage = func() {
 		fmt.Fprint(stdout, runUsage)
 		fs.SetOutput(stdout)

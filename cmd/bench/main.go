@@ -56,7 +56,8 @@ suite against a scripted model on a real Ollama.
 
 Exit codes: 0 the command ran (models may still have failed their checks),
 1 an I/O failure stopped it, 2 bad config or flags, 3 bench compare (or
-bench run --baseline) found a regression, 130 interrupted.
+bench run --baseline) found a regression, 4 no cell reached a model (or none
+of some provider's, without --allow-unavailable), 130 interrupted.
 `
 
 // commands are the subcommands, for "did you mean".

@@ -126,7 +126,9 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 			defer wg.Done()
 			// Each shard on its own "machine": its own output directory and
 			// a run id from its clock.
-			args := []string{"run", "--quiet", "--out", fmt.Sprintf("machine%d", i)}
+			// A shard may hold only a provider's missing model: that
+			// provider reaches no model there, which the flag accepts.
+			args := []string{"run", "--quiet", "--allow-unavailable", "--out", fmt.Sprintf("machine%d", i)}
 			var env []string
 			if i == 4 {
 				env = []string{"JOB_COMPLETION_INDEX=3", "BENCH_SHARD_COUNT=4"}
@@ -134,6 +136,10 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 				args = append(args, "--shard", fmt.Sprintf("%d/4", i))
 			}
 			code, stdout, stderr := benchIn(t, work, env, args...)
+			// A shard dealt only the missing model measured nothing: exit 4.
+			if code == exitUnreached && strings.Contains(stderr, "no cell reached a model") {
+				code = 0
+			}
 			if code != 0 {
 				errs[i-1] = fmt.Sprintf("shard %d: exit %d\n%s%s", i, code, stdout, stderr)
 			}

@@ -19,11 +19,16 @@ import (
 // not ""). It returns the summary for the terminal table.
 // compare.html is bench compare's, not a run's.
 func buildReports(dir, junitPath string, stderr io.Writer) (*report.Summary, error) {
-	samples := htmlreport.NewSamples()
-	ju := junitxml.New()
-	s, err := report.LoadWith(dir, func(r *results.Record) {
-		samples.Add(r)
-		ju.Add(r)
+	var samples *htmlreport.Samples
+	var ju *junitxml.Builder
+	// Each cell once, by its last record: a second pass (a resumed run's
+	// duplicate cells) starts the collectors afresh.
+	s, err := report.LoadEach(dir, func() func(*results.Record) {
+		samples, ju = htmlreport.NewSamples(), junitxml.New()
+		return func(r *results.Record) {
+			samples.Add(r)
+			ju.Add(r)
+		}
 	})
 	if err != nil {
 		return nil, err

@@ -32,6 +32,14 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	cfg, provs, code := setup(f, stderr)
+	if cfg != nil && f.resume {
+		// A shard's directory resumes only as the same shard.
+		if err := checkResumeShard(cfg.RunDir(), flagShard(f)); err != nil {
+			fmt.Fprintf(stderr, "bench run: %v\n", err)
+			return exitUsage
+		}
+		cfg, provs, code = resumeConfig(cfg, f, stderr) // the run's own plan
+	}
 	if cfg == nil {
 		return code
 	}
@@ -45,8 +53,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if f.dryRun {
-		printPlan(stdout, cfg, pl)
-		return exitOK
+		return dryRun(stdout, stderr, cfg, pl, f.resume)
 	}
 	prog := newProgress(stderr, f.quiet)
 	sig := catchSignals(prog.log())
@@ -61,19 +68,22 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench run: %v\n", err)
 		return exitUsage
 	}
-	inv, err := prepareRunDir(sig.ctx, dir, cfg, provs)
+	// Probing ends at the first Ctrl-C, as the sweep does.
+	pctx, stop := runner.UntilDrained(sig.ctx, sig.drain)
+	inv, err := prepareRunDir(pctx, dir, cfg, provs, f.resume, stderr)
+	stop()
 	if err != nil {
 		fmt.Fprintf(stderr, "bench run: %v\n", err)
 		return exitIO
 	}
-	if len(done) > 0 {
-		full := len(pl.Cells)
+	full := len(pl.Cells)
+	if f.resume {
 		pl = pl.Without(done)
 		fmt.Fprintf(stdout, "bench: resuming %s: %d of %d cells already recorded\n", cfg.Run.ID, full-len(pl.Cells), full)
 	}
 	s := &session{cfg: cfg, provs: provs, dir: dir, sig: sig, flags: f, prog: prog, stdout: stdout, stderr: stderr,
 		shard: shard, inv: inv, gate: gate}
-	return s.sweep(pl, len(done))
+	return s.sweep(pl, full-len(pl.Cells))
 }
 
 // session is one bench run from the moment its directory is open.
@@ -184,11 +194,7 @@ func openRunDir(cfg *config.Config, f *runFlags, stdout, stderr io.Writer) (*run
 	if dropped > 0 {
 		fmt.Fprintf(stderr, "bench: dropped a half-written last line (%d bytes) from %s\n", dropped, dir.File(rundir.ResultsFile))
 	}
-	done := map[results.Key]bool{}
-	_, nBad, err := results.ReadFile(dir.File(rundir.ResultsFile), true, func(_ int, r *results.Record) error {
-		done[r.Key()] = true
-		return nil
-	})
+	done, again, nBad, err := doneCells(dir.File(rundir.ResultsFile))
 	if err != nil {
 		dir.Close()
 		fmt.Fprintf(stderr, "bench run: %v\n", err)
@@ -197,17 +203,25 @@ func openRunDir(cfg *config.Config, f *runFlags, stdout, stderr io.Writer) (*run
 	if nBad > 0 {
 		fmt.Fprintf(stderr, "bench: warning: %d unusable lines in %s; their cells run again\n", nBad, dir.File(rundir.ResultsFile))
 	}
+	if again > 0 {
+		fmt.Fprintf(stderr, "bench: %d recorded cells run again (cancelled, or their provider was unavailable); the new record replaces the old in the reports\n", again)
+	}
 	return dir, done, exitOK
 }
 
 // prepareRunDir writes config.json and inventory.json. The inventory is
 // taken before the sweep so probing servers and CLIs does not overlap the
-// measurements.
-func prepareRunDir(ctx context.Context, dir *rundir.Dir, cfg *config.Config, provs map[string]providers.Provider) (*inventory.Inventory, error) {
-	if err := rundir.WriteJSON(dir.File(rundir.ConfigFile), cfg); err != nil {
-		return nil, err
+// measurements. A resumed run keeps both as the run's start wrote them
+// (its plan is config.json's) and reads its inventory back.
+func prepareRunDir(ctx context.Context, dir *rundir.Dir, cfg *config.Config, provs map[string]providers.Provider, resume bool, stderr io.Writer) (*inventory.Inventory, error) {
+	if !resume {
+		if err := rundir.WriteJSON(dir.File(rundir.ConfigFile), cfg); err != nil {
+			return nil, err
+		}
+	} else if inv, err := inventory.Read(dir.Path); err == nil {
+		return inv, nil
 	}
-	return inventory.Write(ctx, dir.Path, cfg, provs)
+	return writeInventory(ctx, dir.Path, cfg, provs, stderr)
 }
 
 // sweep runs the plan into the run directory, then writes run.json and the
@@ -251,9 +265,11 @@ func (s *session) sweep(pl *plan.Plan, resumed int) int {
 		runErr = err
 	}
 	if out != nil {
+		// Planned counts the whole plan; a resumed run's earlier cells are
+		// in Resumed. finished means every planned cell has a final record.
 		err := dir.WriteRunInfo(&rundir.RunInfo{RunID: cfg.Run.ID, BenchVersion: version.String(),
 			StartedAt: out.StartedAt.UTC(), EndedAt: out.EndedAt.UTC(), EndReason: out.EndReason,
-			CellsPlanned: out.Planned, CellsRecorded: out.Recorded, ByStatus: out.ByStatus, Resumed: resumed, Shard: s.shard})
+			CellsPlanned: out.Planned + resumed, CellsRecorded: out.Recorded, ByStatus: out.ByStatus, Resumed: resumed, Shard: s.shard})
 		if err != nil && runErr == nil {
 			runErr = err
 		}
@@ -299,6 +315,11 @@ func (s *session) finish(out *runner.Outcome, prog *progress) int {
 	}
 	if line == "" && !s.flags.quiet {
 		writeNextSteps(stdout, dir.Path)
+	}
+	// Nothing measured outranks the gate: a run that reached no model
+	// cannot vouch for anything.
+	if code := s.reachCode(); code != exitOK {
+		return code
 	}
 	if s.gate != nil {
 		return runCompare(s.gate.dir, dir.Path, "", s.gate.opt, stdout, stderr)

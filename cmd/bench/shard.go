@@ -114,3 +114,12 @@ func checkResumeShard(dir string, shard *rundir.Shard) error {
 	}
 	return fmt.Errorf("%s holds a run that was %s; it cannot be resumed %s", dir, was, now)
 }
+
+// flagShard is the shard the flags (or the Indexed Job's environment) ask
+// for, as checkResumeShard compares it; nil when not sharded.
+func flagShard(f *runFlags) *rundir.Shard {
+	if f.shardN == 0 {
+		return nil
+	}
+	return &rundir.Shard{Index: f.shardI, Count: f.shardN}
+}

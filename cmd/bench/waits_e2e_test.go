@@ -1,0 +1,153 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"bench/internal/faultserver"
+)
+
+// Every wait outside a cell ends at the first Ctrl-C: the inventory's
+// probes, the model listing, a warm-up, a CLI's --version. These run the
+// real binary against a server that accepts and never answers, and a CLI
+// whose child holds stdout; that nothing else was asked of the server
+// shows bench stopped there rather than waiting out the probe's bound.
+
+// stopAtStall starts bench, waits until the fault server holds a request
+// at endpoint, sends one SIGINT, and returns the exit code and stdout.
+func stopAtStall(t *testing.T, s *faultserver.Server, dir, endpoint string) (int, string) {
+	t.Helper()
+	cmd, stdout, stderr := startIn(t, dir, "run", "--config", "bench.yaml", "--run-id", "w")
+	for st := range s.Stalled() {
+		if st.Endpoint == endpoint {
+			break
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	code := exitCode(cmd.Wait())
+	if !strings.Contains(stderr.String(), "stopping") {
+		t.Errorf("no acknowledgement of Ctrl-C:\n%s", stderr)
+	}
+	return code, stdout.String()
+}
+
+func countEndpoint(s *faultserver.Server, endpoint string) int {
+	n := 0
+	for _, r := range s.Requests() {
+		if r.Endpoint == endpoint {
+			n++
+		}
+	}
+	return n
+}
+
+func TestFirstCtrlCStopsTheInventory(t *testing.T) {
+	s := faultserver.Start(t)
+	s.Override("/api/tags", faultserver.StallHeaders)
+	dir := benchDir(t, "run:\n  timeout: 60s\n", fmt.Sprintf("providers:\n  - type: ollama\n    base_url: %s\n    models: [ok]\n", s.URL()), "T0")
+	code, stdout := stopAtStall(t, s, dir, faultserver.EndpointTags)
+	if code != exitInterrupted {
+		t.Errorf("exit %d\n%s", code, stdout)
+	}
+	// The listing was asked once (the probe); not again by the sweep's
+	// preparation, and no cell ran.
+	if tags, chats := countEndpoint(s, faultserver.EndpointTags), countEndpoint(s, faultserver.EndpointOllamaChat); tags != 1 || chats != 0 {
+		t.Errorf("%d listings, %d chats after the first Ctrl-C", tags, chats)
+	}
+	if info := runInfo(t, filepath.Join(dir, "runs", "w")); info.EndReason != "interrupted" || info.CellsRecorded != 0 {
+		t.Errorf("run.json %+v", info)
+	}
+	// The probe was stopped, not timed out.
+	if inv := inventoryOf(t, dir); !strings.Contains(inv, "context canceled") || strings.Contains(inv, "no complete answer") {
+		t.Errorf("inventory.json:\n%s", inv)
+	}
+}
+
+func inventoryOf(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "runs", "w", "inventory.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestFirstCtrlCStopsPreparing(t *testing.T) {
+	s := faultserver.Start(t)
+	provs := fmt.Sprintf("providers:\n  - type: ollama\n    base_url: %s\n    warmup: true\n    models: [stall_headers]\n", s.URL())
+	dir := benchDir(t, "run:\n  timeout: 60s\n", provs, "T0")
+	code, stdout := stopAtStall(t, s, dir, faultserver.EndpointOllamaChat)
+	if code != exitInterrupted {
+		t.Errorf("exit %d\n%s", code, stdout)
+	}
+	// The warm-up was the only chat: no cell started after the Ctrl-C.
+	if chats := countEndpoint(s, faultserver.EndpointOllamaChat); chats != 1 {
+		t.Errorf("%d chats, want the warm-up only", chats)
+	}
+	if recs := readRecords(t, filepath.Join(dir, "runs", "w", "results.jsonl")); len(recs) != 0 {
+		t.Errorf("%d records", len(recs))
+	}
+}
+
+// hangingCLI answers --version only if told to, and otherwise (and for a
+// cell) starts a child that holds stdout, notes its pid, and hangs.
+const hangingCLI = `#!/bin/sh
+if [ "$1" = "--version" ] && [ -n "$ANSWER_VERSION" ]; then echo "9.9.9 (Fake)"; exit 0; fi
+sleep 600 &
+echo $! > "$MARKER.$1"
+wait
+`
+
+// gone waits for the pid in marker to be gone (or a zombie).
+func gone(t *testing.T, marker string) {
+	t.Helper()
+	b, err := os.ReadFile(marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	waitFor(t, fmt.Sprintf("child %d to be killed", pid), func() bool {
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		return err != nil || strings.Contains(string(st), ") Z ")
+	})
+}
+
+func TestHangingCLI(t *testing.T) {
+	tmp := t.TempDir()
+	cli := filepath.Join(tmp, "claude")
+	os.WriteFile(cli, []byte(hangingCLI), 0o755)
+	marker := filepath.Join(tmp, "child")
+	provs := fmt.Sprintf("providers:\n  - type: claude_code_cli\n    command: %s\n    env: {MARKER: %s}\n    models: [m]\n", cli, marker)
+
+	// Its --version hangs: the first Ctrl-C ends the probe, and its child.
+	dir := benchDir(t, "run:\n  timeout: 60s\n", provs, "T0")
+	cmd, stdout, _ := startIn(t, dir, "run", "--config", "bench.yaml", "--run-id", "w")
+	waitFor(t, "the probe", func() bool { _, err := os.Stat(marker + ".--version"); return err == nil })
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := exitCode(cmd.Wait()); code != exitInterrupted {
+		t.Errorf("exit %d\n%s", code, stdout)
+	}
+	gone(t, marker+".--version")
+	if inv := inventoryOf(t, dir); !strings.Contains(inv, "stopped before it answered") {
+		t.Errorf("inventory.json:\n%s", inv)
+	}
+	if _, err := os.Stat(marker + ".-p"); err == nil {
+		t.Error("a cell started after the first Ctrl-C")
+	}
+
+	// A cell that hangs: its timeout kills the whole group, the child
+	// holding stdout included.
+	t.Setenv("ANSWER_VERSION", "1")
+	dir = benchDir(t, "run:\n  timeout: 1s\n", provs, "T0")
+	code, out, stderr := runIn(t, dir, "run", "--config", "bench.yaml", "--run-id", "w")
+	recs := readRecords(t, filepath.Join(dir, "runs", "w", "results.jsonl"))
+	if code != exitOK || len(recs) != 1 || class(recs[0]) != "error/timeout" {
+		t.Fatalf("exit %d, %d records\n%s%s", code, len(recs), out, stderr)
+	}
+	gone(t, marker+".-p")
+}

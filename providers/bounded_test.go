@@ -1,0 +1,162 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"bench/internal/faultserver"
+)
+
+// shortBounds shortens the bounds of calls outside a cell for one test.
+func shortBounds(t *testing.T, d time.Duration) {
+	t.Helper()
+	p, w, u := probeTimeout, warmupTimeout, pullTimeout
+	probeTimeout, warmupTimeout, pullTimeout = d, d, d
+	t.Cleanup(func() { probeTimeout, warmupTimeout, pullTimeout = p, w, u })
+}
+
+// within fails the test if f does not return within a minute: a call that
+// ignored its bound would otherwise hang the test until go test's own
+// timeout.
+func within(t *testing.T, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatalf("%s ignored its bound", what)
+	}
+}
+
+func faultOllama(t *testing.T, base string, edit func(*ollamaOptions)) *Ollama {
+	t.Helper()
+	o := &ollamaOptions{httpOptions: defaultHTTP(base)}
+	if edit != nil {
+		edit(o)
+	}
+	return newKind(t, "ollama", o).(*Ollama)
+}
+
+// Every call outside a cell ends at its bound when the server accepts and
+// never answers, or answers half and stops: the version and model listing
+// (both Ollama kinds), the warm-up and the pull.
+func TestSideCallsBounded(t *testing.T) {
+	shortBounds(t, 200*time.Millisecond)
+	s := faultserver.Start(t)
+	for _, stall := range []string{faultserver.StallHeaders, faultserver.StallBody} {
+		s.Override("/api/version", stall)
+		s.Override("/api/tags", stall)
+		for _, typ := range []string{"ollama", "ollama_openai"} {
+			base := s.URL()
+			if typ == "ollama_openai" {
+				base += "/v1"
+			}
+			var p Provider = faultOllama(t, base, nil)
+			if typ == "ollama_openai" {
+				p = newKind(t, typ, &ollamaOpenAIOptions{httpOptions: defaultHTTP(base)})
+			}
+			var pr *Probe
+			within(t, typ+" probe", func() { pr = p.Probe(context.Background()) })
+			if len(pr.Errors) != 2 || !strings.Contains(pr.Errors[0], "no complete answer within 200ms") {
+				t.Errorf("%s %s: probe errors %q", typ, stall, pr.Errors)
+			}
+		}
+	}
+	s.Override("/api/version", "")
+	s.Override("/api/tags", "")
+
+	// Warm-up of a model that stalls; pull of a model the list lacks.
+	s.Override("/api/pull", faultserver.StallBody)
+	o := faultOllama(t, s.URL(), func(o *ollamaOptions) { o.Warmup, o.Pull = true, true })
+	var log bytes.Buffer
+	var err error
+	within(t, "prepare", func() {
+		err = o.Prepare(context.Background(), []string{faultserver.StallHeaders, "flood:7"}, &log)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "warmup stall_headers failed") || !strings.Contains(log.String(), "pull flood:7 failed") {
+		t.Errorf("log:\n%s", log.String())
+	}
+	if _, missing := o.missingReason("flood:7"); !missing {
+		t.Error("a model whose pull timed out is not marked missing")
+	}
+}
+
+// A cancelled context (the first Ctrl-C) ends them at once, whatever their
+// bound.
+func TestSideCallsObeyCancel(t *testing.T) {
+	s := faultserver.Start(t)
+	for _, c := range []struct {
+		name, path string
+		opts       func(*ollamaOptions)
+		models     []string
+	}{
+		{"listing", "/api/tags", nil, []string{"ok"}},
+		{"warm-up", "", func(o *ollamaOptions) { o.Warmup = true }, []string{faultserver.StallHeaders}},
+		{"pull", "/api/pull", func(o *ollamaOptions) { o.Pull = true }, []string{"flood:9"}},
+	} {
+		if c.path != "" {
+			s.Override(c.path, faultserver.StallHeaders)
+		}
+		o := faultOllama(t, s.URL(), c.opts)
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-s.Stalled(); cancel() }()
+		var err error
+		within(t, c.name, func() { err = o.Prepare(ctx, c.models, nil) })
+		if err == nil || ctx.Err() == nil {
+			t.Errorf("%s: Prepare returned %v before the cancel", c.name, err)
+		}
+		cancel()
+		if c.path != "" {
+			s.Override(c.path, "")
+		}
+	}
+}
+
+// secretPieces fails if any 8-byte piece of secret is in text.
+func secretPieces(t *testing.T, where, text, secret string) {
+	t.Helper()
+	if p := secretPiece(text, secret); p != "" {
+		t.Errorf("%s holds %q, a piece of the key", where, p)
+	}
+}
+
+// What a server or a CLI says of itself is scrubbed before the inventory
+// keeps it: a version, a model name, an error body.
+func TestProbesScrubbed(t *testing.T) {
+	key := "sk-probe-" + strings.Repeat("0123456789abcdef", 3)
+	t.Setenv("BENCH_PROBE_KEY", key)
+	s := faultserver.Start(t)
+	for _, b := range []string{faultserver.EchoKey, faultserver.EchoKeyFrame, "echo_key_long:290", "echo_key_long:3"} {
+		s.Override("/api/version", b)
+		s.Override("/api/tags", b)
+		o := faultOllama(t, s.URL(), func(o *ollamaOptions) { o.APIKeyEnv = "BENCH_PROBE_KEY" })
+		pr := o.Probe(context.Background())
+		js, _ := json.Marshal(pr)
+		secretPieces(t, b+" probe", string(js), key)
+		var log bytes.Buffer
+		err := o.Prepare(context.Background(), []string{"ok"}, &log)
+		if err != nil {
+			secretPieces(t, b+" prepare", err.Error(), key)
+		}
+		secretPieces(t, b+" prepare log", log.String(), key)
+	}
+
+	dir := t.TempDir()
+	cli := filepath.Join(dir, "claude")
+	os.WriteFile(cli, []byte("#!/bin/sh\necho \"Claude Code $MY_TOKEN\"\n"), 0o755)
+	c := newKind(t, "claude_code_cli", &claudeCodeOptions{Command: cli, MaxTurns: 1, Env: map[string]string{"MY_TOKEN": "${BENCH_PROBE_KEY}"}})
+	pr := c.Probe(context.Background())
+	if pr.CLIVersion == nil || *pr.CLIVersion != "Claude Code "+Redacted {
+		t.Errorf("cli version %v", pr.CLIVersion)
+	}
+}
