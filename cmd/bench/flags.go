@@ -41,7 +41,7 @@ type runFlags struct {
 	// Job's environment) resolved to, shardN 0 when not sharded.
 	shard          string
 	shardI, shardN int
-	baseline string
+	baseline       string
 	// failOn is bench compare's, for --baseline.
 	failOn string
 }
