@@ -91,7 +91,7 @@ func (c *chatCompletions) Stream(ctx context.Context, req Request, emit EmitFunc
 		return resp, err
 	}
 	defer hres.Body.Close()
-	err = readChatStream(hres.Body, c.secrets, resp, emit)
+	err = readChatStream(hres.Body, c.secrets, resp, hres.stamp(emit))
 	if ctx.Err() != nil {
 		return resp, ctx.Err()
 	}

@@ -1,10 +1,13 @@
 package providers
 
 import (
+	"context"
+	"net"
 	"net/http"
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"bench/config"
@@ -97,5 +100,72 @@ func httpClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = maxIdlePerHost
 	t.MaxIdleConns = maxIdlePerHost
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &stampedConn{Conn: c}, nil
+	}
 	return &http.Client{Transport: replayable{t}}
+}
+
+// stampedConn remembers when its last read returned bytes. Every byte of a
+// response body comes off the socket in some read, and the reader of a
+// body gets bytes no later than the read that brought them, so the time of
+// the latest read is when the bytes just handed over arrived (for HTTP/1,
+// where one response owns the connection; over HTTP/2 it may be a little
+// later, never earlier). Stamping here rather than where an event is
+// decoded keeps the decoding, and the wait for a busy scheduler to run the
+// reader, out of the figures.
+type stampedConn struct {
+	net.Conn
+	mu  sync.Mutex
+	now func() time.Time
+	at  time.Time
+}
+
+func (c *stampedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.mu.Lock()
+		if c.now != nil {
+			c.at = c.now()
+		} else {
+			c.at = time.Now()
+		}
+		c.mu.Unlock()
+	}
+	return n, err
+}
+
+// setClock makes the connection stamp its reads with now (the cell's clock).
+func (c *stampedConn) setClock(now func() time.Time) {
+	c.mu.Lock()
+	c.now = now
+	c.mu.Unlock()
+}
+
+// readAt is when the latest read returned bytes.
+func (c *stampedConn) readAt() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.at
+}
+
+// stampedOf finds bench's connection under what the transport hands a
+// trace (a TLS connection wraps it).
+func stampedOf(c net.Conn) *stampedConn {
+	for c != nil {
+		switch v := c.(type) {
+		case *stampedConn:
+			return v
+		case interface{ NetConn() net.Conn }:
+			c = v.NetConn()
+		default:
+			return nil
+		}
+	}
+	return nil
 }

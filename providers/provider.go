@@ -108,6 +108,10 @@ type Response struct {
 	// Metrics are provider-specific figures (server-side timings, cost, CLI
 	// version...), recorded as provider_metrics.
 	Metrics map[string]any
+	// Load is how long the server spent getting the model ready for this
+	// request, when the protocol reports it (Ollama's load_duration); nil
+	// when it does not. A load above a few milliseconds is a cold start.
+	Load *time.Duration
 }
 
 // Provider is one configured entry, ready to stream. Stream returns a
@@ -131,6 +135,29 @@ type Provider interface {
 type Preparer interface {
 	Prepare(ctx context.Context, models []string, log io.Writer) error
 }
+
+// Warmer is implemented by providers that can get a model ready without
+// generating (Ollama loads a model for a chat request with no messages).
+// The runner warms each suite up with it; a provider without it is warmed
+// with one short request through Stream.
+type Warmer interface {
+	Warmup(ctx context.Context, req Request) error
+}
+
+// Resident is implemented by providers whose server loads models on demand
+// and can list the ones it holds (Ollama's /api/ps), when their protocol
+// does not report a load per request: the runner polls it to see a model
+// being loaded or swapped out while a cell waits.
+type Resident interface {
+	// LoadedModels names the models the server holds now.
+	LoadedModels(ctx context.Context) ([]string, error)
+	// SameModel says whether a name LoadedModels returned is model.
+	SameModel(loaded, model string) bool
+}
+
+// WarmupPrompt is what a warm-up request through Stream asks: short, so
+// the warm-up costs the load and little else.
+const WarmupPrompt = "Reply with exactly: OK"
 
 // Probe is what inventory.json records of a provider.
 type Probe struct {
