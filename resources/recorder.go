@@ -2,8 +2,10 @@ package resources
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -13,14 +15,19 @@ import (
 
 	"bench/plan"
 	"bench/rundir"
+	"bench/runner"
 )
 
 // DefaultInterval is how often the sampler reads the machine during a suite.
 const DefaultInterval = 500 * time.Millisecond
 
-// Recorder implements runner.SuiteHooks: it brackets each suite with
-// snapshots, samples in between, and writes the suite's resource files into
-// the run directory. Suites may overlap; state is kept per suite.
+// Recorder implements runner.SuiteHooks and runner.WarmupHook: it brackets
+// each suite with snapshots, samples in between (appending each reading to
+// the suite's samples file), records the suite's warm-up, and writes the
+// suite's resource files into the run directory. The runner runs a
+// server's suites one at a time, so a suite's window holds only its own
+// cells on that server; suites of other servers (and interleaved ones) may
+// overlap, so state is kept per suite.
 type Recorder struct {
 	dir string
 	// Interval is the sampler's period (DefaultInterval when zero). Set it
@@ -46,6 +53,25 @@ type suiteRun struct {
 	stop    chan struct{}
 	done    chan struct{}
 	sampler *sampler
+	// mu guards rec while the warm-up and the end update it.
+	mu sync.Mutex
+}
+
+// SamplesSuffix names a suite's sample series: beside its
+// resources_<suite>.json, the file with this suffix holds one JSON line
+// per sampler reading, {"t_ms", "cpu_percent", "mem_used_bytes",
+// "server_rss_bytes", "server_cpu_percent"} (t_ms in Unix milliseconds,
+// null for a figure not read at that moment), appended as the readings are
+// taken, so a killed run keeps what it sampled. report.html plots them.
+const SamplesSuffix = "_samples.jsonl"
+
+// Sample is one line of a samples file.
+type Sample struct {
+	TimeMS           int64    `json:"t_ms"`
+	CPUPercent       *float64 `json:"cpu_percent"`
+	MemUsed          *uint64  `json:"mem_used_bytes"`
+	ServerRSS        *uint64  `json:"server_rss_bytes"`
+	ServerCPUPercent *float64 `json:"server_cpu_percent"`
 }
 
 func suiteKey(s plan.Suite) string {
@@ -88,6 +114,12 @@ func (r *Recorder) SuiteStart(s plan.Suite) {
 		interval = DefaultInterval
 	}
 	run.sampler = newSampler(run.srv, interval)
+	f, err := os.OpenFile(filepath.Join(r.dir, run.base+SamplesSuffix), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		r.record(fmt.Errorf("resources: %w", err))
+	} else {
+		run.sampler.out = f
+	}
 	go func() {
 		defer close(run.done)
 		run.sampler.loop(run.stop)
@@ -118,13 +150,86 @@ func (r *Recorder) SuiteEnd(s plan.Suite) {
 func (r *Recorder) finish(run *suiteRun) {
 	close(run.stop)
 	<-run.done
-	run.rec.Peak = run.sampler.peak()
+	r.record(run.sampler.close())
+	peak := run.sampler.peak()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	run.rec.After = take(ctx, r.dir, run.srv, run.reason)
+	after := take(ctx, r.dir, run.srv, run.reason)
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	run.rec.After = after
+	run.rec.Peak = windowPeak(peak, run.rec.Before, after)
 	r.record(rundir.WriteFile(filepath.Join(r.dir, run.base+"_after.txt"), []byte(renderSnapshot("after", &run.rec, run.rec.After, run.rec.Peak))))
 	r.record(rundir.WriteJSON(filepath.Join(r.dir, run.base+".json"), &run.rec))
+}
+
+// SuiteWarmup records the suite's warm-up (its load time) in the suite's
+// structured record (runner.WarmupHook).
+func (r *Recorder) SuiteWarmup(s plan.Suite, w runner.Warmup) {
+	r.mu.Lock()
+	run := r.active[suiteKey(s)]
+	r.mu.Unlock()
+	if run == nil {
+		return
+	}
+	wu := &rundir.Warmup{LoadMS: msFine(w.Load)}
+	if w.ServerLoad != nil {
+		v := msFine(*w.ServerLoad)
+		wu.ServerLoadMS = &v
+	}
+	if w.Err != nil {
+		wu.Error = w.Err.Error()
+	}
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	run.rec.Warmup = wu
+	r.record(rundir.WriteJSON(filepath.Join(r.dir, run.base+".json"), &run.rec))
+}
+
+func msFine(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// windowPeak is the peak over the suite's whole window: the sampler's
+// maxima raised to the snapshots that bracket it, so a peak never sits
+// below the before or after figure shown beside it (the sampler starts
+// just after the before snapshot and stops just before the after one).
+// Samples and the mean stay the sampler's.
+func windowPeak(p *rundir.Peak, snaps ...*rundir.Snapshot) *rundir.Peak {
+	for _, s := range snaps {
+		if s == nil {
+			continue
+		}
+		p.CPUPercent = maxPtrF(p.CPUPercent, s.CPUPercent)
+		p.MemUsed = maxPtrU(p.MemUsed, s.MemUsed)
+		if s.Server != nil {
+			p.ServerRSS = maxPtrU(p.ServerRSS, s.Server.RSSBytes)
+			p.ServerCPUPercent = maxPtrF(p.ServerCPUPercent, s.Server.CPUPercent)
+		}
+	}
+	for field, v := range map[string]bool{"cpu_percent": p.CPUPercent != nil, "mem_used_bytes": p.MemUsed != nil,
+		"server_rss_bytes": p.ServerRSS != nil, "server_cpu_percent": p.ServerCPUPercent != nil} {
+		if v {
+			delete(p.Unavailable, field)
+		}
+	}
+	if len(p.Unavailable) == 0 {
+		p.Unavailable = nil
+	}
+	return p
+}
+
+func maxPtrF(cur, v *float64) *float64 {
+	if v == nil {
+		return cur
+	}
+	return maxF(cur, *v)
+}
+
+func maxPtrU(cur, v *uint64) *uint64 {
+	if v == nil {
+		return cur
+	}
+	return maxU(cur, *v)
 }
 
 // Close ends every suite still open (a run that stopped early) so its after
@@ -164,6 +269,9 @@ func (r *Recorder) record(err error) {
 type sampler struct {
 	srv      *serverProc
 	interval time.Duration
+	// out receives each reading as a line (the samples file); nil: none.
+	out    *os.File
+	outErr error
 
 	mu       sync.Mutex
 	samples  int
@@ -211,8 +319,8 @@ func (s *sampler) sample(ctx context.Context) {
 		tree, rss, _ = s.srv.read(ctx)
 	}
 
+	line := Sample{TimeMS: now.UnixMilli(), ServerRSS: rss}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.samples++
 	if cerr != nil {
 		s.problems["cpu_percent"] = cerr.Error()
@@ -221,6 +329,7 @@ func (s *sampler) sample(ctx context.Context) {
 			s.cpuMax = maxF(s.cpuMax, p)
 			s.cpuSum += p
 			s.cpuN++
+			line.CPUPercent = &p
 		}
 	}
 	if cerr == nil {
@@ -230,6 +339,7 @@ func (s *sampler) sample(ctx context.Context) {
 		s.problems["mem_used_bytes"] = merr.Error()
 	} else {
 		s.memMax = maxU(s.memMax, vm.Used)
+		line.MemUsed = &vm.Used
 	}
 	if rss != nil {
 		s.rssMax = maxU(s.rssMax, *rss)
@@ -237,9 +347,42 @@ func (s *sampler) sample(ctx context.Context) {
 	if s.lastTree != nil {
 		if p, ok := treeCPU(s.lastTree, tree, now.Sub(s.lastAt)); ok {
 			s.srvCPU = maxF(s.srvCPU, p)
+			line.ServerCPUPercent = &p
 		}
 	}
 	s.lastTree, s.lastAt = tree, now
+	s.mu.Unlock()
+	s.write(&line)
+}
+
+// write appends one reading to the samples file: one write per line, so
+// a killed run leaves whole lines. Only the sampler's goroutine writes.
+func (s *sampler) write(line *Sample) {
+	if s.out == nil || s.outErr != nil {
+		return
+	}
+	b, err := json.Marshal(line)
+	if err == nil {
+		_, err = s.out.Write(append(b, '\n'))
+	}
+	if err != nil {
+		s.outErr = fmt.Errorf("resources: write %s: %w", s.out.Name(), err)
+	}
+}
+
+// close closes the samples file, returning the first error met writing it.
+func (s *sampler) close() error {
+	if s.out == nil {
+		return nil
+	}
+	err := s.out.Close()
+	if s.outErr != nil {
+		return s.outErr
+	}
+	if err != nil {
+		return fmt.Errorf("resources: close %s: %w", s.out.Name(), err)
+	}
+	return nil
 }
 
 func (s *sampler) peak() *rundir.Peak {

@@ -3,7 +3,9 @@ package resources
 import (
 	"bench/config"
 	"bench/plan"
+	"bench/report/htmlreport"
 	"bench/rundir"
+	"bench/runner"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -162,6 +164,7 @@ func TestRecorderWritesFilesPerSuite(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			r.SuiteStart(s)
+			r.SuiteWarmup(s, runner.Warmup{Load: 1234567 * time.Microsecond})
 			time.Sleep(50 * time.Millisecond)
 			r.SuiteEnd(s)
 		}()
@@ -193,12 +196,40 @@ func TestRecorderWritesFilesPerSuite(t *testing.T) {
 		if rec.Before == nil || rec.After == nil || rec.Peak == nil {
 			t.Fatalf("%s: incomplete record %+v", base, rec)
 		}
+		if rec.Warmup == nil || rec.Warmup.LoadMS != 1234.567 || rec.Warmup.Error != "" {
+			t.Errorf("%s: warm-up %+v, want a load of 1234.567 ms", base, rec.Warmup)
+		}
 		// The sampler reads once at start and once at stop, whatever the timing.
 		if rec.Peak.Samples < 2 || rec.Peak.MemUsed == nil {
 			t.Errorf("%s: peak %+v", base, rec.Peak)
 		}
 		if !rec.After.TakenAt.After(rec.Before.TakenAt) {
 			t.Errorf("%s: after %v not after before %v", base, rec.After.TakenAt, rec.Before.TakenAt)
+		}
+		// The samples file: one line per reading, in the format report.html
+		// reads, within the suite's window.
+		f, err := os.Open(filepath.Join(dir, base+SamplesSuffix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		samples, warn, err := htmlreport.ReadSamples(f, base+SamplesSuffix)
+		f.Close()
+		if err != nil || len(warn) > 0 || len(samples) != rec.Peak.Samples {
+			t.Errorf("%s: %d samples (peak says %d), warnings %v, %v", base, len(samples), rec.Peak.Samples, warn, err)
+		}
+		for _, x := range samples {
+			if x.TimeMS < rec.Before.TakenAt.UnixMilli() || x.TimeMS > rec.After.TakenAt.UnixMilli() || x.MemUsed == nil {
+				t.Errorf("%s: sample %+v outside the window %v..%v", base, x, rec.Before.TakenAt, rec.After.TakenAt)
+			}
+		}
+		// A peak never sits below the snapshots that bracket its window.
+		for _, snap := range []*rundir.Snapshot{rec.Before, rec.After} {
+			if *rec.Peak.MemUsed < *snap.MemUsed || (snap.CPUPercent != nil && *rec.Peak.CPUPercent < *snap.CPUPercent) {
+				t.Errorf("%s: peak %+v below a snapshot %+v", base, rec.Peak, snap)
+			}
+			if snap.Server != nil && snap.Server.RSSBytes != nil && *rec.Peak.ServerRSS < *snap.Server.RSSBytes {
+				t.Errorf("%s: peak server rss %d below a snapshot's %d", base, *rec.Peak.ServerRSS, *snap.Server.RSSBytes)
+			}
 		}
 		local := s.ProviderType != "claude_code_cli"
 		if local != (rec.After.Server != nil) || local != (rec.Peak.ServerRSS != nil) {
