@@ -338,3 +338,37 @@ func TestResidencyCold(t *testing.T) {
 		t.Errorf("kept %d readings from %v", len(w.reads), w.reads[0].at)
 	}
 }
+
+// hangingWarmer never finishes loading unless its context ends.
+type hangingWarmer struct {
+	scripted
+	warming chan struct{}
+}
+
+func (h *hangingWarmer) Warmup(ctx context.Context, req providers.Request) error {
+	close(h.warming)
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// Ctrl-C during a warm-up ends it: no cell of the suite would run anyway.
+func TestDrainEndsWarmup(t *testing.T) {
+	p := &hangingWarmer{warming: make(chan struct{})}
+	cfg := testConfig([]config.Provider{{Name: "a", Type: "ollama", Concurrency: 1, Models: []string{"m"}, ThinkingLevels: []*string{nil}, Warmup: true}}, 2, 1, 1)
+	drain := make(chan struct{})
+	done := make(chan *Outcome)
+	go func() {
+		out, _ := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Sink: &memSink{}, Drain: drain})
+		done <- out
+	}()
+	<-p.warming
+	close(drain)
+	select {
+	case out := <-done:
+		if out.EndReason != EndInterrupted || out.Recorded != 0 || p.started.Load() != 0 {
+			t.Errorf("end %s, %d recorded, %d cells started; want interrupted with none", out.EndReason, out.Recorded, p.started.Load())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the warm-up held the run after Ctrl-C")
+	}
+}

@@ -34,25 +34,40 @@ func (r *sweep) warmup(si int, w *residency) {
 	if s.ThinkingLevel != nil {
 		req.ThinkingLevel = *s.ThinkingLevel
 	}
+	// A drain (Ctrl-C) ends the warm-up too: no cell of the suite will run.
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	if r.o.Drain != nil {
+		go func() {
+			select {
+			case <-r.o.Drain:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	start := r.o.Clock.Now()
 	var res Warmup
 	err := providers.ErrWarmupUnsupported
 	if wm, ok := prov.(providers.Warmer); ok {
-		ctx, cancel := context.WithTimeout(r.ctx, providers.WarmupTimeout)
-		err = wm.Warmup(ctx, req)
-		cancel()
+		wctx, wcancel := context.WithTimeout(ctx, providers.WarmupTimeout)
+		err = wm.Warmup(wctx, req)
+		wcancel()
 	}
 	if errors.Is(err, providers.ErrWarmupUnsupported) {
 		start = r.o.Clock.Now()
-		ctx, cancel := context.WithTimeout(r.ctx, time.Duration(r.cfg.Run.Timeout))
+		wctx, wcancel := context.WithTimeout(ctx, time.Duration(r.cfg.Run.Timeout))
 		var resp *providers.Response
-		resp, err = prov.Stream(ctx, req, func(providers.Event) {})
-		cancel()
+		resp, err = prov.Stream(wctx, req, func(providers.Event) {})
+		wcancel()
 		if resp != nil {
 			res.ServerLoad = resp.Load
 		}
 	}
 	res.Load = r.o.Clock.Now().Sub(start)
+	if ctx.Err() != nil {
+		return // drained or aborted: nothing to report
+	}
 	if err != nil {
 		res.Err = errors.New(prov.Secrets().Clean(err.Error(), 300))
 		fmt.Fprintf(r.o.Log, "bench: warm-up of %s failed (its cells run anyway): %v\n", suiteName(s.Provider, s.Model, s.ThinkingLevel), res.Err)
