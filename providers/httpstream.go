@@ -305,3 +305,44 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 	}
 	return 0
 }
+
+// preconnect opens n connections to the server at once with cheap GETs of
+// url, holding every answer until all have one so that each is a
+// connection of its own, then leaves them idle in the pool for the cells.
+// Any answer will do (a 404 still leaves its connection open).
+func (e *httpEndpoint) preconnect(ctx context.Context, url, bearer string, n int) error {
+	var wg, held sync.WaitGroup
+	errs := make([]error, n)
+	held.Add(n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				errs[i] = err
+				held.Done()
+				return
+			}
+			if bearer != "" {
+				req.Header.Set("Authorization", "Bearer "+bearer)
+			}
+			res, err := e.client.Do(req)
+			held.Done()
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			held.Wait()
+			io.Copy(io.Discard, io.LimitReader(res.Body, maxErrorBody))
+			res.Body.Close()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("preconnect: %s", e.secrets.Clean(err.Error(), maxMessage))
+		}
+	}
+	return nil
+}

@@ -512,3 +512,8 @@ func (o *Ollama) Warmup(ctx context.Context, req Request) error {
 	}
 	return ollamaLoad(ctx, o.base, o.secrets, req.Model, o.options, o.opts.keepAlive)
 }
+
+// Preconnect opens n connections to the server for the cells to come.
+func (o *Ollama) Preconnect(ctx context.Context, n int) error {
+	return o.http.preconnect(ctx, o.base+"/api/version", o.secrets[0], n)
+}

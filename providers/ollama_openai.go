@@ -96,3 +96,9 @@ func (o *OllamaOpenAI) LoadedModels(ctx context.Context) ([]string, error) {
 func (o *OllamaOpenAI) SameModel(loaded, model string) bool {
 	return canonicalModel(loaded) == canonicalModel(model)
 }
+
+// Preconnect opens n connections to the server for the cells to come (a
+// GET of the native /api/version; another server's 404 opens one as well).
+func (o *OllamaOpenAI) Preconnect(ctx context.Context, n int) error {
+	return o.http.preconnect(ctx, nativeRoot(o.opts.BaseURL)+"/api/version", o.key, n)
+}

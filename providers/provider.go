@@ -155,6 +155,15 @@ type Resident interface {
 	SameModel(loaded, model string) bool
 }
 
+// Preconnector is implemented by providers that can open their cells'
+// connections ahead of them: the runner's warm-up asks for as many as the
+// suite runs at once, so its first cells do not all open one together
+// (a burst of handshakes the server and the machine would be busy with
+// while those cells are timed).
+type Preconnector interface {
+	Preconnect(ctx context.Context, n int) error
+}
+
 // WarmupPrompt is what a warm-up request through Stream asks: short, so
 // the warm-up costs the load and little else.
 const WarmupPrompt = "Reply with exactly: OK"

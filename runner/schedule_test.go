@@ -180,6 +180,11 @@ type warmingProvider struct {
 	warmed []string
 }
 
+func (w *warmingProvider) Preconnect(ctx context.Context, n int) error {
+	w.tr.add(fmt.Sprintf("preconnect %s %d", w.name, n))
+	return nil
+}
+
 func (w *warmingProvider) Warmup(ctx context.Context, req providers.Request) error {
 	w.tr.add("warm-up " + suiteID(w.name, req.Model))
 	w.clk.Advance(250 * time.Millisecond)
@@ -233,6 +238,17 @@ func TestWarmup(t *testing.T) {
 	}
 	if _, ok := hooks.warmups["cold/m"]; ok {
 		t.Errorf("warm-up sent with warmup: false")
+	}
+	// After a load, as many connections as the suite runs at once (the
+	// provider's 2, under the run's 4); none after a failed one.
+	pre := map[string]int{}
+	for _, e := range tr.list() {
+		if strings.HasPrefix(e, "preconnect ") {
+			pre[e]++
+		}
+	}
+	if pre["preconnect loader 2"] != 2 || len(pre) != 1 {
+		t.Errorf("preconnects %v, want loader's two suites with 2 each", pre)
 	}
 	// Order within each suite: start, warm-up, then cells.
 	events := tr.list()

@@ -15,7 +15,9 @@ import (
 // the suite's load time (told to a WarmupHook, written to the suite's
 // resource record, shown in the summary). A provider that can load a model
 // without generating (providers.Warmer) does that; any other gets one short
-// request through Stream. The warm-up holds a cell's slots, so it counts
+// request through Stream. A provider that can open connections ahead
+// (providers.Preconnector) then opens as many as the suite runs cells at
+// once. The warm-up holds a cell's slots, so it counts
 // against the concurrency like a cell; a failed one is logged and the
 // suite runs anyway (its cells then record what is wrong).
 func (r *sweep) warmup(si int, w *residency) {
@@ -67,6 +69,16 @@ func (r *sweep) warmup(si int, w *residency) {
 	res.Load = r.o.Clock.Now().Sub(start)
 	if ctx.Err() != nil {
 		return // drained or aborted: nothing to report
+	}
+	if pc, ok := prov.(providers.Preconnector); ok && err == nil {
+		// As many connections as the suite has cells in flight, opened
+		// now rather than by its first cells all at once.
+		n := min(first.Provider.Concurrency, r.cfg.Run.Concurrency)
+		pctx, pcancel := context.WithTimeout(ctx, providers.ProbeTimeout)
+		if perr := pc.Preconnect(pctx, n); perr != nil && ctx.Err() == nil {
+			fmt.Fprintf(r.o.Log, "bench: warm-up of %s: %v\n", suiteName(s.Provider, s.Model, s.ThinkingLevel), perr)
+		}
+		pcancel()
 	}
 	if err != nil {
 		res.Err = errors.New(prov.Secrets().Clean(err.Error(), 300))
