@@ -47,7 +47,6 @@ func (m *memSink) Write(r *results.Record) error {
 	return nil
 }
 
-
 // sweep runs cfg once and returns the records.
 func sweep(tb testing.TB, cfg *config.Config) []*results.Record {
 	tb.Helper()
