@@ -38,11 +38,12 @@ func TestMain(m *testing.M) {
 }
 
 // spec is what a request asks the server for, written in its model name:
-// "chunks=16,gap=10ms,prefill=20ms,reasoning=8,batch=1".
+// "chunks=16,gap=10ms,prefill=20ms,reasoning=8,rgap=20ms,batch=1".
 type spec struct {
 	chunks    int           // answer deltas
 	reasoning int           // reasoning deltas before them
 	gap       time.Duration // between deltas, each flushed alone
+	rgap      time.Duration // between reasoning deltas (gap when 0)
 	prefill   time.Duration // before the first delta
 	batch     bool          // everything in one write instead
 }
@@ -59,6 +60,8 @@ func parseSpec(model string) (spec, error) {
 			sp.reasoning, err = strconv.Atoi(v)
 		case "gap":
 			sp.gap, err = time.ParseDuration(v)
+		case "rgap":
+			sp.rgap, err = time.ParseDuration(v)
 		case "prefill":
 			sp.prefill, err = time.ParseDuration(v)
 		case "batch":
@@ -92,6 +95,11 @@ type timing struct {
 	// delta's write, in Unix ns (one clock for both processes).
 	ArrivalNS int64 `json:"arrival_ns"`
 	WriteNS   int64 `json:"write_ns"`
+	// ReasoningRate and AnswerRate are the rates the server streamed at:
+	// deltas after the first of the kind over the time from its first
+	// delta's write to its last's (0 when fewer than two).
+	ReasoningRate float64 `json:"reasoning_rate"`
+	AnswerRate    float64 `json:"answer_rate"`
 }
 
 // arrivalConn is an accepted connection that remembers the kernel's
@@ -206,7 +214,9 @@ func serve() {
 		time.Sleep(sp.prefill)
 		total := sp.reasoning + sp.chunks
 		var buf []byte
+		writes := make([]time.Time, total)
 		for i := 0; i < total; i++ {
+			writes[i] = time.Now()
 			field, text := "content", " tok"
 			if i < sp.reasoning {
 				field, text = "reasoning", " think"
@@ -229,6 +239,19 @@ func serve() {
 				mu.Lock()
 				timings[r.Header.Get("Traceparent")] = tm
 				mu.Unlock()
+				defer func() {
+					rate := func(w []time.Time) float64 {
+						if len(w) < 2 {
+							return 0
+						}
+						return float64(len(w)-1) / w[len(w)-1].Sub(w[0]).Seconds()
+					}
+					mu.Lock()
+					tm := timings[r.Header.Get("Traceparent")]
+					tm.ReasoningRate, tm.AnswerRate = rate(writes[:sp.reasoning]), rate(writes[sp.reasoning:])
+					timings[r.Header.Get("Traceparent")] = tm
+					mu.Unlock()
+				}()
 				if i < total-1 {
 					time.Sleep(sp.gap)
 				}
@@ -236,7 +259,11 @@ func serve() {
 			}
 			fl.Flush()
 			if i < total-1 {
-				time.Sleep(sp.gap)
+				if i < sp.reasoning-1 && sp.rgap > 0 {
+					time.Sleep(sp.rgap)
+				} else {
+					time.Sleep(sp.gap)
+				}
 			}
 		}
 		fmt.Fprintf(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795320725,"model":"m","system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop"}]}`+"\n\n")
