@@ -252,8 +252,25 @@ func (p *phases) trace() *httptrace.ClientTrace {
 			p.mu.Unlock()
 			stamp(&p.connected)
 		},
-		WroteRequest:         func(httptrace.WroteRequestInfo) { stamp(&p.wrote) },
-		GotFirstResponseByte: func() { stamp(&p.byte) },
+		WroteRequest: func(httptrace.WroteRequestInfo) { stamp(&p.wrote) },
+		GotFirstResponseByte: func() {
+			// The read that brought the first byte has just returned: its
+			// kernel stamp is when the byte arrived, as the events' are.
+			p.mu.Lock()
+			c, wrote := p.conn, p.wrote
+			p.mu.Unlock()
+			if c != nil {
+				if at := c.readAt(); !at.IsZero() && !at.Before(wrote) {
+					p.mu.Lock()
+					if p.byte.IsZero() {
+						p.byte = at
+					}
+					p.mu.Unlock()
+					return
+				}
+			}
+			stamp(&p.byte)
+		},
 	}
 }
 
