@@ -57,23 +57,6 @@ type suiteRun struct {
 	mu sync.Mutex
 }
 
-// SamplesSuffix names a suite's sample series: beside its
-// resources_<suite>.json, the file with this suffix holds one JSON line
-// per sampler reading, {"t_ms", "cpu_percent", "mem_used_bytes",
-// "server_rss_bytes", "server_cpu_percent"} (t_ms in Unix milliseconds,
-// null for a figure not read at that moment), appended as the readings are
-// taken, so a killed run keeps what it sampled. report.html plots them.
-const SamplesSuffix = "_samples.jsonl"
-
-// Sample is one line of a samples file.
-type Sample struct {
-	TimeMS           int64    `json:"t_ms"`
-	CPUPercent       *float64 `json:"cpu_percent"`
-	MemUsed          *uint64  `json:"mem_used_bytes"`
-	ServerRSS        *uint64  `json:"server_rss_bytes"`
-	ServerCPUPercent *float64 `json:"server_cpu_percent"`
-}
-
 func suiteKey(s plan.Suite) string {
 	k := s.Provider + "\x00" + s.Model + "\x00"
 	if s.ThinkingLevel != nil {
@@ -114,12 +97,11 @@ func (r *Recorder) SuiteStart(s plan.Suite) {
 		interval = DefaultInterval
 	}
 	run.sampler = newSampler(run.srv, interval)
-	f, err := os.OpenFile(filepath.Join(r.dir, run.base+SamplesSuffix), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		r.record(fmt.Errorf("resources: %w", err))
-	} else {
-		run.sampler.out = f
-	}
+	// The readings themselves, one line each as they are taken (appended:
+	// a resumed suite adds to its series; a killed run keeps what it had).
+	series, err := os.OpenFile(filepath.Join(r.dir, run.base+SamplesSuffix), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	r.record(err)
+	run.sampler.series = series
 	go func() {
 		defer close(run.done)
 		run.sampler.loop(run.stop)
@@ -150,7 +132,7 @@ func (r *Recorder) SuiteEnd(s plan.Suite) {
 func (r *Recorder) finish(run *suiteRun) {
 	close(run.stop)
 	<-run.done
-	r.record(run.sampler.close())
+	r.record(run.sampler.closeSeries())
 	peak := run.sampler.peak()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -264,14 +246,37 @@ func (r *Recorder) record(err error) {
 	r.mu.Unlock()
 }
 
-// sampler reads the machine every interval and keeps maxima. Each reading
-// is a few /proc files, so it costs the suite close to nothing.
+// SamplesSuffix names a suite's sample series: beside its
+// resources_<provider>_<model>[_<thinking>].json, the file with this suffix
+// holds one Sample per line, in time order (report.html's resource
+// timeline).
+const SamplesSuffix = "_samples.jsonl"
+
+// Sample is one reading of the sampler, one line of a samples file. A null
+// figure was not measured at that moment (the first reading has no CPU
+// share: it is the baseline).
+type Sample struct {
+	// TimeMS is when the reading was taken, in Unix milliseconds.
+	TimeMS int64 `json:"t_ms"`
+	// CPUPercent is the whole machine's busy share since the last reading.
+	CPUPercent *float64 `json:"cpu_percent"`
+	// MemUsed is the machine's used memory, in bytes.
+	MemUsed *uint64 `json:"mem_used_bytes"`
+	// ServerRSS is the model server tree's resident memory, in bytes.
+	ServerRSS *uint64 `json:"server_rss_bytes"`
+	// ServerCPUPercent is the server tree's CPU since the last reading, in
+	// percent of one core.
+	ServerCPUPercent *float64 `json:"server_cpu_percent"`
+}
+
+// sampler reads the machine every interval, keeps maxima and writes each
+// reading to its series. Each reading is a few /proc files and one short
+// line, so it costs the suite close to nothing.
 type sampler struct {
-	srv      *serverProc
-	interval time.Duration
-	// out receives each reading as a line (the samples file); nil: none.
-	out    *os.File
-	outErr error
+	srv       *serverProc
+	interval  time.Duration
+	series    *os.File // nil: no series file
+	seriesErr error
 
 	mu       sync.Mutex
 	samples  int
@@ -319,9 +324,10 @@ func (s *sampler) sample(ctx context.Context) {
 		tree, rss, _ = s.srv.read(ctx)
 	}
 
-	line := Sample{TimeMS: now.UnixMilli(), ServerRSS: rss}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.samples++
+	line := Sample{TimeMS: now.UnixMilli(), ServerRSS: rss}
 	if cerr != nil {
 		s.problems["cpu_percent"] = cerr.Error()
 	} else if s.lastCPU != nil {
@@ -351,38 +357,37 @@ func (s *sampler) sample(ctx context.Context) {
 		}
 	}
 	s.lastTree, s.lastAt = tree, now
-	s.mu.Unlock()
 	s.write(&line)
 }
 
-// write appends one reading to the samples file: one write per line, so
-// a killed run leaves whole lines. Only the sampler's goroutine writes.
+// write appends a reading to the series; the first failure is kept and
+// ends the series, the peaks go on.
 func (s *sampler) write(line *Sample) {
-	if s.out == nil || s.outErr != nil {
+	if s.series == nil || s.seriesErr != nil {
 		return
 	}
 	b, err := json.Marshal(line)
 	if err == nil {
-		_, err = s.out.Write(append(b, '\n'))
+		_, err = s.series.Write(append(b, '\n'))
 	}
 	if err != nil {
-		s.outErr = fmt.Errorf("resources: write %s: %w", s.out.Name(), err)
+		s.seriesErr = fmt.Errorf("resources: samples: %w", err)
 	}
 }
 
-// close closes the samples file, returning the first error met writing it.
-func (s *sampler) close() error {
-	if s.out == nil {
-		return nil
+// closeSeries closes the series file and returns its first error.
+func (s *sampler) closeSeries() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.series == nil {
+		return s.seriesErr
 	}
-	err := s.out.Close()
-	if s.outErr != nil {
-		return s.outErr
+	err := s.series.Close()
+	s.series = nil
+	if s.seriesErr != nil {
+		return s.seriesErr
 	}
-	if err != nil {
-		return fmt.Errorf("resources: close %s: %w", s.out.Name(), err)
-	}
-	return nil
+	return err
 }
 
 func (s *sampler) peak() *rundir.Peak {

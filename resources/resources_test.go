@@ -199,29 +199,6 @@ func TestRecorderWritesFilesPerSuite(t *testing.T) {
 		if rec.Warmup == nil || rec.Warmup.LoadMS != 1234.567 || rec.Warmup.Error != "" {
 			t.Errorf("%s: warm-up %+v, want a load of 1234.567 ms", base, rec.Warmup)
 		}
-		// The sampler reads once at start and once at stop, whatever the timing.
-		if rec.Peak.Samples < 2 || rec.Peak.MemUsed == nil {
-			t.Errorf("%s: peak %+v", base, rec.Peak)
-		}
-		if !rec.After.TakenAt.After(rec.Before.TakenAt) {
-			t.Errorf("%s: after %v not after before %v", base, rec.After.TakenAt, rec.Before.TakenAt)
-		}
-		// The samples file: one line per reading, in the format report.html
-		// reads, within the suite's window.
-		f, err := os.Open(filepath.Join(dir, base+SamplesSuffix))
-		if err != nil {
-			t.Fatal(err)
-		}
-		samples, warn, err := htmlreport.ReadSamples(f, base+SamplesSuffix)
-		f.Close()
-		if err != nil || len(warn) > 0 || len(samples) != rec.Peak.Samples {
-			t.Errorf("%s: %d samples (peak says %d), warnings %v, %v", base, len(samples), rec.Peak.Samples, warn, err)
-		}
-		for _, x := range samples {
-			if x.TimeMS < rec.Before.TakenAt.UnixMilli() || x.TimeMS > rec.After.TakenAt.UnixMilli() || x.MemUsed == nil {
-				t.Errorf("%s: sample %+v outside the window %v..%v", base, x, rec.Before.TakenAt, rec.After.TakenAt)
-			}
-		}
 		// A peak never sits below the snapshots that bracket its window.
 		for _, snap := range []*rundir.Snapshot{rec.Before, rec.After} {
 			if *rec.Peak.MemUsed < *snap.MemUsed || (snap.CPUPercent != nil && *rec.Peak.CPUPercent < *snap.CPUPercent) {
@@ -231,6 +208,32 @@ func TestRecorderWritesFilesPerSuite(t *testing.T) {
 				t.Errorf("%s: peak server rss %d below a snapshot's %d", base, *rec.Peak.ServerRSS, *snap.Server.RSSBytes)
 			}
 		}
+		// The sampler reads once at start and once at stop, whatever the timing.
+		if rec.Peak.Samples < 2 || rec.Peak.MemUsed == nil {
+			t.Errorf("%s: peak %+v", base, rec.Peak)
+		}
+		// Every reading is a line of the series, in time order, with the
+		// machine's memory; the first (the CPU baseline) without CPU, later
+		// ones with it unless no clock tick passed between two readings.
+		series, err := os.ReadFile(filepath.Join(dir, base+SamplesSuffix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(string(series), "\n"), "\n")
+		if len(lines) != rec.Peak.Samples {
+			t.Errorf("%s: %d series lines, %d samples", base, len(lines), rec.Peak.Samples)
+		}
+		var prev int64
+		for i, l := range lines {
+			var smp Sample
+			if err := json.Unmarshal([]byte(l), &smp); err != nil || smp.TimeMS < prev || smp.MemUsed == nil || (i == 0 && smp.CPUPercent != nil) {
+				t.Errorf("%s: series line %d %q (%v)", base, i+1, l, err)
+			}
+			prev = smp.TimeMS
+		}
+		if !rec.After.TakenAt.After(rec.Before.TakenAt) {
+			t.Errorf("%s: after %v not after before %v", base, rec.After.TakenAt, rec.Before.TakenAt)
+		}
 		local := s.ProviderType != "claude_code_cli"
 		if local != (rec.After.Server != nil) || local != (rec.Peak.ServerRSS != nil) {
 			t.Errorf("%s: server %+v, peak rss %v", base, rec.After.Server, rec.Peak.ServerRSS)
@@ -238,6 +241,11 @@ func TestRecorderWritesFilesPerSuite(t *testing.T) {
 		if !local && (rec.Peak.Unavailable["server_rss_bytes"] == "" || !strings.Contains(string(after), "model server:  n/a")) {
 			t.Errorf("%s: missing reason for no server: %+v", base, rec.Peak.Unavailable)
 		}
+	}
+	// report.html reads the series as they are written.
+	tl, warn, err := htmlreport.ReadTimelines(dir)
+	if err != nil || len(warn) > 0 || len(tl) != len(suites) {
+		t.Errorf("report.html's reader: %d timelines of %d suites, warnings %v, %v", len(tl), len(suites), warn, err)
 	}
 	if _, err := rundir.ReadSuite(dir, "nobody", "nothing", nil); err != nil {
 		t.Errorf("missing suite: %v, want nil error", err)
