@@ -198,7 +198,10 @@ func createAlphaBeta(t testing.TB, srv *ollamatest.Server) {
 // cells. "two-models" is one /v1 provider with two models on a server that
 // holds several; "shared-one-slot" is both kinds sharing a server that
 // holds one model at a time. Each op starts a new server, so every model
-// load is real.
+// load is real. For the native cells it also reports the server's own
+// time to first token (server_ttft_ms: load and prompt evaluation) as the
+// same worst p95/p50, and how far bench's TTFT sits above it: on a shared
+// machine the server's own spread is most of the TTFT spread.
 //
 //	go test ./runner -run '^$' -bench OllamaSweep -benchtime 3x
 func BenchmarkOllamaSweep(b *testing.B) {
@@ -211,7 +214,8 @@ func BenchmarkOllamaSweep(b *testing.B) {
 		{"shared-one-slot", []string{"OLLAMA_MAX_LOADED_MODELS=1"}, ""},
 	} {
 		b.Run(sc.name, func(b *testing.B) {
-			var worst, ratios, cold, loadsTotal float64
+			var worst, ratios, cold, loadsTotal, srvWorst, nativeWorst float64
+			var gaps []float64
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				srv := ollamatest.Start(b, sc.env...)
@@ -233,8 +237,24 @@ func BenchmarkOllamaSweep(b *testing.B) {
 					b.Fatalf("run: %v %v", err, out.ByStatus)
 				}
 				recs := make([]results.Record, len(sink.recs))
+				srvTTFT, benchTTFT := map[string][]float64{}, map[string][]float64{}
 				for j, r := range sink.recs {
 					recs[j] = *r
+					// The native API says how long the server itself took to
+					// its first token (load and prompt): bench's TTFT beside it.
+					if st, ok := r.ProviderMetrics["server_ttft_ms"].(float64); ok && r.TTFTMS != nil && !r.ColdStart {
+						srvTTFT[r.Model] = append(srvTTFT[r.Model], st)
+						benchTTFT[r.Model] = append(benchTTFT[r.Model], float64(*r.TTFTMS))
+						gaps = append(gaps, float64(*r.TTFTMS)-st)
+					}
+				}
+				spread := func(xs []float64) float64 {
+					slices.Sort(xs)
+					return pct(xs, 0.95) / pct(xs, 0.5)
+				}
+				for m := range srvTTFT {
+					srvWorst = max(srvWorst, spread(srvTTFT[m]))
+					nativeWorst = max(nativeWorst, spread(benchTTFT[m]))
 				}
 				s := report.Summarize(recs)
 				for _, g := range s.Groups {
@@ -252,6 +272,13 @@ func BenchmarkOllamaSweep(b *testing.B) {
 			b.ReportMetric(ratios, "mean-p95/p50")
 			b.ReportMetric(cold, "cold-cells")
 			b.ReportMetric(loadsTotal, "model-loads")
+			if len(gaps) > 0 {
+				slices.Sort(gaps)
+				b.ReportMetric(srvWorst, "native-server-worst-p95/p50")
+				b.ReportMetric(nativeWorst, "native-bench-worst-p95/p50")
+				b.ReportMetric(gaps[len(gaps)/2], "bench-minus-server-p50-ms")
+				b.ReportMetric(gaps[int(0.95*float64(len(gaps)-1))], "bench-minus-server-p95-ms")
+			}
 		})
 	}
 }
@@ -334,4 +361,15 @@ func BenchmarkOllamaReasoningRates(b *testing.B) {
 		b.ReportMetric(m.xs[len(m.xs)/2], m.name+"-p50-%")
 		b.ReportMetric(max(-m.xs[0], m.xs[len(m.xs)-1]), m.name+"-max-%")
 	}
+}
+
+// pct is the p-quantile of sorted xs as the report computes it (linear
+// between closest ranks).
+func pct(xs []float64, p float64) float64 {
+	h := float64(len(xs)-1) * p
+	lo := int(h)
+	if lo >= len(xs)-1 {
+		return xs[len(xs)-1]
+	}
+	return xs[lo] + (h-float64(lo))*(xs[lo+1]-xs[lo])
 }
