@@ -50,6 +50,14 @@ type Run struct {
 	Repetitions    int      `yaml:"repetitions" json:"repetitions"`
 	Timeout        Duration `yaml:"timeout" json:"timeout"`
 	MaxOutputBytes int      `yaml:"max_output_bytes" json:"max_output_bytes"`
+	// Warmup is the default of each provider entry's warmup: one unrecorded
+	// request per suite before its cells, so model load stays out of the
+	// figures and is reported as the suite's load time.
+	Warmup bool `yaml:"warmup" json:"warmup"`
+	// Interleave mixes the cells of suites that share a server instead of
+	// running them one suite at a time (for load tests of a server that
+	// holds several models); swaps are then flagged as cold starts.
+	Interleave bool `yaml:"interleave" json:"interleave"`
 }
 
 // Provider is one provider entry: the keys every kind shares, and the
@@ -60,6 +68,9 @@ type Provider struct {
 	Concurrency    int       `yaml:"concurrency" json:"concurrency"`
 	Models         []string  `yaml:"models" json:"models"`
 	ThinkingLevels []*string `yaml:"thinking_levels" json:"thinking_levels"`
+	// Warmup sends one unrecorded request before each of the entry's
+	// suites (run.warmup when the entry does not say).
+	Warmup bool `yaml:"warmup" json:"warmup"`
 
 	// Options is the kind's options struct (a pointer, as Kind.Options made
 	// it), written into config.json beside the shared keys.
@@ -198,7 +209,7 @@ func Parse(path string, data []byte, kinds Kinds) (*Config, error) {
 // loadPrompts it also loads the prompt set and checks the plan's size.
 func parse(path string, root *yaml.Node, kinds Kinds, loadPrompts bool) (*Config, error) {
 	c := Config{Path: path, Run: Run{OutDir: "runs", Concurrency: 4, Repetitions: 1,
-		Timeout: Duration(120 * time.Second), MaxOutputBytes: 64 << 10}, Traces: defaultTraces()}
+		Timeout: Duration(120 * time.Second), MaxOutputBytes: 64 << 10, Warmup: true}, Traces: defaultTraces()}
 	d := &decoder{file: path}
 	var provs struct {
 		Node rawNode `yaml:"providers"`
@@ -305,6 +316,9 @@ func (c *Config) decodeProviders(d *decoder, n *yaml.Node, kinds Kinds) {
 		}, targets...)
 		if lookupKey(item, "concurrency") == nil {
 			p.Concurrency = c.Run.Concurrency
+		}
+		if lookupKey(item, "warmup") == nil {
+			p.Warmup = c.Run.Warmup
 		}
 		c.Providers = append(c.Providers, p)
 	}

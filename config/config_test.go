@@ -73,9 +73,9 @@ func TestDefaults(t *testing.T) {
 	}
 	// Each kind fills its own defaults; config.json shows them flat.
 	want := []string{
-		`{"name":"ollama","type":"ollama","concurrency":4,"models":["m"],"thinking_levels":[null],"base_url":"http://127.0.0.1:11434","max_retries":2}`,
-		`{"name":"openai_responses","type":"openai_responses","concurrency":4,"models":["gpt-5"],"thinking_levels":[null],"base_url":"https://api.openai.com/v1","api_key_env":"OPENAI_API_KEY","max_retries":2}`,
-		`{"name":"claude_code_cli","type":"claude_code_cli","concurrency":4,"models":["sonnet"],"thinking_levels":[null],"command":"claude","max_turns":1}`,
+		`{"name":"ollama","type":"ollama","concurrency":4,"models":["m"],"thinking_levels":[null],"warmup":true,"base_url":"http://127.0.0.1:11434","max_retries":2}`,
+		`{"name":"openai_responses","type":"openai_responses","concurrency":4,"models":["gpt-5"],"thinking_levels":[null],"warmup":true,"base_url":"https://api.openai.com/v1","api_key_env":"OPENAI_API_KEY","max_retries":2}`,
+		`{"name":"claude_code_cli","type":"claude_code_cli","concurrency":4,"models":["sonnet"],"thinking_levels":[null],"warmup":true,"command":"claude","max_turns":1}`,
 	}
 	for i, w := range want {
 		got, err := json.Marshal(c.Providers[i])
@@ -284,5 +284,27 @@ func TestUnknownTypeSuggests(t *testing.T) {
 	_, err := config.Parse("bench.yaml", []byte("providers:\n  - type: olama\n    models: [m]\n"), providers.Kinds)
 	if err == nil || !strings.Contains(err.Error(), `bench.yaml:2: providers[0].type: unknown provider type "olama" (did you mean "ollama"?)`) {
 		t.Errorf("got %v", err)
+	}
+}
+
+// Warm-up is on by default for every kind, run.warmup sets the default of
+// the entries that do not say, and an entry's own key wins.
+func TestWarmupAndInterleave(t *testing.T) {
+	c, err := config.Parse("bench.yaml", []byte("run:\n  warmup: false\n  interleave: true\nproviders:\n  - type: ollama\n    models: [m]\n  - type: claude_code_cli\n    warmup: true\n    models: [sonnet]\n"), providers.Kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Run.Warmup || !c.Run.Interleave || c.Providers[0].Warmup || !c.Providers[1].Warmup {
+		t.Errorf("run %+v, warmup %v %v", c.Run, c.Providers[0].Warmup, c.Providers[1].Warmup)
+	}
+	c, err = config.Parse("bench.yaml", []byte("providers:\n  - type: ollama_openai\n    models: [m]\n  - type: openai_responses\n    warmup: false\n    models: [gpt-5]\n"), providers.Kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Run.Warmup || c.Run.Interleave || !c.Providers[0].Warmup || c.Providers[1].Warmup {
+		t.Errorf("defaults: run %+v, warmup %v %v", c.Run, c.Providers[0].Warmup, c.Providers[1].Warmup)
+	}
+	if _, err := config.Parse("bench.yaml", []byte("providers:\n  - type: ollama\n    warmup: yes please\n    models: [m]\n"), providers.Kinds); err == nil || !strings.Contains(err.Error(), "bench.yaml:3: providers[0].warmup") {
+		t.Errorf("bad warmup: %v", err)
 	}
 }

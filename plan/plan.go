@@ -3,7 +3,9 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,7 +41,7 @@ func New(cfg *config.Config) *Plan {
 		p := &cfg.Providers[pi]
 		for _, m := range p.Models {
 			for _, lvl := range p.ThinkingLevels {
-				s := Suite{Provider: p.Name, ProviderType: p.Type, Server: p.Server, Model: m, ThinkingLevel: lvl}
+				s := Suite{Provider: p.Name, ProviderType: p.Type, Server: p.Server, Endpoint: EndpointKey(p.Server.Endpoint), Model: m, ThinkingLevel: lvl}
 				si := len(pl.Suites)
 				for rep := 0; rep < cfg.Run.Repetitions; rep++ {
 					for qi := range cfg.PromptSet {
@@ -88,7 +90,10 @@ type Suite struct {
 	Provider     string
 	ProviderType string
 	// Server is where the provider's model server is, as its kind says.
-	Server        config.Server
+	Server config.Server
+	// Endpoint is EndpointKey of Server.Endpoint: suites with the same one
+	// hit the same server ("" for a local CLI).
+	Endpoint      string
 	Model         string
 	ThinkingLevel *string
 	// Cells is how many cells the suite has in this run.
@@ -138,3 +143,56 @@ func ParseShard(s string) (i, n int, err error) {
 	}
 	return i, n, nil
 }
+
+// Lane is the suites that hit one server, in the order they run: one at a
+// time, so the server holds one model at a time and each suite's resource
+// window holds only its own cells. Suites of the same model are adjacent,
+// so the server loads each model once. A CLI provider (no endpoint) is its
+// own lane.
+type Lane struct {
+	// Key is the endpoint key, or "provider:<name>" for a CLI provider.
+	Key string
+	// Suites index Plan.Suites.
+	Suites []int
+}
+
+// Lanes groups the suites that have cells by the server they hit, lanes in
+// the order of their first suite, each lane's suites grouped by model in
+// the order of the model's first suite (plan order otherwise).
+func (p *Plan) Lanes() []Lane {
+	var lanes []Lane
+	at := map[string]int{}
+	for i, s := range p.Suites {
+		if s.Cells == 0 {
+			continue
+		}
+		key := s.Endpoint
+		if key == "" {
+			key = "provider:" + s.Provider
+		}
+		li, ok := at[key]
+		if !ok {
+			li = len(lanes)
+			at[key] = li
+			lanes = append(lanes, Lane{Key: key})
+		}
+		lanes[li].Suites = append(lanes[li].Suites, i)
+	}
+	for li := range lanes {
+		l := &lanes[li]
+		first := map[string]int{}
+		for pos, si := range l.Suites {
+			if _, ok := first[modelKey(p.Suites[si].Model)]; !ok {
+				first[modelKey(p.Suites[si].Model)] = pos
+			}
+		}
+		slices.SortStableFunc(l.Suites, func(a, b int) int {
+			return cmp.Compare(first[modelKey(p.Suites[a].Model)], first[modelKey(p.Suites[b].Model)])
+		})
+	}
+	return lanes
+}
+
+// modelKey names a model as servers that tag models do: "m" and "m:latest"
+// are one model.
+func modelKey(m string) string { return strings.TrimSuffix(m, ":latest") }

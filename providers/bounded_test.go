@@ -72,18 +72,24 @@ func TestSideCallsBounded(t *testing.T) {
 	s.Override("/api/version", "")
 	s.Override("/api/tags", "")
 
-	// Warm-up of a model that stalls; pull of a model the list lacks.
+	// Warm-up of a model that stalls (the runner warms each suite up
+	// through Warmer); pull of a model the list lacks.
 	s.Override("/api/pull", faultserver.StallBody)
-	o := faultOllama(t, s.URL(), func(o *ollamaOptions) { o.Warmup, o.Pull = true, true })
+	o := faultOllama(t, s.URL(), func(o *ollamaOptions) { o.Pull = true })
+	var werr error
+	within(t, "warmup", func() { werr = o.Warmup(context.Background(), Request{Model: faultserver.StallHeaders}) })
+	if werr == nil {
+		t.Error("a stalled warm-up returned no error")
+	}
 	var log bytes.Buffer
 	var err error
 	within(t, "prepare", func() {
-		err = o.Prepare(context.Background(), []string{faultserver.StallHeaders, "flood:7"}, &log)
+		err = o.Prepare(context.Background(), []string{"flood:7"}, &log)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(log.String(), "warmup stall_headers failed") || !strings.Contains(log.String(), "pull flood:7 failed") {
+	if !strings.Contains(log.String(), "pull flood:7 failed") {
 		t.Errorf("log:\n%s", log.String())
 	}
 	if _, missing := o.missingReason("flood:7"); !missing {
@@ -101,7 +107,6 @@ func TestSideCallsObeyCancel(t *testing.T) {
 		models     []string
 	}{
 		{"listing", "/api/tags", nil, []string{"ok"}},
-		{"warm-up", "", func(o *ollamaOptions) { o.Warmup = true }, []string{faultserver.StallHeaders}},
 		{"pull", "/api/pull", func(o *ollamaOptions) { o.Pull = true }, []string{"flood:9"}},
 	} {
 		if c.path != "" {
@@ -119,6 +124,16 @@ func TestSideCallsObeyCancel(t *testing.T) {
 		if c.path != "" {
 			s.Override(c.path, "")
 		}
+	}
+	// The warm-up the runner sends before a suite, likewise.
+	o := faultOllama(t, s.URL(), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-s.Stalled(); cancel() }()
+	var err error
+	within(t, "warm-up", func() { err = o.Warmup(ctx, Request{Model: faultserver.StallHeaders}) })
+	if err == nil || ctx.Err() == nil {
+		t.Errorf("warm-up returned %v before the cancel", err)
 	}
 }
 

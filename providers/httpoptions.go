@@ -1,11 +1,15 @@
 package providers
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"regexp"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"bench/config"
@@ -102,5 +106,96 @@ func httpClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = maxIdlePerHost
 	t.MaxIdleConns = maxIdlePerHost
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return newStampedConn(c), nil
+	}
 	return &http.Client{Transport: replayable{t}}
+}
+
+// stampedConn remembers when the bytes of its last read arrived. Every
+// byte of a response body comes off the socket in some read, and the
+// reader of a body gets bytes no later than the read that brought them, so
+// the time of the latest read is when the bytes just handed over arrived
+// (for HTTP/1, where one response owns the connection; over HTTP/2 it may
+// be a little later, never earlier). Where the kernel can say when the
+// bytes reached the socket (Linux: SO_TIMESTAMPNS), that is the stamp, so
+// neither bench's decoding nor a busy scheduler's delay in running the
+// reader (at 256 streams on 2 cores, milliseconds) lands in the figures;
+// elsewhere it is the moment the read returned.
+type stampedConn struct {
+	net.Conn
+	// raw reads with the kernel's receive time; nil: plain reads.
+	raw syscall.RawConn
+	oob []byte
+
+	mu  sync.Mutex
+	now func() time.Time
+	at  time.Time
+}
+
+func newStampedConn(c net.Conn) *stampedConn {
+	sc := &stampedConn{Conn: c}
+	sc.raw, sc.oob = kernelStamps(c)
+	return sc
+}
+
+func (c *stampedConn) Read(p []byte) (int, error) {
+	if c.raw == nil {
+		n, err := c.Conn.Read(p)
+		if n > 0 {
+			c.stamp(0)
+		}
+		return n, err
+	}
+	n, age, err := c.readStamped(p)
+	if n > 0 {
+		c.stamp(age)
+	}
+	return n, err
+}
+
+// stamp records that bytes arrived age ago (0: now), on the cell's clock.
+func (c *stampedConn) stamp(age time.Duration) {
+	c.mu.Lock()
+	now := time.Now
+	if c.now != nil {
+		now = c.now
+	}
+	c.at = now().Add(-age)
+	c.mu.Unlock()
+}
+
+// setClock makes the connection stamp its reads with now (the cell's clock).
+func (c *stampedConn) setClock(now func() time.Time) {
+	c.mu.Lock()
+	c.now = now
+	c.mu.Unlock()
+}
+
+// readAt is when the latest read returned bytes.
+func (c *stampedConn) readAt() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.at
+}
+
+// stampedOf finds bench's connection under what the transport hands a
+// trace (a TLS connection wraps it).
+func stampedOf(c net.Conn) *stampedConn {
+	for c != nil {
+		switch v := c.(type) {
+		case *stampedConn:
+			return v
+		case interface{ NetConn() net.Conn }:
+			c = v.NetConn()
+		default:
+			return nil
+		}
+	}
+	return nil
 }

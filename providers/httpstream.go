@@ -62,7 +62,7 @@ type httpRequest struct {
 // server asks (retry-after-ms, Retry-After in seconds or as a date) or a
 // jittered back-off, never past the cell's deadline; waits are added to
 // resp.RetryWaitMS and retries to resp.Retries.
-func (e *httpEndpoint) post(ctx context.Context, r Request, hr httpRequest, resp *Response, emit EmitFunc) (*http.Response, error) {
+func (e *httpEndpoint) post(ctx context.Context, r Request, hr httpRequest, resp *Response, emit EmitFunc) (*httpResult, error) {
 	for attempt := 0; ; attempt++ {
 		res, retryable, wait, err := e.attempt(ctx, r, hr, attempt, emit)
 		if err == nil {
@@ -110,7 +110,7 @@ func (e *httpEndpoint) post(ctx context.Context, r Request, hr httpRequest, resp
 
 // attempt sends the request once. retryable says whether the failure may be
 // retried; wait is the server's own Retry-After, or 0.
-func (e *httpEndpoint) attempt(ctx context.Context, r Request, hr httpRequest, attempt int, emit EmitFunc) (res *http.Response, retryable bool, wait time.Duration, err error) {
+func (e *httpEndpoint) attempt(ctx context.Context, r Request, hr httpRequest, attempt int, emit EmitFunc) (_ *httpResult, retryable bool, wait time.Duration, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hr.URL, bytes.NewReader(hr.Body))
 	if err != nil {
 		return nil, false, 0, &Failure{Status: results.StatusError, Type: "bad_request", Message: e.secrets.Clean(err.Error(), maxMessage), Err: err}
@@ -129,7 +129,7 @@ func (e *httpEndpoint) attempt(ctx context.Context, r Request, hr httpRequest, a
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), ph.trace()))
 
 	emit(Event{Kind: EventRequestStart, Attempt: attempt})
-	res, err = e.client.Do(req)
+	res, err := e.client.Do(req)
 	ph.emit(emit)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -142,7 +142,7 @@ func (e *httpEndpoint) attempt(ctx context.Context, r Request, hr httpRequest, a
 		return nil, f.Type == results.FailConnectionReset, 0, f
 	}
 	if res.StatusCode/100 == 2 {
-		return res, false, 0, nil
+		return &httpResult{Response: res, conn: ph.stamped()}, false, 0, nil
 	}
 	defer res.Body.Close()
 	f, code := e.statusFailure(res)
@@ -187,6 +187,31 @@ func (e *httpEndpoint) statusFailure(res *http.Response) (*Failure, string) {
 	return f, code
 }
 
+// httpResult is an accepted answer whose body the caller streams.
+type httpResult struct {
+	*http.Response
+	// conn is the connection it arrives on, when bench dialled it.
+	conn *stampedConn
+}
+
+// stamp returns emit with every event that carries no time of its own
+// stamped with the time its bytes came off the socket (see stampedConn):
+// an event's time is then when it arrived, not when bench got round to
+// decoding it, so decoding, a busy scheduler and the hand-over from the
+// transport's goroutine stay out of ttft_ms and the token windows.
+func (h *httpResult) stamp(emit EmitFunc) EmitFunc {
+	c := h.conn
+	if c == nil {
+		return emit
+	}
+	return func(e Event) {
+		if e.At.IsZero() {
+			e.At = c.readAt()
+		}
+		emit(e)
+	}
+}
+
 // phases stamps the phases of one attempt with the cell's clock. The
 // callbacks run on the transport's goroutines, so the stamps are kept under
 // a lock and emitted on the provider's goroutine once Do returns.
@@ -195,6 +220,13 @@ type phases struct {
 	mu                     sync.Mutex
 	connected, wrote, byte time.Time
 	reused                 bool
+	conn                   *stampedConn
+}
+
+func (p *phases) stamped() *stampedConn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.conn
 }
 
 func (p *phases) trace() *httptrace.ClientTrace {
@@ -208,13 +240,37 @@ func (p *phases) trace() *httptrace.ClientTrace {
 	}
 	return &httptrace.ClientTrace{
 		GotConn: func(ci httptrace.GotConnInfo) {
+			c := stampedOf(ci.Conn)
+			if c != nil {
+				// The connection serves this request alone until its body
+				// is read: its reads are stamped on this cell's clock.
+				c.setClock(p.now)
+			}
 			p.mu.Lock()
 			p.reused = ci.Reused
+			p.conn = c
 			p.mu.Unlock()
 			stamp(&p.connected)
 		},
-		WroteRequest:         func(httptrace.WroteRequestInfo) { stamp(&p.wrote) },
-		GotFirstResponseByte: func() { stamp(&p.byte) },
+		WroteRequest: func(httptrace.WroteRequestInfo) { stamp(&p.wrote) },
+		GotFirstResponseByte: func() {
+			// The read that brought the first byte has just returned: its
+			// kernel stamp is when the byte arrived, as the events' are.
+			p.mu.Lock()
+			c, wrote := p.conn, p.wrote
+			p.mu.Unlock()
+			if c != nil {
+				if at := c.readAt(); !at.IsZero() && !at.Before(wrote) {
+					p.mu.Lock()
+					if p.byte.IsZero() {
+						p.byte = at
+					}
+					p.mu.Unlock()
+					return
+				}
+			}
+			stamp(&p.byte)
+		},
 	}
 }
 
@@ -265,4 +321,45 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 		return t.Sub(now)
 	}
 	return 0
+}
+
+// preconnect opens n connections to the server at once with cheap GETs of
+// url, holding every answer until all have one so that each is a
+// connection of its own, then leaves them idle in the pool for the cells.
+// Any answer will do (a 404 still leaves its connection open).
+func (e *httpEndpoint) preconnect(ctx context.Context, url, bearer string, n int) error {
+	var wg, held sync.WaitGroup
+	errs := make([]error, n)
+	held.Add(n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				errs[i] = err
+				held.Done()
+				return
+			}
+			if bearer != "" {
+				req.Header.Set("Authorization", "Bearer "+bearer)
+			}
+			res, err := e.client.Do(req)
+			held.Done()
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			held.Wait()
+			io.Copy(io.Discard, io.LimitReader(res.Body, maxErrorBody))
+			res.Body.Close()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("preconnect: %s", e.secrets.Clean(err.Error(), maxMessage))
+		}
+	}
+	return nil
 }

@@ -3,11 +3,14 @@ package providers
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -271,4 +274,63 @@ func TestHTTPRetryPastDeadline(t *testing.T) {
 			t.Errorf("err %v after %d requests", err, srv.count())
 		}
 	})
+}
+
+// Preconnect leaves n connections of their own open for the cells: n cells
+// in flight at once then open none.
+func TestPreconnect(t *testing.T) {
+	chunk, err := os.ReadFile("testdata/chat/v1_chat_stream_text_usage.http")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(string(chunk), "\n\n")
+	var opened atomic.Int64
+	release := make(chan struct{})
+	var inFlight atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/version" {
+			io.WriteString(w, `{"version":"0.9.6"}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		if inFlight.Add(1) == 8 {
+			close(release)
+		}
+		<-release // all 8 cells in flight at once
+		io.WriteString(w, body)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			opened.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	p := newKind(t, "ollama_openai", &ollamaOpenAIOptions{httpOptions: httpOptions{BaseURL: srv.URL + "/v1"}})
+	if err := p.(Preconnector).Preconnect(context.Background(), 8); err != nil {
+		t.Fatal(err)
+	}
+	if n := opened.Load(); n != 8 {
+		t.Fatalf("preconnect opened %d connections, want 8", n)
+	}
+	var wg sync.WaitGroup
+	var fresh atomic.Int64
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := p.Stream(context.Background(), Request{Model: "m", Prompt: "x"}, func(e Event) {
+				if e.Kind == EventConnected && e.Text == "new" {
+					fresh.Add(1)
+				}
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if fresh.Load() != 0 || opened.Load() != 8 {
+		t.Errorf("cells opened %d connections (server saw %d in all), want none after preconnect", fresh.Load(), opened.Load())
+	}
 }

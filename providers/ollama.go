@@ -35,8 +35,6 @@ type ollamaOptions struct {
 	KeepAlive string `yaml:"keep_alive" json:"keep_alive,omitempty"`
 	// Pull pulls models the server lacks before the sweep.
 	Pull bool `yaml:"pull" json:"pull,omitempty"`
-	// Warmup loads each model with one untimed request before the sweep.
-	Warmup bool `yaml:"warmup" json:"warmup,omitempty"`
 
 	keepAlive *api.Duration
 }
@@ -244,7 +242,7 @@ func (o *Ollama) Stream(ctx context.Context, req Request, emit EmitFunc) (*Respo
 		return resp, err
 	}
 	defer hres.Body.Close()
-	err = readChat(hres.Body, emit, resp)
+	err = readChat(hres.Body, hres.stamp(emit), resp)
 	if ctx.Err() != nil {
 		return resp, ctx.Err()
 	}
@@ -352,6 +350,8 @@ func setOllamaMetrics(resp *Response, c *ollamaChunk) {
 	ms := func(ns int64) float64 { return math.Round(float64(ns)/1e3) / 1e3 }
 	if c.LoadDuration != nil {
 		m["load_duration_ms"] = ms(*c.LoadDuration)
+		d := time.Duration(*c.LoadDuration)
+		resp.Load = &d
 	}
 	if c.TotalDuration != nil {
 		m["total_duration_ms"] = ms(*c.TotalDuration)
@@ -402,10 +402,9 @@ func (o *Ollama) missingReason(model string) (string, bool) {
 
 // Prepare runs once before the sweep: it lists the server's models
 // (/api/tags), pulls the missing ones when pull is set (progress to log), and
-// marks the rest missing so their cells are skipped without a request. With
-// warmup set it then loads each model with one untimed request, so the first
-// cell's load_duration_ms measures a warm model. An unreachable server is
-// reported and left to the cells, which record it themselves.
+// marks the rest missing so their cells are skipped without a request. An
+// unreachable server is reported and left to the cells, which record it
+// themselves. (Loading each model is the runner's warm-up, per suite.)
 func (o *Ollama) Prepare(ctx context.Context, models []string, log io.Writer) error {
 	if log == nil {
 		log = io.Discard
@@ -417,10 +416,8 @@ func (o *Ollama) Prepare(ctx context.Context, models []string, log io.Writer) er
 	if err != nil {
 		return errors.New(o.secrets.Clean(fmt.Sprintf("list models at %s: %v", o.base, err), maxMessage))
 	}
-	var present []string
 	for _, m := range models {
 		if have[canonicalModel(m)] {
-			present = append(present, m)
 			continue
 		}
 		if !o.opts.Pull {
@@ -435,17 +432,6 @@ func (o *Ollama) Prepare(ctx context.Context, models []string, log io.Writer) er
 			o.markMissing(m, fmt.Sprintf("model %q is not on the server at %s and pulling it failed: %v", m, o.base, err))
 			fmt.Fprintf(log, "%s: pull %s failed: %v; its cells are skipped\n", o.name, m, err)
 			continue
-		}
-		present = append(present, m)
-	}
-	if o.opts.Warmup {
-		for _, m := range present {
-			if err := o.warmup(ctx, m, log); err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				fmt.Fprintf(log, "%s: warmup %s failed: %v\n", o.name, m, err)
-			}
 		}
 	}
 	return nil
@@ -546,28 +532,17 @@ func readPull(r io.Reader, report func(p api.ProgressResponse, pct int)) error {
 	}
 }
 
-// warmup loads a model with the cells' options and keep_alive (a different
-// num_ctx would make Ollama reload it) through an /api/chat request with no
-// messages, which loads the model without generating.
-func (o *Ollama) warmup(ctx context.Context, model string, log io.Writer) error {
-	stream := false
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, warmupTimeout)
-	defer cancel()
-	body, err := sideCall(ctx, http.MethodPost, o.base+"/api/chat", o.secrets, &api.ChatRequest{
-		Model: model, Messages: []api.Message{}, Stream: &stream, Options: o.options, KeepAlive: o.opts.keepAlive,
-	})
-	if err != nil {
-		return err
+// Warmup loads the request's model with the cells' options and keep_alive
+// (a different num_ctx would make Ollama reload it), without generating.
+// A model the pre-sweep check found missing is not asked for.
+func (o *Ollama) Warmup(ctx context.Context, req Request) error {
+	if reason, ok := o.missingReason(req.Model); ok {
+		return errors.New(reason)
 	}
-	defer body.Close()
-	var c ollamaChunk
-	if err := json.NewDecoder(io.LimitReader(body, 1<<20)).Decode(&c); err != nil {
-		return fmt.Errorf("decode warmup reply: %w", err)
-	}
-	if c.Error != "" {
-		return errors.New(c.Error)
-	}
-	fmt.Fprintf(log, "%s: warmup %s: loaded in %d ms (untimed, not in results)\n", o.name, model, time.Since(start).Milliseconds())
-	return nil
+	return ollamaLoad(ctx, o.base, o.secrets, req.Model, o.options, o.opts.keepAlive)
+}
+
+// Preconnect opens n connections to the server for the cells to come.
+func (o *Ollama) Preconnect(ctx context.Context, n int) error {
+	return o.http.preconnect(ctx, o.base+"/api/version", o.secrets[0], n)
 }

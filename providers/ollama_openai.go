@@ -78,3 +78,27 @@ func (o *OllamaOpenAI) Probe(ctx context.Context) *Probe {
 	probeOllama(ctx, nativeRoot(o.opts.BaseURL), o.secrets, pr)
 	return pr
 }
+
+// Warmup loads the model through the native API of the Ollama behind /v1,
+// without generating; another compatible server gives
+// ErrWarmupUnsupported, and the runner warms it with a short request.
+func (o *OllamaOpenAI) Warmup(ctx context.Context, req Request) error {
+	return ollamaLoad(ctx, nativeRoot(o.opts.BaseURL), o.secrets, req.Model, nil, nil)
+}
+
+// LoadedModels lists what the Ollama behind /v1 holds (/api/ps): the
+// OpenAI protocol reports no load time, so cold starts are seen there.
+func (o *OllamaOpenAI) LoadedModels(ctx context.Context) ([]string, error) {
+	return ollamaPS(ctx, nativeRoot(o.opts.BaseURL), o.secrets)
+}
+
+// SameModel says whether a name /api/ps gave is model ("m" is "m:latest").
+func (o *OllamaOpenAI) SameModel(loaded, model string) bool {
+	return canonicalModel(loaded) == canonicalModel(model)
+}
+
+// Preconnect opens n connections to the server for the cells to come (a
+// GET of the native /api/version; another server's 404 opens one as well).
+func (o *OllamaOpenAI) Preconnect(ctx context.Context, n int) error {
+	return o.http.preconnect(ctx, nativeRoot(o.opts.BaseURL)+"/api/version", o.key, n)
+}

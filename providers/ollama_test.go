@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -509,7 +510,6 @@ func TestOllamaRealServer(t *testing.T) {
 	t.Run("prepare and warmup", func(t *testing.T) {
 		srv.CreateModel(t, "cold", testmodel.Script{"cold": {"warm"}})
 		p := newOllamaProvider(t, srv.URL(), func(c *ollamaOptions) {
-			c.Warmup = true
 			c.KeepAlive = "1h"
 			c.Options = map[string]any{"num_ctx": 512}
 		})
@@ -517,22 +517,23 @@ func TestOllamaRealServer(t *testing.T) {
 		if err := p.Prepare(ctx, []string{"cold", "nope"}, &log); err != nil {
 			t.Fatalf("Prepare: %v", err)
 		}
-		if !strings.Contains(log.String(), "warmup cold: loaded") || !strings.Contains(log.String(), "nope not found") || strings.Contains(log.String(), "warmup nope") {
+		if !strings.Contains(log.String(), "nope not found") {
 			t.Errorf("log:\n%s", log.String())
 		}
-		ps, err := srv.Client().ListRunning(ctx)
-		if err != nil {
-			t.Fatal(err)
+		if loaded := running(t, srv, "cold:latest"); loaded {
+			t.Fatalf("cold loaded by Prepare alone; warming up is the runner's, per suite")
 		}
-		loaded := false
-		for _, m := range ps.Models {
-			loaded = loaded || m.Name == "cold:latest"
+		if err := p.Warmup(ctx, Request{Model: "cold"}); err != nil {
+			t.Fatalf("Warmup: %v", err)
 		}
-		if !loaded {
-			t.Errorf("cold not loaded after warmup: %+v", ps.Models)
+		if !running(t, srv, "cold:latest") {
+			t.Errorf("cold not loaded after warmup")
+		}
+		if err := p.Warmup(ctx, Request{Model: "nope"}); err == nil || !strings.Contains(err.Error(), "checked /api/tags") {
+			t.Errorf("warm-up of a missing model: %v", err)
 		}
 		var ev ollamaEvents
-		_, err = p.Stream(ctx, Request{Model: "nope", Prompt: "OK"}, ev.emit)
+		_, err := p.Stream(ctx, Request{Model: "nope", Prompt: "OK"}, ev.emit)
 		ollamaFailure(t, err, results.StatusSkippedUnavailable, "model_not_found", 0, "checked /api/tags")
 		if len(ev.events) != 0 {
 			t.Errorf("events for a missing model: %v", ev.events)
@@ -540,6 +541,37 @@ func TestOllamaRealServer(t *testing.T) {
 		resp, err := p.Stream(ctx, Request{Model: "cold", Prompt: "now cold"}, ev.emit)
 		if err != nil || resp.Text != "warm" {
 			t.Errorf("after warmup: %q %v", resp.Text, err)
+		}
+		// The server's load time comes back as Load.
+		if resp.Load == nil || resp.Metrics["load_duration_ms"] != math.Round(float64(*resp.Load)/1e3)/1e3 {
+			t.Errorf("load %v, metrics %v", resp.Load, resp.Metrics["load_duration_ms"])
+		}
+	})
+
+	t.Run("ollama_openai warm-up and residency", func(t *testing.T) {
+		srv.CreateModel(t, "lukewarm", testmodel.Script{"lukewarm": {"tepid"}})
+		p := newKind(t, "ollama_openai", &ollamaOpenAIOptions{httpOptions: httpOptions{BaseURL: srv.URL() + "/v1"}})
+		w, ok := p.(Warmer)
+		r, ok2 := p.(Resident)
+		if !ok || !ok2 {
+			t.Fatalf("ollama_openai is not a Warmer (%v) or Resident (%v)", ok, ok2)
+		}
+		if err := w.Warmup(ctx, Request{Model: "lukewarm"}); err != nil {
+			t.Fatalf("Warmup: %v", err)
+		}
+		names, err := r.LoadedModels(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := false
+		for _, n := range names {
+			held = held || r.SameModel(n, "lukewarm")
+		}
+		if !held || r.SameModel("lukewarm:latest", "scripted") {
+			t.Errorf("after warm-up the server holds %v", names)
+		}
+		if err := w.Warmup(ctx, Request{Model: "absent"}); err == nil || errors.Is(err, ErrWarmupUnsupported) || !strings.Contains(err.Error(), "absent") {
+			t.Errorf("warm-up of a model the server lacks: %v", err)
 		}
 	})
 
@@ -608,5 +640,34 @@ func BenchmarkOllamaReadChat(b *testing.B) {
 		if err := readChat(bytes.NewReader(body), func(Event) {}, resp); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// running says whether the server holds model (/api/ps).
+func running(t *testing.T, srv *ollamatest.Server, model string) bool {
+	t.Helper()
+	ps, err := srv.Client().ListRunning(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ps.Models {
+		if m.Name == model {
+			return true
+		}
+	}
+	return false
+}
+
+// An OpenAI-compatible server that is not Ollama has no native load call:
+// the warm-up says so, and the runner falls back to a short request.
+func TestOllamaOpenAIWarmupElsewhere(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	p := newKind(t, "ollama_openai", &ollamaOpenAIOptions{httpOptions: httpOptions{BaseURL: srv.URL + "/v1"}})
+	if err := p.(Warmer).Warmup(context.Background(), Request{Model: "m"}); !errors.Is(err, ErrWarmupUnsupported) {
+		t.Errorf("warm-up on a server without /api/chat: %v", err)
+	}
+	if _, err := p.(Resident).LoadedModels(context.Background()); err == nil {
+		t.Errorf("LoadedModels on a server without /api/ps: no error")
 	}
 }

@@ -75,12 +75,21 @@ func sideCall(ctx context.Context, method, url string, secrets Secrets, body any
 		if msg == "" {
 			msg = strings.TrimSpace(string(raw))
 		}
-		return nil, fmt.Errorf("%s %s: HTTP %d: %s", method, url, res.StatusCode, secrets.Clean(msg, maxMessage))
+		msg = secrets.Clean(msg, maxMessage)
+		return nil, &sideError{status: res.StatusCode, msg: msg, text: fmt.Sprintf("%s %s: HTTP %d: %s", method, url, res.StatusCode, msg)}
 	}
 	return res.Body, nil
 }
 
 var sideClient = httpClient()
+
+// sideError is a side call's non-2xx answer.
+type sideError struct {
+	status    int
+	msg, text string
+}
+
+func (e *sideError) Error() string { return e.text }
 
 // getJSON GETs url into v within ProbeTimeout.
 func getJSON(ctx context.Context, url string, secrets Secrets, v any) error {
@@ -139,4 +148,51 @@ func probeOllama(ctx context.Context, root string, secrets Secrets, pr *Probe) {
 		}
 	}
 	pr.ServerModels = models
+}
+
+// ErrWarmupUnsupported says a server has no way to load a model without
+// generating; the runner then warms up with a short request instead.
+var ErrWarmupUnsupported = errors.New("the server cannot load a model without generating")
+
+// ollamaLoad loads a model on the Ollama server at root through an
+// /api/chat request with no messages, which Ollama answers once the model
+// is ready, without generating. A server that has no /api/chat (an OpenAI
+// compatible server that is not Ollama) gives ErrWarmupUnsupported.
+func ollamaLoad(ctx context.Context, root string, secrets Secrets, model string, options map[string]any, keepAlive *api.Duration) error {
+	stream := false
+	ctx, cancel := context.WithTimeout(ctx, warmupTimeout)
+	defer cancel()
+	body, err := sideCall(ctx, http.MethodPost, root+"/api/chat", secrets, &api.ChatRequest{
+		Model: model, Messages: []api.Message{}, Stream: &stream, Options: options, KeepAlive: keepAlive,
+	})
+	var se *sideError
+	if errors.As(err, &se) && (se.status == http.StatusNotFound || se.status == http.StatusMethodNotAllowed) && !strings.Contains(strings.ToLower(se.msg), "model") {
+		return fmt.Errorf("%w: %v", ErrWarmupUnsupported, err)
+	}
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	var c ollamaChunk
+	if err := json.NewDecoder(io.LimitReader(body, 1<<20)).Decode(&c); err != nil {
+		return fmt.Errorf("decode warm-up reply: %w", err)
+	}
+	if c.Error != "" {
+		return errors.New(c.Error)
+	}
+	return nil
+}
+
+// ollamaPS names the models the Ollama server at root holds (/api/ps),
+// loaded or being loaded.
+func ollamaPS(ctx context.Context, root string, secrets Secrets) ([]string, error) {
+	var ps api.ProcessResponse
+	if err := getJSON(ctx, root+"/api/ps", secrets, &ps); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(ps.Models))
+	for _, m := range ps.Models {
+		names = append(names, m.Name)
+	}
+	return names, nil
 }

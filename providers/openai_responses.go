@@ -219,7 +219,7 @@ func (o *OpenAIResponses) Stream(ctx context.Context, req Request, emit EmitFunc
 		return resp, err
 	}
 	defer hres.Body.Close()
-	err = readResponsesStream(ctx, hres.Body, o.secrets, resp, emit)
+	err = readResponsesStream(ctx, hres.Body, o.secrets, resp, hres.stamp(emit))
 	if ct := hres.Header.Get("Content-Type"); err != nil && !strings.HasPrefix(ct, "text/event-stream") {
 		var f *Failure
 		if errors.As(err, &f) {

@@ -174,6 +174,10 @@ type Response struct {
 	// Metrics are provider-specific figures (server-side timings, cost, CLI
 	// version...), recorded as provider_metrics.
 	Metrics map[string]any
+	// Load is how long the server spent getting the model ready for this
+	// request, when the protocol reports it (Ollama's load_duration); nil
+	// when it does not. A load above a few milliseconds is a cold start.
+	Load *time.Duration
 	// Turns are the model replies of a loop the provider ran itself
 	// (Request.MCP), in order; nil otherwise.
 	Turns []Turn
@@ -240,6 +244,38 @@ type Provider interface {
 type Preparer interface {
 	Prepare(ctx context.Context, models []string, log io.Writer) error
 }
+
+// Warmer is implemented by providers that can get a model ready without
+// generating (Ollama loads a model for a chat request with no messages).
+// The runner warms each suite up with it; a provider without it is warmed
+// with one short request through Stream.
+type Warmer interface {
+	Warmup(ctx context.Context, req Request) error
+}
+
+// Resident is implemented by providers whose server loads models on demand
+// and can list the ones it holds (Ollama's /api/ps), when their protocol
+// does not report a load per request: the runner polls it to see a model
+// being loaded or swapped out while a cell waits.
+type Resident interface {
+	// LoadedModels names the models the server holds now.
+	LoadedModels(ctx context.Context) ([]string, error)
+	// SameModel says whether a name LoadedModels returned is model.
+	SameModel(loaded, model string) bool
+}
+
+// Preconnector is implemented by providers that can open their cells'
+// connections ahead of them: the runner's warm-up asks for as many as the
+// suite runs at once, so its first cells do not all open one together
+// (a burst of handshakes the server and the machine would be busy with
+// while those cells are timed).
+type Preconnector interface {
+	Preconnect(ctx context.Context, n int) error
+}
+
+// WarmupPrompt is what a warm-up request through Stream asks: short, so
+// the warm-up costs the load and little else.
+const WarmupPrompt = "Reply with exactly: OK"
 
 // Probe is what inventory.json records of a provider.
 type Probe struct {

@@ -21,6 +21,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 	b.WriteString(".\n\n")
 
 	writeRanking(&b, s)
+	writeSpeed(&b, s)
 	writeMatrix(&b, s)
 	writeTiers(&b, s)
 	writeAgentic(&b, s)
@@ -77,7 +78,7 @@ func cmpRate(a, b *float64) int {
 func writeRanking(b *strings.Builder, s *Summary) {
 	b.WriteString("## Ranking\n\n")
 	b.WriteString("Best first: objective pass rate, then success rate, then median end-to-end latency. " +
-		"Latency, TTFT and tokens/s are over the successful cells; percentiles interpolate linearly between closest ranks. " +
+		"Latency, TTFT and tokens/s are over the successful cells that were not cold starts; percentiles interpolate linearly between closest ranks. " +
 		"\"not run\" counts cells skipped as unavailable, rate-limited or refused for auth.\n\n")
 	b.WriteString("| # | provider | model | thinking | ok/total | success | pass rate | TTFT p50 | TTFT p95 | e2e p50 | e2e p95 | tok/s p50 | errors | not run | tier |\n")
 	b.WriteString("|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
@@ -87,6 +88,36 @@ func writeRanking(b *strings.Builder, s *Summary) {
 			pct(g.SuccessRateOK), pct(g.ObjectivePassRate),
 			msStr(g.TTFTMS.P50), msStr(g.TTFTMS.P95), msStr(g.LatencyMS.P50), msStr(g.LatencyMS.P95),
 			num(g.TokensPerS.P50), g.NError, g.NSkippedUnavailable+g.NRateLimited+g.NAuthError, tierRouting(g.Tier))
+	}
+	b.WriteString("\n")
+}
+
+// writeSpeed shows what the ranking's speed figures leave out or split:
+// the suites' load times (their warm-ups), the cold starts kept out of the
+// latency figures, and the reasoning decode rate beside the answer's. It
+// is left out when no group has any of them.
+func writeSpeed(b *strings.Builder, s *Summary) {
+	any := false
+	for _, g := range s.Groups {
+		any = any || g.LoadMS != nil || g.WarmupError != "" || g.NColdStart > 0 || g.ReasoningTokensPerS.P50 != nil
+	}
+	if !any {
+		return
+	}
+	b.WriteString("## Load, cold starts and decode rates\n\n")
+	b.WriteString("Load is the suite's unrecorded warm-up request (loading the model before its first cell). " +
+		"Cold starts are cells the server loaded or swapped the model in for: they count for quality, not for speed. " +
+		"Decode rates count answer and reasoning tokens each over their own window, first delta to last; " +
+		"a cell with fewer than 4 deltas of a kind, or a window under 10 ms, has no rate.\n\n")
+	b.WriteString("| provider | model | thinking | load | cold starts | answer tok/s p50 | answer tok/s p95 | reasoning tok/s p50 | reasoning tok/s p95 |\n")
+	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|\n")
+	for _, g := range ranked(s) {
+		load := msStr(g.LoadMS)
+		if g.WarmupError != "" {
+			load = "failed: " + md(shorten(g.WarmupError, 80))
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %d | %s | %s | %s | %s |\n", md(g.Provider), md(g.Model), level(g.ThinkingLevel),
+			load, g.NColdStart, num(g.TokensPerS.P50), num(g.TokensPerS.P95), num(g.ReasoningTokensPerS.P50), num(g.ReasoningTokensPerS.P95))
 	}
 	b.WriteString("\n")
 }

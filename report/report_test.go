@@ -190,7 +190,8 @@ func TestSummaryJSONHasTheSpecFields(t *testing.T) {
 		"n_auth_error", "ttft_ms", "tokens_per_s", "resources_peak",
 		// agentic tasks (issue 16)
 		"n_agentic", "n_agentic_completed", "task_success_rate", "mean_turns", "n_agentic_calls", "n_wrong_argument_calls",
-		"n_unknown_tool_calls", "wrong_argument_rate", "unknown_tool_rate", "n_failed_call_cells", "n_recovered", "recovery_rate"}
+		"n_unknown_tool_calls", "wrong_argument_rate", "unknown_tool_rate", "n_failed_call_cells", "n_recovered", "recovery_rate",
+		"reasoning_tokens_per_s", "n_cold_start", "load_ms"}
 	for _, g := range top.Groups {
 		if len(g) != len(want) {
 			t.Errorf("group has %d fields, want %d: %v", len(g), len(want), keys(g))
@@ -382,5 +383,62 @@ func TestSummarizeInMemory(t *testing.T) {
 	// Records without wall-clock times give a null wall_clock_ms, not 0.
 	if s.Groups[0].WallClockMS != nil {
 		t.Errorf("wall clock %v", *s.Groups[0].WallClockMS)
+	}
+}
+
+// Cold starts count for quality and not for speed; the reasoning rate has
+// its own statistics; the suite's warm-up is its load time.
+func TestColdStartsAndLoad(t *testing.T) {
+	rec := func(prompt string, cold bool, ttft int64, tps, rtps *float64, pass bool) results.Record {
+		return results.Record{RecordType: results.RecordType, Provider: "p", Model: "m", PromptID: prompt, AvailabilityStatus: "ok",
+			Success: true, E2EMS: ttft * 2, TTFTMS: &ttft, TokensPerS: tps, ReasoningTokensPerS: rtps, ColdStart: cold, ObjectivePass: &pass}
+	}
+	f := func(v float64) *float64 { return &v }
+	records := []results.Record{
+		rec("P0", true, 600, f(5), f(1), true), // the load: 600 ms, and a pass
+		rec("P1", false, 60, f(50), f(40), false),
+		rec("P2", false, 62, f(52), nil, true),
+		rec("P3", false, 58, nil, f(44), true),
+	}
+	s := Summarize(records)
+	g := s.Groups[0]
+	if g.NColdStart != 1 || g.NSuccess != 4 || *g.ObjectivePassRate != 0.75 {
+		t.Errorf("cold %d success %d pass %v: the cold cell counts for quality", g.NColdStart, g.NSuccess, *g.ObjectivePassRate)
+	}
+	if *g.TTFTMS.P50 != 60 || *g.TTFTMS.P99 > 62 || *g.LatencyMS.P50 != 120 {
+		t.Errorf("ttft %s latency %s: the cold cell must be left out", fmtStats(g.TTFTMS), fmtStats(g.LatencyMS))
+	}
+	if *g.TokensPerS.P50 != 51 || *g.ReasoningTokensPerS.P50 != 42 {
+		t.Errorf("tokens/s %s reasoning %s", fmtStats(g.TokensPerS), fmtStats(g.ReasoningTokensPerS))
+	}
+
+	dir := t.TempDir()
+	w, err := results.Create(rundir.Path(dir, rundir.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range records {
+		if err := w.Write(&records[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	if err := rundir.WriteJSON(rundir.Path(dir, rundir.FileBase("p", "m", nil)+".json"), &rundir.SuiteRecord{Provider: "p", Model: "m",
+		Warmup: &rundir.Warmup{LoadMS: 254.3216}}); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := s.Groups[0]; g.LoadMS == nil || *g.LoadMS != 254.322 || g.NColdStart != 1 {
+		t.Errorf("load %v cold %d", g.LoadMS, g.NColdStart)
+	}
+	var md strings.Builder
+	if err := WriteMarkdown(&md, s); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| p | m | – | 254 ms | 1 | 51.0 |") {
+		t.Errorf("summary.md lacks the load and cold-start row:\n%s", md.String())
 	}
 }

@@ -18,12 +18,15 @@
 // thinking_level, n_total, n_ok, n_success, n_skipped_unavailable,
 // n_rate_limited, n_error, success_rate_ok, objective_pass_rate,
 // wall_clock_ms, latency_ms, resources_before, resources_after) and these
-// additions: n_auth_error, ttft_ms and tokens_per_s (same statistics as
-// latency_ms), resources_peak (what the sampler saw during the suite), and
-// the agentic-task figures (n_agentic, n_agentic_completed,
-// task_success_rate, mean_turns, n_agentic_calls, n_wrong_argument_calls,
-// n_unknown_tool_calls, wrong_argument_rate, unknown_tool_rate,
-// n_failed_call_cells, n_recovered, recovery_rate; see AgenticMethods).
+// additions: n_auth_error, ttft_ms, tokens_per_s and reasoning_tokens_per_s
+// (same statistics as latency_ms), n_cold_start (cells the server loaded
+// the model for: counted for quality, left out of the speed figures),
+// load_ms and warmup_error (the suite's warm-up), resources_peak (what the
+// sampler saw during the suite), and the agentic-task figures (n_agentic,
+// n_agentic_completed, task_success_rate, mean_turns, n_agentic_calls,
+// n_wrong_argument_calls, n_unknown_tool_calls, wrong_argument_rate,
+// unknown_tool_rate, n_failed_call_cells, n_recovered, recovery_rate; see
+// AgenticMethods).
 package report
 
 import (
@@ -44,6 +47,9 @@ type Methods struct {
 	LatencyMS         string `json:"latency_ms"`
 	TTFTMS            string `json:"ttft_ms"`
 	TokensPerS        string `json:"tokens_per_s"`
+	ReasoningTPS      string `json:"reasoning_tokens_per_s"`
+	ColdStarts        string `json:"n_cold_start"`
+	LoadMS            string `json:"load_ms"`
 	SuccessRateOK     string `json:"success_rate_ok"`
 	ObjectivePassRate string `json:"objective_pass_rate"`
 	WallClockMS       string `json:"wall_clock_ms"`
@@ -52,9 +58,12 @@ type Methods struct {
 
 var methods = Methods{
 	Percentiles:       "linear interpolation between closest ranks (Hyndman-Fan type 7): h=(n-1)p, q=x[floor(h)]+(h-floor(h))*(x[floor(h)+1]-x[floor(h)])",
-	LatencyMS:         "e2e_ms of the successful cells (availability_status ok and success true)",
-	TTFTMS:            "ttft_ms of the successful cells that have one",
-	TokensPerS:        "tokens_per_s of the successful cells that have one (output tokens after the first over the time after the first token)",
+	LatencyMS:         "e2e_ms of the successful cells (availability_status ok and success true) that are not cold starts; e2e_ms runs from the request written to the end of the stream",
+	TTFTMS:            "ttft_ms of the successful, warm cells that have one (request written to first answer text or tool call)",
+	TokensPerS:        "tokens_per_s of the successful, warm cells that have one: answer tokens x (answer deltas - 1) / answer deltas over the time from the first answer delta to the last; null for a cell with fewer than 4 answer deltas or a window under 10 ms",
+	ReasoningTPS:      "reasoning_tokens_per_s of the successful, warm cells that have one: the same rate over the reasoning deltas and reasoning tokens (the server's count, else output tokens split in proportion to the deltas)",
+	ColdStarts:        "cells flagged cold_start (the server loaded or swapped in the model: load_duration above 50 ms, or the model missing from /api/ps); counted in every rate and the pass matrix, left out of latency_ms, ttft_ms and the tokens/s figures",
+	LoadMS:            "duration of the suite's unrecorded warm-up request (loading the model), from its resource record; null when the suite had no warm-up",
 	SuccessRateOK:     "n_success / n_ok; null when n_ok is 0",
 	ObjectivePassRate: "cells with objective_pass true / successful cells with a non-null objective_pass; null when there are none",
 	WallClockMS:       "max(ended_at_ms) - min(started_at_ms) over the group's cells",
@@ -79,9 +88,16 @@ type Group struct {
 	ObjectivePassRate *float64 `json:"objective_pass_rate"`
 	WallClockMS       *int64   `json:"wall_clock_ms"`
 
-	LatencyMS  Stats `json:"latency_ms"`
-	TTFTMS     Stats `json:"ttft_ms"`
-	TokensPerS Stats `json:"tokens_per_s"`
+	LatencyMS           Stats `json:"latency_ms"`
+	TTFTMS              Stats `json:"ttft_ms"`
+	TokensPerS          Stats `json:"tokens_per_s"`
+	ReasoningTokensPerS Stats `json:"reasoning_tokens_per_s"`
+
+	// NColdStart counts the cells the server loaded the model for.
+	NColdStart int `json:"n_cold_start"`
+	// LoadMS is the suite's warm-up time; WarmupError why it failed.
+	LoadMS      *float64 `json:"load_ms"`
+	WarmupError string   `json:"warmup_error,omitempty"`
 
 	ResourcesBefore *rundir.Snapshot `json:"resources_before"`
 	ResourcesAfter  *rundir.Snapshot `json:"resources_after"`
@@ -180,6 +196,7 @@ type aggregator struct {
 type acc struct {
 	g                *Group
 	lat, ttft, tps   estimator
+	rtps             estimator
 	judged, passed   int
 	minStart, maxEnd int64
 	tool             Tier
@@ -221,8 +238,12 @@ func (a *aggregator) Add(r *results.Record) {
 		gr.NAuthError++
 	}
 	success := r.AvailabilityStatus == "ok" && r.Success
-	if success {
-		gr.NSuccess++
+	if r.ColdStart {
+		gr.NColdStart++
+	}
+	if success && !r.ColdStart {
+		// A cold start measures the server loading the model, not the
+		// model: its speed stays out of the figures.
 		g.lat.Add(float64(r.E2EMS))
 		if r.TTFTMS != nil {
 			g.ttft.Add(float64(*r.TTFTMS))
@@ -230,6 +251,12 @@ func (a *aggregator) Add(r *results.Record) {
 		if r.TokensPerS != nil {
 			g.tps.Add(*r.TokensPerS)
 		}
+		if r.ReasoningTokensPerS != nil {
+			g.rtps.Add(*r.ReasoningTokensPerS)
+		}
+	}
+	if success {
+		gr.NSuccess++
 		if r.ObjectivePass != nil {
 			g.judged++
 			if *r.ObjectivePass {
@@ -281,7 +308,7 @@ func (a *aggregator) group(r *results.Record) *acc {
 	if g == nil {
 		g = &acc{
 			g:   &Group{Provider: r.Provider, Model: r.Model, ThinkingLevel: cloneStr(r.ThinkingLevel)},
-			lat: &exact{}, ttft: &exact{}, tps: &exact{},
+			lat: &exact{}, ttft: &exact{}, tps: &exact{}, rtps: &exact{},
 			cells: map[string]*MatrixCell{},
 			tool:  Tier{Provider: r.Provider, Model: r.Model, ThinkingLevel: cloneStr(r.ThinkingLevel), Excluded: map[string]int{}},
 		}
@@ -406,7 +433,7 @@ func (a *aggregator) summary() *Summary {
 			w := g.maxEnd - g.minStart
 			gr.WallClockMS = &w
 		}
-		gr.LatencyMS, gr.TTFTMS, gr.TokensPerS = g.lat.Stats(), g.ttft.Stats(), g.tps.Stats()
+		gr.LatencyMS, gr.TTFTMS, gr.TokensPerS, gr.ReasoningTokensPerS = g.lat.Stats(), g.ttft.Stats(), g.tps.Stats(), g.rtps.Stats()
 		gr.Agentic.finish()
 		t := g.tool
 		t.classify()
@@ -558,6 +585,9 @@ func LoadEach(runDir string, start func() func(*results.Record)) (*Summary, erro
 		}
 		if rec != nil {
 			g.ResourcesBefore, g.ResourcesAfter, g.ResourcesPeak = rec.Before, rec.After, rec.Peak
+			if w := rec.Warmup; w != nil {
+				g.LoadMS, g.WarmupError = round(w.LoadMS), w.Error
+			}
 		}
 	}
 	return s, nil

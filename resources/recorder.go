@@ -15,14 +15,19 @@ import (
 
 	"bench/plan"
 	"bench/rundir"
+	"bench/runner"
 )
 
 // DefaultInterval is how often the sampler reads the machine during a suite.
 const DefaultInterval = 500 * time.Millisecond
 
-// Recorder implements runner.SuiteHooks: it brackets each suite with
-// snapshots, samples in between, and writes the suite's resource files into
-// the run directory. Suites may overlap; state is kept per suite.
+// Recorder implements runner.SuiteHooks and runner.WarmupHook: it brackets
+// each suite with snapshots, samples in between (appending each reading to
+// the suite's samples file), records the suite's warm-up, and writes the
+// suite's resource files into the run directory. The runner runs a
+// server's suites one at a time, so a suite's window holds only its own
+// cells on that server; suites of other servers (and interleaved ones) may
+// overlap, so state is kept per suite.
 type Recorder struct {
 	dir string
 	// Interval is the sampler's period (DefaultInterval when zero). Set it
@@ -48,6 +53,8 @@ type suiteRun struct {
 	stop    chan struct{}
 	done    chan struct{}
 	sampler *sampler
+	// mu guards rec while the warm-up and the end update it.
+	mu sync.Mutex
 }
 
 func suiteKey(s plan.Suite) string {
@@ -125,14 +132,86 @@ func (r *Recorder) SuiteEnd(s plan.Suite) {
 func (r *Recorder) finish(run *suiteRun) {
 	close(run.stop)
 	<-run.done
-	run.rec.Peak = run.sampler.peak()
 	r.record(run.sampler.closeSeries())
+	peak := run.sampler.peak()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	run.rec.After = take(ctx, r.dir, run.srv, run.reason)
+	after := take(ctx, r.dir, run.srv, run.reason)
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	run.rec.After = after
+	run.rec.Peak = windowPeak(peak, run.rec.Before, after)
 	r.record(rundir.WriteFile(filepath.Join(r.dir, run.base+"_after.txt"), []byte(renderSnapshot("after", &run.rec, run.rec.After, run.rec.Peak))))
 	r.record(rundir.WriteJSON(filepath.Join(r.dir, run.base+".json"), &run.rec))
+}
+
+// SuiteWarmup records the suite's warm-up (its load time) in the suite's
+// structured record (runner.WarmupHook).
+func (r *Recorder) SuiteWarmup(s plan.Suite, w runner.Warmup) {
+	r.mu.Lock()
+	run := r.active[suiteKey(s)]
+	r.mu.Unlock()
+	if run == nil {
+		return
+	}
+	wu := &rundir.Warmup{LoadMS: msFine(w.Load)}
+	if w.ServerLoad != nil {
+		v := msFine(*w.ServerLoad)
+		wu.ServerLoadMS = &v
+	}
+	if w.Err != nil {
+		wu.Error = w.Err.Error()
+	}
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	run.rec.Warmup = wu
+	r.record(rundir.WriteJSON(filepath.Join(r.dir, run.base+".json"), &run.rec))
+}
+
+func msFine(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// windowPeak is the peak over the suite's whole window: the sampler's
+// maxima raised to the snapshots that bracket it, so a peak never sits
+// below the before or after figure shown beside it (the sampler starts
+// just after the before snapshot and stops just before the after one).
+// Samples and the mean stay the sampler's.
+func windowPeak(p *rundir.Peak, snaps ...*rundir.Snapshot) *rundir.Peak {
+	for _, s := range snaps {
+		if s == nil {
+			continue
+		}
+		p.CPUPercent = maxPtrF(p.CPUPercent, s.CPUPercent)
+		p.MemUsed = maxPtrU(p.MemUsed, s.MemUsed)
+		if s.Server != nil {
+			p.ServerRSS = maxPtrU(p.ServerRSS, s.Server.RSSBytes)
+			p.ServerCPUPercent = maxPtrF(p.ServerCPUPercent, s.Server.CPUPercent)
+		}
+	}
+	for field, v := range map[string]bool{"cpu_percent": p.CPUPercent != nil, "mem_used_bytes": p.MemUsed != nil,
+		"server_rss_bytes": p.ServerRSS != nil, "server_cpu_percent": p.ServerCPUPercent != nil} {
+		if v {
+			delete(p.Unavailable, field)
+		}
+	}
+	if len(p.Unavailable) == 0 {
+		p.Unavailable = nil
+	}
+	return p
+}
+
+func maxPtrF(cur, v *float64) *float64 {
+	if v == nil {
+		return cur
+	}
+	return maxF(cur, *v)
+}
+
+func maxPtrU(cur, v *uint64) *uint64 {
+	if v == nil {
+		return cur
+	}
+	return maxU(cur, *v)
 }
 
 // Close ends every suite still open (a run that stopped early) so its after

@@ -5,6 +5,7 @@ import (
 	"bench/plan"
 	"bench/report/htmlreport"
 	"bench/rundir"
+	"bench/runner"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -163,6 +164,7 @@ func TestRecorderWritesFilesPerSuite(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			r.SuiteStart(s)
+			r.SuiteWarmup(s, runner.Warmup{Load: 1234567 * time.Microsecond})
 			time.Sleep(50 * time.Millisecond)
 			r.SuiteEnd(s)
 		}()
@@ -193,6 +195,18 @@ func TestRecorderWritesFilesPerSuite(t *testing.T) {
 		}
 		if rec.Before == nil || rec.After == nil || rec.Peak == nil {
 			t.Fatalf("%s: incomplete record %+v", base, rec)
+		}
+		if rec.Warmup == nil || rec.Warmup.LoadMS != 1234.567 || rec.Warmup.Error != "" {
+			t.Errorf("%s: warm-up %+v, want a load of 1234.567 ms", base, rec.Warmup)
+		}
+		// A peak never sits below the snapshots that bracket its window.
+		for _, snap := range []*rundir.Snapshot{rec.Before, rec.After} {
+			if *rec.Peak.MemUsed < *snap.MemUsed || (snap.CPUPercent != nil && *rec.Peak.CPUPercent < *snap.CPUPercent) {
+				t.Errorf("%s: peak %+v below a snapshot %+v", base, rec.Peak, snap)
+			}
+			if snap.Server != nil && snap.Server.RSSBytes != nil && *rec.Peak.ServerRSS < *snap.Server.RSSBytes {
+				t.Errorf("%s: peak server rss %d below a snapshot's %d", base, *rec.Peak.ServerRSS, *snap.Server.RSSBytes)
+			}
 		}
 		// The sampler reads once at start and once at stop, whatever the timing.
 		if rec.Peak.Samples < 2 || rec.Peak.MemUsed == nil {

@@ -48,9 +48,21 @@ type Record struct {
 	TTFOMS *int64 `json:"ttfo_ms"`
 	// TTFRMS is time to the first reasoning delta, when the protocol streams one.
 	TTFRMS *int64 `json:"ttfr_ms,omitempty"`
-	// TokensPerS is output_tokens over the generation time (e2e - ttft).
-	TokensPerS      *float64 `json:"tokens_per_s"`
-	ReasoningTokens *int     `json:"reasoning_tokens,omitempty"`
+	// TokensPerS is the answer's decode rate: answer tokens after the
+	// first over the time from the first answer delta to the last; null
+	// when the window is too short to mean anything (see the runner).
+	TokensPerS *float64 `json:"tokens_per_s"`
+	// ReasoningTokensPerS is the same rate over the reasoning deltas.
+	ReasoningTokensPerS *float64 `json:"reasoning_tokens_per_s,omitempty"`
+	ReasoningTokens     *int     `json:"reasoning_tokens,omitempty"`
+	// QueueMS is the time the cell spent in the harness before its request
+	// was on the wire (connection, writing): kept out of ttft_ms and e2e_ms.
+	QueueMS *float64 `json:"queue_ms,omitempty"`
+	// ColdStart says the server loaded (or swapped in) the model for this
+	// cell; LoadMS is the load time when the server reports it. Cold cells
+	// count for quality but not for latency statistics.
+	ColdStart bool     `json:"cold_start,omitempty"`
+	LoadMS    *float64 `json:"load_ms,omitempty"`
 	// RawOutputBytes is the answer's full length; RawOutputTruncated says
 	// raw_output was cut at max_output_bytes.
 	RawOutputBytes     int      `json:"raw_output_bytes"`

@@ -23,6 +23,20 @@ type SuiteRecord struct {
 	Before *Snapshot `json:"before"`
 	After  *Snapshot `json:"after"`
 	Peak   *Peak     `json:"peak"`
+	// Warmup is the suite's unrecorded warm-up request (null when the
+	// suite had none): how long loading the model took.
+	Warmup *Warmup `json:"warmup,omitempty"`
+}
+
+// Warmup is what a suite's warm-up request measured.
+type Warmup struct {
+	// LoadMS is the warm-up request's duration, in ms with µs precision:
+	// the suite's load time.
+	LoadMS float64 `json:"load_ms"`
+	// ServerLoadMS is the load time the server itself reported, if any.
+	ServerLoadMS *float64 `json:"server_load_ms,omitempty"`
+	// Error is why the warm-up failed ("" when it did not).
+	Error string `json:"error,omitempty"`
 }
 
 // Peak is the highest load the sampler saw during a suite.

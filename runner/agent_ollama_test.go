@@ -140,8 +140,8 @@ func sweepAll(t *testing.T, cfg *config.Config, provs map[string]providers.Provi
 	return sink.recs
 }
 
-// sweep is sweepAll with the records by provider/prompt.
-func sweep(t *testing.T, cfg *config.Config, provs map[string]providers.Provider, dir string) map[string]*results.Record {
+// sweepByKey is sweepAll with the records by provider/prompt.
+func sweepByKey(t *testing.T, cfg *config.Config, provs map[string]providers.Provider, dir string) map[string]*results.Record {
 	t.Helper()
 	recs := map[string]*results.Record{}
 	for _, r := range sweepAll(t, cfg, provs, dir) {
@@ -202,7 +202,7 @@ func TestOllamaAgentCompletesEveryTask(t *testing.T) {
 	tasks := []string{"A1", "A2", "A3", "A4", "A5", "A6", "A7"}
 	cfg, provs := loadConfig(t, agentConfig(srv.URL(), "agent-good", tasks...))
 	dir := t.TempDir()
-	recs := sweep(t, cfg, provs, dir)
+	recs := sweepByKey(t, cfg, provs, dir)
 	turns := map[string]int{"A1": 3, "A2": 3, "A3": 3, "A4": 1, "A5": 2, "A6": 2, "A7": 2}
 	calls := map[string]string{
 		"A1": "get_weather,convert_temperature", "A2": "find_files,read_file", "A3": "convert_currency,convert_currency",
@@ -262,7 +262,7 @@ func TestOllamaAgentLoopsUntilMaxTurns(t *testing.T) {
 	srv := sharedOllama(t)
 	cfg, provs := loadConfig(t, agentConfig(srv.URL(), "agent-loop", "A1", "A7"))
 	dir := t.TempDir()
-	recs := sweep(t, cfg, provs, dir)
+	recs := sweepByKey(t, cfg, provs, dir)
 	for _, prov := range bothProtocols {
 		for id, max := range map[string]int{"A1": 4, "A7": 3} {
 			r := recs[prov+"/"+id]
@@ -296,7 +296,7 @@ func TestOllamaAgentCallsUnknownTool(t *testing.T) {
 	srv := sharedOllama(t)
 	cfg, provs := loadConfig(t, agentConfig(srv.URL(), "agent-unknown", "A7"))
 	dir := t.TempDir()
-	recs := sweep(t, cfg, provs, dir)
+	recs := sweepByKey(t, cfg, provs, dir)
 	for _, prov := range bothProtocols {
 		r := recs[prov+"/A7"]
 		if !r.Success || r.Turns != 2 || r.ObjectivePass == nil || *r.ObjectivePass || !strings.Contains(*r.Violation, "called unknown tool diskinfo") {
@@ -317,7 +317,7 @@ func TestOllamaAgentStopsAfterFirstCall(t *testing.T) {
 	srv := sharedOllama(t)
 	cfg, provs := loadConfig(t, agentConfig(srv.URL(), "agent-stop", "A1", "A2"))
 	dir := t.TempDir()
-	recs := sweep(t, cfg, provs, dir)
+	recs := sweepByKey(t, cfg, provs, dir)
 	for _, prov := range bothProtocols {
 		for id, call := range map[string]string{"A1": "get_weather", "A2": "find_files"} {
 			r := recs[prov+"/"+id]

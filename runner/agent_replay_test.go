@@ -100,7 +100,7 @@ func TestResponsesAgentLoop(t *testing.T) {
 	}
 	cfg, provs := loadConfig(t, responsesConfig(rr.URL, task))
 	dir := t.TempDir()
-	r := sweep(t, cfg, provs, dir)["openai_responses/M"]
+	r := sweepByKey(t, cfg, provs, dir)["openai_responses/M"]
 	if !r.Success || r.Turns != 2 || r.ObjectivePass == nil || !*r.ObjectivePass || r.ToolUseSuccess == nil || !*r.ToolUseSuccess {
 		t.Fatalf("success %v turns %d pass %v %v use %v: %+v", r.Success, r.Turns, r.ObjectivePass, r.Violation, r.ToolUseSuccess, r.TurnDetails)
 	}
@@ -141,7 +141,7 @@ func TestResponsesAgentUnknownTool(t *testing.T) {
 	}
 	cfg, provs := loadConfig(t, responsesConfig(rr.URL, task))
 	dir := t.TempDir()
-	r := sweep(t, cfg, provs, dir)["openai_responses/M"]
+	r := sweepByKey(t, cfg, provs, dir)["openai_responses/M"]
 	if !r.Success || r.ObjectivePass == nil || *r.ObjectivePass || !strings.Contains(*r.Violation, "called unknown tool get_memory") {
 		t.Fatalf("success %v pass %v %v", r.Success, r.ObjectivePass, r.Violation)
 	}

@@ -28,14 +28,24 @@ func (realClock) Now() time.Time { return time.Now() }
 // stamps keeps every stamp of one cell. Providers emit on one goroutine, in
 // stream order, so it needs no lock.
 type stamps struct {
-	clock     Clock
-	cell      time.Time // the cell started: the timeline's zero and started_at
-	start     time.Time // last request start: retries restart the clock
+	clock Clock
+	cell  time.Time // the cell started: the timeline's zero and started_at
+	// attempt is when the last attempt began (the cell's start for the
+	// first): the harness's own time runs from there to start.
+	attempt time.Time
+	// start is when the last attempt's request was on the wire (written,
+	// for HTTP; spawned, for the CLI): ttft and e2e count from here, and
+	// retries restart it.
+	start     time.Time
 	token     time.Time // first answer text or tool call
 	reasoning time.Time // first reasoning delta
-	chunks    int
-	calls     []bool // tool-call indexes seen
-	timeline  []results.TimelineEvent
+	// lastAnswer and lastReasoning are the last delta of each kind;
+	// answerN and reasoningN count them: the windows of the decode rates.
+	lastAnswer, lastReasoning time.Time
+	answerN, reasoningN       int
+	chunks                    int
+	calls                     []bool // tool-call indexes seen
+	timeline                  []results.TimelineEvent
 }
 
 func (k *stamps) add(at time.Time, e results.TimelineEvent) {
@@ -50,11 +60,17 @@ func (k *stamps) emit(e providers.Event) {
 	}
 	switch e.Kind {
 	case providers.EventRequestStart:
-		k.start, k.token, k.reasoning, k.chunks = now, time.Time{}, time.Time{}, 0
+		if e.Attempt > 0 {
+			k.attempt = now
+		}
+		k.start, k.token, k.reasoning = now, time.Time{}, time.Time{}
+		k.lastAnswer, k.lastReasoning, k.answerN, k.reasoningN, k.chunks = time.Time{}, time.Time{}, 0, 0, 0
 		k.add(now, results.TimelineEvent{Event: results.EventRequestStart, Attempt: e.Attempt})
 	case providers.EventConnected:
 		k.add(now, results.TimelineEvent{Event: results.EventConnected, Detail: e.Text})
 	case providers.EventRequestWritten:
+		// The request is on the wire: the server's time starts here.
+		k.start = now
 		k.add(now, results.TimelineEvent{Event: results.EventRequestWritten})
 	case providers.EventFirstByte:
 		k.add(now, results.TimelineEvent{Event: results.EventFirstByte})
@@ -79,6 +95,8 @@ func (k *stamps) emit(e providers.Event) {
 				k.add(now, results.TimelineEvent{Event: results.EventToolCall, Call: e.Call})
 			}
 		}
+		k.lastAnswer = now
+		k.answerN++
 		k.chunks++
 	case providers.EventReasoning:
 		if e.Text == "" {
@@ -88,13 +106,79 @@ func (k *stamps) emit(e providers.Event) {
 			k.reasoning = now
 			k.add(now, results.TimelineEvent{Event: results.EventFirstReasoning})
 		}
+		k.lastReasoning = now
+		k.reasoningN++
 		k.chunks++
 	}
 }
 
-func ms(d time.Duration) int64 { return d.Milliseconds() }
+// ms rounds a duration to whole milliseconds, the schema's integers:
+// truncating would bias every figure down by half a millisecond, which
+// matters for a 3 ms local time to first token.
+func ms(d time.Duration) int64 { return d.Round(time.Millisecond).Milliseconds() }
+
+// msFine is a duration in milliseconds with microsecond precision.
+func msFine(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Decode rates are null over windows too short to mean anything: fewer
+// than MinRateDeltas deltas of the kind, or a window (first delta to last)
+// under MinRateWindow. A millisecond of scheduling jitter then moves a rate
+// by at most a tenth, and a reply of a word or two, whose deltas may arrive
+// in one read microseconds apart, gives no rate rather than thousands of
+// tokens per second.
+const (
+	MinRateDeltas = 4
+	MinRateWindow = 10 * time.Millisecond
+)
+
+// rates are the answer's and the reasoning's decode rates. Each kind of
+// token is counted over its own window, from its first delta to its last:
+//
+//	rate = tokens × (deltas − 1) / deltas / (last − first)
+//
+// that is, the tokens after the first delta (tokens − 1 when each delta
+// carries one token, as Ollama streams) over the time after it. The
+// reasoning tokens are the server's count when it gives one (the answer's
+// are the rest of output_tokens); otherwise output_tokens is split in
+// proportion to the deltas of each kind.
+func rates(u providers.Usage, k *stamps) (answer, reasoning *float64) {
+	if u.OutputTokens == nil {
+		return nil, nil
+	}
+	out := *u.OutputTokens
+	var rt int
+	switch {
+	case u.ReasoningTokens != nil:
+		rt = *u.ReasoningTokens
+	case k.reasoningN > 0 && k.answerN > 0:
+		rt = int(math.Round(float64(out) * float64(k.reasoningN) / float64(k.reasoningN+k.answerN)))
+	case k.reasoningN > 0:
+		rt = out
+	}
+	rt = min(max(rt, 0), out)
+	return rate(out-rt, k.answerN, k.token, k.lastAnswer), rate(rt, k.reasoningN, k.reasoning, k.lastReasoning)
+}
+
+func rate(tokens, deltas int, first, last time.Time) *float64 {
+	window := last.Sub(first)
+	if deltas < MinRateDeltas || window < MinRateWindow || tokens < 1 {
+		return nil
+	}
+	after := float64(tokens) * float64(deltas-1) / float64(deltas)
+	return ptr(math.Round(after/window.Seconds()*100) / 100)
+}
+
+// cellTimes are what the runner needs of a cell's run beyond its record.
+type cellTimes struct {
+	// sent is when the last attempt began; firstOrEnd its first output,
+	// or its end when there was none: the span a cold start would sit in.
+	sent, firstOrEnd time.Time
+	// loadReported says the server reported its load time (cold starts
+	// are then judged from it alone).
+	loadReported bool
+}
 
 // newRecord starts the record of a cell: its coordinates.
 func newRecord(cfg *config.Config, c plan.Cell) *results.Record {
@@ -114,11 +198,17 @@ func newRecord(cfg *config.Config, c plan.Cell) *results.Record {
 }
 
 // runCell runs one cell to completion and returns its record; it never
-// fails. An agentic task (a prompt with max_turns) runs its tool loop
-// (runAgentCell).
+// fails.
 func runCell(parent context.Context, cfg *config.Config, clock Clock, prov providers.Provider, c plan.Cell, traceParent string) *results.Record {
+	rec, _ := runCellTimed(parent, cfg, clock, prov, c, traceParent)
+	return rec
+}
+
+// runCellTimed is runCell, also returning when things happened. An agentic
+// task (a prompt with max_turns) runs its tool loop (runAgentCell).
+func runCellTimed(parent context.Context, cfg *config.Config, clock Clock, prov providers.Provider, c plan.Cell, traceParent string) (*results.Record, cellTimes) {
 	if c.Prompt.Agentic() {
-		return runAgentCell(parent, cfg, clock, prov, c, traceParent)
+		return runAgentCell(parent, cfg, clock, prov, c, traceParent), cellTimes{}
 	}
 	rec := newRecord(cfg, c)
 	req := providers.Request{Model: c.Model, System: c.Prompt.System, Prompt: c.Prompt.Prompt, Tools: c.Prompt.Tools, Now: clock.Now, TraceParent: traceParent,
@@ -131,7 +221,7 @@ func runCell(parent context.Context, cfg *config.Config, clock Clock, prov provi
 	defer cancel()
 	k := stamps{clock: clock}
 	k.cell = clock.Now()
-	k.start = k.cell
+	k.start, k.attempt = k.cell, k.cell
 	resp, err := prov.Stream(ctx, req, k.emit)
 	end := clock.Now()
 	k.add(end, results.TimelineEvent{Event: results.EventEnd})
@@ -148,14 +238,20 @@ func runCell(parent context.Context, cfg *config.Config, clock Clock, prov provi
 	rec.StartedAtUS = k.cell.UnixMicro()
 	rec.EndedAtMS = end.UnixMilli()
 	rec.E2EMS = ms(end.Sub(k.start))
+	if q := k.start.Sub(k.attempt); q > 0 {
+		rec.QueueMS = ptr(msFine(q))
+	}
 	if !k.token.IsZero() {
 		rec.TTFTMS = ptr(ms(k.token.Sub(k.start)))
 	}
 	if !k.reasoning.IsZero() {
 		rec.TTFRMS = ptr(ms(k.reasoning.Sub(k.start)))
 	}
-	if first := earliest(k.token, k.reasoning); !first.IsZero() {
+	first := earliest(k.token, k.reasoning)
+	if !first.IsZero() {
 		rec.TTFOMS = ptr(ms(first.Sub(k.start)))
+	} else {
+		first = end
 	}
 	rec.Timeline = k.timeline
 	rec.Chunks = k.chunks
@@ -164,11 +260,9 @@ func runCell(parent context.Context, cfg *config.Config, clock Clock, prov provi
 	rec.FinishReason = resp.FinishReason
 	rec.ProviderMetrics = resp.Metrics
 	keepOutput(rec, resp, secrets, cfg.Run.MaxOutputBytes)
-	if rec.OutputTokens != nil && *rec.OutputTokens > 1 && rec.TTFTMS != nil {
-		if gen := end.Sub(k.token).Seconds(); gen > 0 {
-			// Decode rate: the tokens after the first, over the time after it.
-			rec.TokensPerS = ptr(math.Round(float64(*rec.OutputTokens-1)/gen*100) / 100)
-		}
+	rec.TokensPerS, rec.ReasoningTokensPerS = rates(resp.Usage, &k)
+	if resp.Load != nil && *resp.Load > ColdLoadThreshold {
+		rec.ColdStart, rec.LoadMS = true, ptr(msFine(*resp.Load))
 	}
 
 	classify(rec, ctx, parent, err, resp, secrets)
@@ -179,7 +273,7 @@ func runCell(parent context.Context, cfg *config.Config, clock Clock, prov provi
 		rec.ParsedOutput = nil
 	}
 	fit(rec, MaxRecordBytes)
-	return rec
+	return rec, cellTimes{sent: k.attempt, firstOrEnd: first, loadReported: resp.Load != nil}
 }
 
 // clean removes the provider's secrets from everything of resp that is

@@ -67,8 +67,11 @@ type Outcome struct {
 
 // Run executes the plan. The error is non-nil only for a failure that stopped
 // the run (writing results); failing providers are records, not errors.
+//
+// Suites that hit one server (plan.Lanes) run one at a time, each opened by
+// its hooks and its warm-up; different servers run side by side. Cells
+// share run.concurrency overall and their provider's concurrency.
 func Run(ctx context.Context, o Options) (*Outcome, error) {
-	cfg := o.Config
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
@@ -84,84 +87,25 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	obs := startObservers(o.Observers, o.Log)
 
 	g, gctx := errgroup.WithContext(ctx)
-	global := make(chan struct{}, cfg.Run.Concurrency)
-	var mu sync.Mutex // guards out counters and OnRecord ordering
-	var ends sync.WaitGroup
-	drained := false
-
-	byProvider := map[string][]plan.Cell{}
-	var order []string
-	for _, c := range o.Plan.Cells {
-		if _, ok := byProvider[c.Provider.Name]; !ok {
-			order = append(order, c.Provider.Name)
-		}
-		byProvider[c.Provider.Name] = append(byProvider[c.Provider.Name], c)
+	r := &sweep{o: &o, cfg: o.Config, g: g, ctx: gctx, out: out, obs: obs,
+		global: make(chan struct{}, o.Config.Run.Concurrency),
+		psem:   map[string]chan struct{}{},
+		cells:  make([][]plan.Cell, len(o.Plan.Suites)),
 	}
-
-	suiteWG := make([]sync.WaitGroup, len(o.Plan.Suites))
-	for _, name := range order {
-		cells := byProvider[name]
-		prov := o.Providers[name]
+	for _, c := range o.Plan.Cells {
+		r.cells[c.Suite] = append(r.cells[c.Suite], c)
+		if r.psem[c.Provider.Name] == nil {
+			r.psem[c.Provider.Name] = make(chan struct{}, c.Provider.Concurrency)
+		}
+	}
+	for _, l := range o.Plan.Lanes() {
 		g.Go(func() error {
-			psem := make(chan struct{}, cells[0].Provider.Concurrency)
-			current := -1
-			endSuite := func() {
-				if current < 0 || o.Hooks == nil {
-					return
-				}
-				s, wg := o.Plan.Suites[current], &suiteWG[current]
-				ends.Add(1)
-				go func() {
-					defer ends.Done()
-					wg.Wait()
-					o.Hooks.SuiteEnd(s)
-				}()
-			}
-			defer func() { endSuite() }()
-			for _, c := range cells {
-				if !acquire(gctx, o.Drain, psem) {
-					mu.Lock()
-					drained = drained || isClosed(o.Drain)
-					mu.Unlock()
-					return nil
-				}
-				if !acquire(gctx, o.Drain, global) {
-					<-psem
-					mu.Lock()
-					drained = drained || isClosed(o.Drain)
-					mu.Unlock()
-					return nil
-				}
-				if c.Suite != current {
-					endSuite()
-					current = c.Suite
-					if o.Hooks != nil {
-						o.Hooks.SuiteStart(o.Plan.Suites[current])
-					}
-				}
-				suiteWG[c.Suite].Add(1)
-				g.Go(func() error {
-					defer func() { <-global; <-psem; suiteWG[c.Suite].Done() }()
-					rec := runCell(gctx, cfg, o.Clock, prov, c, o.traceParent(c))
-					mu.Lock()
-					defer mu.Unlock()
-					if err := o.Sink.Write(rec); err != nil {
-						return err
-					}
-					obs.observe(rec)
-					out.Recorded++
-					out.ByStatus[rec.AvailabilityStatus]++
-					if o.OnRecord != nil {
-						o.OnRecord(rec, out.Recorded, out.Planned)
-					}
-					return nil
-				})
-			}
+			r.lane(l)
 			return nil
 		})
 	}
 	err := g.Wait()
-	ends.Wait()
+	r.ends.Wait()
 	obs.close(o.Observers)
 	out.EndedAt = o.Clock.Now()
 	switch {
@@ -170,12 +114,195 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return out, fmt.Errorf("run stopped: %w", err)
 	case ctx.Err() != nil:
 		out.EndReason = EndAborted
-	case drained || out.Recorded < out.Planned:
+	case r.drained || out.Recorded < out.Planned:
 		out.EndReason = EndInterrupted
 	default:
 		out.EndReason = EndFinished
 	}
 	return out, nil
+}
+
+// sweep is one Run in progress.
+type sweep struct {
+	o      *Options
+	cfg    *config.Config
+	g      *errgroup.Group
+	ctx    context.Context // cancelled when the run aborts or a write fails
+	global chan struct{}
+	psem   map[string]chan struct{} // by provider name
+	cells  [][]plan.Cell            // by suite index
+	obs    *observers
+	ends   sync.WaitGroup // interleaved suites' SuiteEnd calls
+
+	mu      sync.Mutex // guards out, drained and OnRecord ordering
+	out     *Outcome
+	drained bool
+}
+
+// lane runs the suites of one server: one at a time, or all mixed when
+// run.interleave says so.
+func (r *sweep) lane(l plan.Lane) {
+	w := r.watch(l)
+	if w != nil {
+		defer w.stop()
+	}
+	if r.cfg.Run.Interleave {
+		r.mixed(l, w)
+		return
+	}
+	for _, si := range l.Suites {
+		if !r.suite(si, w) {
+			return
+		}
+	}
+}
+
+// suite runs one suite: its start hook (the before snapshot), its warm-up,
+// its cells, and once the last has ended its end hook (the after
+// snapshot), so nothing else of this server runs inside its window. It
+// returns false when the run stops starting cells.
+func (r *sweep) suite(si int, w *residency) bool {
+	if r.stopping() {
+		return false
+	}
+	s := r.o.Plan.Suites[si]
+	if r.o.Hooks != nil {
+		r.o.Hooks.SuiteStart(s)
+	}
+	r.warmup(si, w)
+	var wg sync.WaitGroup
+	ok := true
+	for _, c := range r.cells[si] {
+		if !r.dispatch(c, &wg, w) {
+			ok = false
+			break
+		}
+	}
+	wg.Wait()
+	if r.o.Hooks != nil {
+		r.o.Hooks.SuiteEnd(s)
+	}
+	return ok
+}
+
+// mixed runs a lane's suites together, taking their cells in turn, for
+// load tests of a server that holds several models (run.interleave). Each
+// suite still gets its hooks and warm-up; their windows overlap.
+func (r *sweep) mixed(l plan.Lane, w *residency) {
+	if r.stopping() {
+		return
+	}
+	wgs := make([]sync.WaitGroup, len(l.Suites))
+	next := make([]int, len(l.Suites))
+	for _, si := range l.Suites {
+		if r.o.Hooks != nil {
+			r.o.Hooks.SuiteStart(r.o.Plan.Suites[si])
+		}
+		r.warmup(si, w)
+	}
+	end := func(i int) {
+		r.ends.Add(1)
+		go func() {
+			defer r.ends.Done()
+			wgs[i].Wait()
+			if r.o.Hooks != nil {
+				r.o.Hooks.SuiteEnd(r.o.Plan.Suites[l.Suites[i]])
+			}
+		}()
+	}
+	ended := make([]bool, len(l.Suites))
+	for left := true; left; {
+		left = false
+		for i, si := range l.Suites {
+			if next[i] == len(r.cells[si]) {
+				continue
+			}
+			if !r.dispatch(r.cells[si][next[i]], &wgs[i], w) {
+				for j := range l.Suites {
+					if !ended[j] {
+						end(j)
+					}
+				}
+				return
+			}
+			next[i]++
+			if next[i] == len(r.cells[si]) {
+				ended[i] = true
+				end(i)
+			} else {
+				left = true
+			}
+		}
+	}
+}
+
+// stopping says whether the run has stopped starting cells (drained or
+// aborted), noting a drain.
+func (r *sweep) stopping() bool {
+	if isClosed(r.o.Drain) {
+		r.noteDrain()
+		return true
+	}
+	return r.ctx.Err() != nil
+}
+
+func (r *sweep) noteDrain() {
+	r.mu.Lock()
+	r.drained = r.drained || isClosed(r.o.Drain)
+	r.mu.Unlock()
+}
+
+// slots takes a slot of the provider's and one of the run's, or reports
+// that the run stopped starting cells; release gives them back.
+func (r *sweep) slots(provider string) (release func(), ok bool) {
+	psem := r.psem[provider]
+	if !acquire(r.ctx, r.o.Drain, psem) {
+		r.noteDrain()
+		return nil, false
+	}
+	if !acquire(r.ctx, r.o.Drain, r.global) {
+		<-psem
+		r.noteDrain()
+		return nil, false
+	}
+	return func() { <-r.global; <-psem }, true
+}
+
+// dispatch starts one cell once it has its slots; false means the run
+// stopped starting cells.
+func (r *sweep) dispatch(c plan.Cell, wg *sync.WaitGroup, w *residency) bool {
+	release, ok := r.slots(c.Provider.Name)
+	if !ok {
+		return false
+	}
+	wg.Add(1)
+	prov := r.o.Providers[c.Provider.Name]
+	r.g.Go(func() error {
+		defer wg.Done()
+		defer release()
+		rec, run := runCellTimed(r.ctx, r.cfg, r.o.Clock, prov, c, r.o.traceParent(c))
+		if !run.loadReported && w != nil && !rec.ColdStart && !run.sent.IsZero() && w.cold(c.Model, run.sent, run.firstOrEnd) {
+			rec.ColdStart = true
+		}
+		return r.record(rec)
+	})
+	return true
+}
+
+// record writes a finished cell and hands it to the observers and OnRecord.
+func (r *sweep) record(rec *results.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.o.Sink.Write(rec); err != nil {
+		return err
+	}
+	r.obs.observe(rec)
+	r.out.Recorded++
+	r.out.ByStatus[rec.AvailabilityStatus]++
+	if r.o.OnRecord != nil {
+		r.o.OnRecord(rec, r.out.Recorded, r.out.Planned)
+	}
+	return nil
 }
 
 // acquire takes a slot unless the run is draining or cancelled.

@@ -356,21 +356,117 @@ func TestRecordAssembly(t *testing.T) {
 				{Event: "tool_call", AtMS: 10, Call: 1},
 				{Event: "end", AtMS: 10},
 			}
-			if !reflect.DeepEqual(r.Timeline, want) || !reflect.DeepEqual(r.TTFTMS, ms(9)) || r.Chunks != 3 {
-				t.Errorf("timeline\n%+v\nwant\n%+v (ttft %v, chunks %d)", r.Timeline, want, deref(r.TTFTMS), r.Chunks)
+			// ttft and e2e count from the request written (1.5 ms), rounded:
+			// 7.5 ms is 8, 8.5 ms is 9; the 1.5 ms before is queue_ms.
+			if !reflect.DeepEqual(r.Timeline, want) || !reflect.DeepEqual(r.TTFTMS, ms(8)) || r.E2EMS != 9 || r.Chunks != 3 || deref(r.QueueMS) != 1.5 {
+				t.Errorf("timeline\n%+v\nwant\n%+v (ttft %v, e2e %d, queue %v, chunks %d)", r.Timeline, want, deref(r.TTFTMS), r.E2EMS, deref(r.QueueMS), r.Chunks)
+			}
+		}},
+		{"rounded, not truncated", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
+			emit(providers.Event{Kind: providers.EventRequestStart})
+			clk.Advance(2600 * time.Microsecond)
+			emit(providers.Event{Kind: providers.EventText, Text: "OK"})
+			clk.Advance(2300 * time.Microsecond)
+			return &providers.Response{Text: "OK"}, nil
+		}, func(t *testing.T, r *results.Record) {
+			if !reflect.DeepEqual(r.TTFTMS, ms(3)) || r.E2EMS != 5 || r.QueueMS != nil {
+				t.Errorf("ttft %v e2e %d queue %v: want 3 (2.6 rounded), 5 (4.9), none", deref(r.TTFTMS), r.E2EMS, deref(r.QueueMS))
 			}
 		}},
 		{"decode rate over the time after the first token", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
 			emit(providers.Event{Kind: providers.EventRequestStart})
 			clk.Advance(100 * time.Millisecond)
-			emit(providers.Event{Kind: providers.EventText, Text: "a"})
-			clk.Advance(400 * time.Millisecond)
-			emit(providers.Event{Kind: providers.EventText, Text: "b"})
+			for i := 0; i < 21; i++ {
+				if i > 0 {
+					clk.Advance(20 * time.Millisecond)
+				}
+				emit(providers.Event{Kind: providers.EventText, Text: "a"})
+			}
+			clk.Advance(3 * time.Millisecond) // the done chunk: not in the window
 			out := 21
 			return &providers.Response{Text: "ab", Usage: providers.Usage{OutputTokens: &out}}, nil
 		}, func(t *testing.T, r *results.Record) {
-			if r.TokensPerS == nil || *r.TokensPerS != 50 {
-				t.Errorf("tokens/s %v, want (21-1)/0.4s = 50", r.TokensPerS)
+			if r.TokensPerS == nil || *r.TokensPerS != 50 || r.ReasoningTokensPerS != nil {
+				t.Errorf("tokens/s %v reasoning %v, want (21-1)/0.4s = 50 and none", deref(r.TokensPerS), deref(r.ReasoningTokensPerS))
+			}
+		}},
+		// The reasoning and the answer each over their own window: the
+		// answer's tokens are not the output's, and the answer's window does
+		// not start at the first reasoning delta.
+		{"reasoning and answer rates apart", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
+			emit(providers.Event{Kind: providers.EventRequestStart})
+			clk.Advance(50 * time.Millisecond)
+			for i := 0; i < 41; i++ { // 40 intervals of 20 ms: 50 tokens/s
+				if i > 0 {
+					clk.Advance(20 * time.Millisecond)
+				}
+				emit(providers.Event{Kind: providers.EventReasoning, Text: "r"})
+			}
+			for i := 0; i < 11; i++ { // 10 intervals of 5 ms: 200 tokens/s
+				clk.Advance(5 * time.Millisecond)
+				emit(providers.Event{Kind: providers.EventText, Text: "a"})
+			}
+			out := 52
+			return &providers.Response{Text: "a", Reasoning: "r", Usage: providers.Usage{OutputTokens: &out}}, nil
+		}, func(t *testing.T, r *results.Record) {
+			if deref(r.TokensPerS) != 200.0 || deref(r.ReasoningTokensPerS) != 50.0 {
+				t.Errorf("tokens/s %v reasoning %v, want 200 and 50", deref(r.TokensPerS), deref(r.ReasoningTokensPerS))
+			}
+		}},
+		{"reasoning count from the server", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
+			emit(providers.Event{Kind: providers.EventRequestStart})
+			for i := 0; i < 5; i++ { // five summary deltas for 100 reasoning tokens
+				clk.Advance(100 * time.Millisecond)
+				emit(providers.Event{Kind: providers.EventReasoning, Text: "r"})
+			}
+			for i := 0; i < 5; i++ {
+				clk.Advance(10 * time.Millisecond)
+				emit(providers.Event{Kind: providers.EventText, Text: "a"})
+			}
+			out, reasoning := 105, 100
+			return &providers.Response{Text: "a", Usage: providers.Usage{OutputTokens: &out, ReasoningTokens: &reasoning}}, nil
+		}, func(t *testing.T, r *results.Record) {
+			// 100 × 4/5 over 0.4 s; 5 × 4/5 over 0.04 s.
+			if deref(r.ReasoningTokensPerS) != 200.0 || deref(r.TokensPerS) != 100.0 {
+				t.Errorf("tokens/s %v reasoning %v, want 100 and 200", deref(r.TokensPerS), deref(r.ReasoningTokensPerS))
+			}
+		}},
+		{"no rate over a short window", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
+			emit(providers.Event{Kind: providers.EventRequestStart})
+			clk.Advance(30 * time.Millisecond)
+			emit(providers.Event{Kind: providers.EventText, Text: "O"}) // two deltas a read apart
+			clk.Advance(20 * time.Microsecond)
+			emit(providers.Event{Kind: providers.EventText, Text: "K"})
+			for i := 0; i < 6; i++ { // six reasoning deltas within 5 ms
+				clk.Advance(time.Millisecond)
+				emit(providers.Event{Kind: providers.EventReasoning, Text: "r"})
+			}
+			out := 8
+			return &providers.Response{Text: "OK", Usage: providers.Usage{OutputTokens: &out}}, nil
+		}, func(t *testing.T, r *results.Record) {
+			if r.TokensPerS != nil || r.ReasoningTokensPerS != nil {
+				t.Errorf("tokens/s %v reasoning %v, want null for both", deref(r.TokensPerS), deref(r.ReasoningTokensPerS))
+			}
+		}},
+		{"cold start from the server's load time", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
+			emit(providers.Event{Kind: providers.EventRequestStart})
+			clk.Advance(300 * time.Millisecond)
+			emit(providers.Event{Kind: providers.EventText, Text: "OK"})
+			load := 256500 * time.Microsecond
+			return &providers.Response{Text: "OK", Load: &load}, nil
+		}, func(t *testing.T, r *results.Record) {
+			if !r.ColdStart || deref(r.LoadMS) != 256.5 || !r.Success {
+				t.Errorf("cold %v load %v success %v, want a cold start of 256.5 ms that still succeeded", r.ColdStart, deref(r.LoadMS), r.Success)
+			}
+		}},
+		{"a warm model's load time is not a cold start", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
+			emit(providers.Event{Kind: providers.EventRequestStart})
+			emit(providers.Event{Kind: providers.EventText, Text: "OK"})
+			load := 7 * time.Millisecond
+			return &providers.Response{Text: "OK", Load: &load}, nil
+		}, func(t *testing.T, r *results.Record) {
+			if r.ColdStart || r.LoadMS != nil {
+				t.Errorf("cold %v load %v for a 7 ms load", r.ColdStart, deref(r.LoadMS))
 			}
 		}},
 		{"empty reply", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {

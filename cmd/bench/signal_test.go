@@ -88,7 +88,8 @@ func startBench(t *testing.T, url string, waitFor string) (*exec.Cmd, string, ch
 	t.Helper()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "prompts.yaml"), []byte(promptFile), 0o644)
-	cfg := fmt.Sprintf("run:\n  concurrency: 2\n  repetitions: 2\n  timeout: 60s\nproviders:\n  - type: ollama_openai\n    base_url: %s/v1\n    models: [m]\nprompts:\n  files: [prompts.yaml]\n", url)
+	// No warm-up: these tests count the cells' requests.
+	cfg := fmt.Sprintf("run:\n  concurrency: 2\n  repetitions: 2\n  timeout: 60s\n  warmup: false\nproviders:\n  - type: ollama_openai\n    base_url: %s/v1\n    models: [m]\nprompts:\n  files: [prompts.yaml]\n", url)
 	os.WriteFile(filepath.Join(dir, "bench.yaml"), []byte(cfg), 0o644)
 	cmd := exec.Command(benchBin, "run", "--config", filepath.Join(dir, "bench.yaml"), "--run-id", "sig")
 	pr, pw := io.Pipe()

@@ -112,10 +112,12 @@ type Server struct {
 }
 
 // Start starts a server for one test and stops it when the test ends; on
-// failure the tail of the server log is printed.
-func Start(t testing.TB) *Server {
+// failure the tail of the server log is printed. env entries (KEY=value)
+// override the server's settings, e.g. "OLLAMA_MAX_LOADED_MODELS=1" for a
+// server that holds one model at a time.
+func Start(t testing.TB, env ...string) *Server {
 	t.Helper()
-	s, err := StartServer()
+	s, err := StartServer(env...)
 	Check(t, err)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -127,9 +129,9 @@ func Start(t testing.TB) *Server {
 }
 
 // StartServer starts `ollama serve` on a free 127.0.0.1 port with HOME and
-// OLLAMA_MODELS in a new temporary directory and waits until /api/version
-// answers. Close removes it all.
-func StartServer() (*Server, error) {
+// OLLAMA_MODELS in a new temporary directory (env overriding its settings,
+// as for Start) and waits until /api/version answers. Close removes it all.
+func StartServer(env ...string) (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
@@ -141,7 +143,7 @@ func StartServer() (*Server, error) {
 	// Picking a free port and handing it to another process can race with
 	// other tests doing the same; a server that dies at once gets a new port.
 	for attempt := 1; ; attempt++ {
-		s, err := start(bin, dir)
+		s, err := start(bin, dir, env)
 		if err == nil {
 			return s, nil
 		}
@@ -152,7 +154,7 @@ func StartServer() (*Server, error) {
 	}
 }
 
-func start(bin, dir string) (*Server, error) {
+func start(bin, dir string, env []string) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -185,6 +187,8 @@ func start(bin, dir string) (*Server, error) {
 		"OLLAMA_MAX_LOADED_MODELS=8",
 		"OLLAMA_NOPRUNE=1",
 	)
+	// Later entries win: the caller's overrides.
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group, so Stop also kills the runner subprocesses
 	// the server spawns for loaded models.
