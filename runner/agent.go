@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -61,14 +60,14 @@ type agentLoop struct {
 	last *providers.Response
 	err  error
 
-	usage            providers.Usage
-	chunks, retries  int
-	retryWaitMS      int64
-	timeline         []results.TimelineEvent
-	first            *stamps // turn 1's stamps: ttft, ttfr, ttfo, e2e start
-	decodeTokens     int
-	decodeSeconds    float64
-	outputTokensSeen bool
+	usage           providers.Usage
+	chunks, retries int
+	retryWaitMS     int64
+	timeline        []results.TimelineEvent
+	first           *stamps // turn 1's stamps: ttft, ttfr, ttfo, e2e start
+	// answerRate and reasoningRate sum the turns' decode windows.
+	answerRate, reasoningRate rateWindow
+	outputTokensSeen          bool
 }
 
 // Why an agentic loop stopped.
@@ -124,14 +123,19 @@ func runLoop(ctx context.Context, cfg *config.Config, clock Clock, prov provider
 	for n := 1; ; n++ {
 		k := &stamps{clock: clock, cell: start}
 		k.start = clock.Now()
-		// The turn starts when its first request is sent (as the cell's
-		// e2e and the turn's ttft are timed from a request start), or, for
-		// a provider that failed before sending, when it was called.
-		turnStart, sent := k.start, false
+		// The turn starts when its first request is on the wire (as the
+		// cell's e2e and the turn's ttft are timed; connecting is queue
+		// time), when it was sent for a protocol that does not say (the
+		// CLI), or, for a provider that failed before sending, when it was
+		// called.
+		turnStart, sent, written := k.start, false, false
 		resp, err := prov.Stream(ctx, req, func(e providers.Event) {
 			k.emit(e)
-			if e.Kind == providers.EventRequestStart && !sent {
+			switch {
+			case e.Kind == providers.EventRequestStart && !sent:
 				turnStart, sent = k.start, true
+			case e.Kind == providers.EventRequestWritten && !written:
+				turnStart, written = k.start, true
 			}
 		})
 		end := clock.Now()
@@ -259,12 +263,10 @@ func (l *agentLoop) addTurnStats(k *stamps, resp *providers.Response, end time.T
 	l.usage.InputTokens = addInt(l.usage.InputTokens, resp.Usage.InputTokens)
 	l.usage.OutputTokens = addInt(l.usage.OutputTokens, resp.Usage.OutputTokens)
 	l.usage.ReasoningTokens = addInt(l.usage.ReasoningTokens, resp.Usage.ReasoningTokens)
-	if o := resp.Usage.OutputTokens; o != nil && *o > 1 && !k.token.IsZero() {
-		if gen := end.Sub(k.token).Seconds(); gen > 0 {
-			l.decodeTokens += *o - 1
-			l.decodeSeconds += gen
-		}
-	}
+	// Each turn's decode windows, as a single-turn cell's (see rates),
+	// summed over the turns.
+	a, r := rateWindows(resp.Usage, k)
+	l.answerRate, l.reasoningRate = l.answerRate.add(a), l.reasoningRate.add(r)
 }
 
 func (l *agentLoop) addReasoning(r string) {
@@ -320,9 +322,7 @@ func fillAgentRecord(rec *results.Record, cfg *config.Config, l *agentLoop, star
 	rec.RawOutputBytes = len(l.final)
 	rec.RawOutput, rec.RawOutputTruncated = truncate(l.final, cfg.Run.MaxOutputBytes)
 	rec.Reasoning, _ = truncate(l.reasoning, cfg.Run.MaxOutputBytes)
-	if l.decodeSeconds > 0 {
-		rec.TokensPerS = ptr(math.Round(float64(l.decodeTokens)/l.decodeSeconds*100) / 100)
-	}
+	rec.TokensPerS, rec.ReasoningTokensPerS = l.answerRate.rate(), l.reasoningRate.rate()
 	rec.Turns = len(l.turns)
 	rec.TurnDetails = l.turns
 }

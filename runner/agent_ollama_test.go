@@ -228,7 +228,7 @@ func TestOllamaAgentCompletesEveryTask(t *testing.T) {
 				t.Errorf("%s: tool_use_success %v", where, r.ToolUseSuccess)
 			}
 			if r.TTFTMS == nil || r.E2EMS < int64(r.TurnDetails[len(r.TurnDetails)-1].EndMS-r.TurnDetails[0].StartMS)-1 {
-				t.Errorf("%s: ttft %v e2e %d does not cover the turns %+v", where, r.TTFTMS, r.E2EMS, r.TurnDetails)
+				t.Errorf("%s: ttft %v e2e %d does not cover the turns %+v; timeline %+v", where, r.TTFTMS, r.E2EMS, r.TurnDetails, r.Timeline)
 			}
 			for k, tn := range r.TurnDetails {
 				if tn.TTFTMS == nil || tn.EndMS < tn.StartMS || (k > 0 && tn.StartMS < r.TurnDetails[k-1].EndMS) {

@@ -58,8 +58,10 @@ func (rr *responsesReplay) requests() []map[string]any {
 }
 
 func responsesConfig(url, task string) string {
+	// No warm-up: the replay server answers its recorded turns in order.
 	return fmt.Sprintf(`run:
   timeout: 30s
+  warmup: false
 providers:
   - type: openai_responses
     base_url: %s/v1

@@ -144,8 +144,33 @@ const (
 // are the rest of output_tokens); otherwise output_tokens is split in
 // proportion to the deltas of each kind.
 func rates(u providers.Usage, k *stamps) (answer, reasoning *float64) {
+	a, r := rateWindows(u, k)
+	return a.rate(), r.rate()
+}
+
+// rateWindow is a decode rate's parts: the tokens after the first delta and
+// the time after it; zero when the window is too short to mean anything.
+// Parts add up across an agentic cell's turns.
+type rateWindow struct {
+	tokens, seconds float64
+}
+
+func (w rateWindow) rate() *float64 {
+	if w.seconds <= 0 {
+		return nil
+	}
+	return ptr(math.Round(w.tokens/w.seconds*100) / 100)
+}
+
+func (w rateWindow) add(o rateWindow) rateWindow {
+	return rateWindow{w.tokens + o.tokens, w.seconds + o.seconds}
+}
+
+// rateWindows splits output_tokens between the answer and the reasoning
+// (see rates) and gives each kind's window.
+func rateWindows(u providers.Usage, k *stamps) (answer, reasoning rateWindow) {
 	if u.OutputTokens == nil {
-		return nil, nil
+		return rateWindow{}, rateWindow{}
 	}
 	out := *u.OutputTokens
 	var rt int
@@ -158,16 +183,15 @@ func rates(u providers.Usage, k *stamps) (answer, reasoning *float64) {
 		rt = out
 	}
 	rt = min(max(rt, 0), out)
-	return rate(out-rt, k.answerN, k.token, k.lastAnswer), rate(rt, k.reasoningN, k.reasoning, k.lastReasoning)
+	return window(out-rt, k.answerN, k.token, k.lastAnswer), window(rt, k.reasoningN, k.reasoning, k.lastReasoning)
 }
 
-func rate(tokens, deltas int, first, last time.Time) *float64 {
-	window := last.Sub(first)
-	if deltas < MinRateDeltas || window < MinRateWindow || tokens < 1 {
-		return nil
+func window(tokens, deltas int, first, last time.Time) rateWindow {
+	w := last.Sub(first)
+	if deltas < MinRateDeltas || w < MinRateWindow || tokens < 1 {
+		return rateWindow{}
 	}
-	after := float64(tokens) * float64(deltas-1) / float64(deltas)
-	return ptr(math.Round(after/window.Seconds()*100) / 100)
+	return rateWindow{float64(tokens) * float64(deltas-1) / float64(deltas), w.Seconds()}
 }
 
 // cellTimes are what the runner needs of a cell's run beyond its record.
