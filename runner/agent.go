@@ -143,7 +143,7 @@ func runLoop(ctx context.Context, cfg *config.Config, clock Clock, prov provider
 			resp = &providers.Response{}
 		}
 		clean(resp, secrets)
-		l.addTurnStats(k, resp, end)
+		l.addTurnStats(k, resp)
 		if n == 1 {
 			l.first = k
 		}
@@ -255,7 +255,7 @@ func textModeSkip(rec *results.Record, start, end time.Time) *results.Record {
 }
 
 // addTurnStats adds one turn's counts and its decode figures.
-func (l *agentLoop) addTurnStats(k *stamps, resp *providers.Response, end time.Time) {
+func (l *agentLoop) addTurnStats(k *stamps, resp *providers.Response) {
 	l.timeline = append(l.timeline, k.timeline...)
 	l.chunks += k.chunks
 	l.retries += resp.Retries

@@ -57,7 +57,7 @@ func runOwnLoop(ctx context.Context, cfg *config.Config, clock Clock, prov provi
 	secrets := prov.Secrets()
 	clean(resp, secrets)
 	cleanTurns(resp.Turns, secrets)
-	l.addTurnStats(k, resp, end)
+	l.addTurnStats(k, resp)
 	l.last, l.err = resp, err
 	log, lerr := readCallLog(filepath.Join(dir, "calls.jsonl"))
 	if lerr != nil && err == nil {
