@@ -185,6 +185,9 @@ func (r *sweep) suite(si int, w *residency) bool {
 	return ok
 }
 
+// mixedStarts bounds the interleaved suites started at once.
+const mixedStarts = 16
+
 // mixed runs a lane's suites together, taking their cells in turn, for
 // load tests of a server that holds several models (run.interleave). Each
 // suite still gets its hooks and warm-up; their windows overlap.
@@ -194,12 +197,22 @@ func (r *sweep) mixed(l plan.Lane, w *residency) {
 	}
 	wgs := make([]sync.WaitGroup, len(l.Suites))
 	next := make([]int, len(l.Suites))
+	// The windows overlap anyway: the suites' before snapshots and warm-ups
+	// run side by side (each snapshot measures CPU over a fraction of a
+	// second, which one after the other would hold a lane of many suites
+	// for minutes).
+	var starts errgroup.Group
+	starts.SetLimit(mixedStarts)
 	for _, si := range l.Suites {
-		if r.o.Hooks != nil {
-			r.o.Hooks.SuiteStart(r.o.Plan.Suites[si])
-		}
-		r.warmup(si, w)
+		starts.Go(func() error {
+			if r.o.Hooks != nil {
+				r.o.Hooks.SuiteStart(r.o.Plan.Suites[si])
+			}
+			r.warmup(si, w)
+			return nil
+		})
 	}
+	starts.Wait()
 	end := func(i int) {
 		r.ends.Add(1)
 		go func() {

@@ -54,7 +54,9 @@ func (r *sweep) warmup(si int, w *residency) {
 	err := providers.ErrWarmupUnsupported
 	if wm, ok := prov.(providers.Warmer); ok {
 		start := r.o.Clock.Now()
-		wctx, wcancel := context.WithTimeout(ctx, providers.WarmupTimeout)
+		// A load that cannot finish within a cell's timeout would time out
+		// every cell of the suite anyway; a stalled server costs no more.
+		wctx, wcancel := context.WithTimeout(ctx, min(providers.WarmupTimeout, time.Duration(r.cfg.Run.Timeout)))
 		err = wm.Warmup(wctx, req)
 		wcancel()
 		if !errors.Is(err, providers.ErrWarmupUnsupported) {

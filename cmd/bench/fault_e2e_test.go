@@ -161,7 +161,7 @@ func TestFaultMatrixCLI(t *testing.T) {
 	for m := range cliClasses {
 		models = append(models, m)
 	}
-	run := "run:\n  timeout: 30s\n  concurrency: 2\n  max_output_bytes: 4096\n"
+	run := "run:\n  timeout: 30s\n  warmup: false\n  interleave: true\n  concurrency: 2\n  max_output_bytes: 4096\n"
 	all := faultProviders(s, cli, t.TempDir(), nil, models)
 	provs := "providers:\n" + all[strings.Index(all, "  - type: claude_code_cli"):] +
 		fmt.Sprintf("  - name: cli_refused\n    type: claude_code_cli\n    command: %s\n    env: {ANTHROPIC_BASE_URL: %s, ANTHROPIC_AUTH_TOKEN: x, HOME: %s, CLAUDE_CODE_MAX_RETRIES: \"0\"}\n    models: [nothing-listens]\n", cli, s.ClosedURL(), t.TempDir()) +
@@ -195,7 +195,7 @@ func TestFaultMatrix(t *testing.T) {
 	for b := range httpClasses {
 		behaviours = append(behaviours, b)
 	}
-	run := "run:\n  timeout: 3s\n  concurrency: 12\n  max_output_bytes: 4096\n"
+	run := "run:\n  timeout: 3s\n  warmup: false\n  interleave: true\n  concurrency: 12\n  max_output_bytes: 4096\n"
 	provs := faultProviders(s, "", "", behaviours, nil) +
 		fmt.Sprintf("  - name: refused\n    type: ollama_openai\n    base_url: %s/v1\n    models: [nothing-listens]\n", s.ClosedURL())
 	code, stdout, stderr, recs, _ := faultRun(t, run, provs)

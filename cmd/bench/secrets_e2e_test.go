@@ -112,7 +112,7 @@ func TestSecretMatrix(t *testing.T) {
 	}
 	realModels := []string{"echo_key", "echo_key_event", "echo_key_frame", "echo_key_long:1000"}
 
-	run := "run:\n  timeout: 60s\n  concurrency: 8\n  max_output_bytes: 1000\n"
+	run := "run:\n  timeout: 60s\n  warmup: false\n  interleave: true\n  concurrency: 8\n  max_output_bytes: 1000\n"
 	provs := fmt.Sprintf(`providers:
   - type: ollama_openai
     base_url: %[1]s/v1
