@@ -539,7 +539,7 @@ func (o *Ollama) Warmup(ctx context.Context, req Request) error {
 	if reason, ok := o.missingReason(req.Model); ok {
 		return errors.New(reason)
 	}
-	return ollamaLoad(ctx, o.base, o.secrets, req.Model, o.options, o.opts.keepAlive)
+	return ollamaLoad(withTraceParent(ctx, req.TraceParent), o.base, o.secrets, req.Model, o.options, o.opts.keepAlive)
 }
 
 // Preconnect opens n connections to the server for the cells to come.

@@ -83,7 +83,7 @@ func (o *OllamaOpenAI) Probe(ctx context.Context) *Probe {
 // without generating; another compatible server gives
 // ErrWarmupUnsupported, and the runner warms it with a short request.
 func (o *OllamaOpenAI) Warmup(ctx context.Context, req Request) error {
-	return ollamaLoad(ctx, nativeRoot(o.opts.BaseURL), o.secrets, req.Model, nil, nil)
+	return ollamaLoad(withTraceParent(ctx, req.TraceParent), nativeRoot(o.opts.BaseURL), o.secrets, req.Model, nil, nil)
 }
 
 // LoadedModels lists what the Ollama behind /v1 holds (/api/ps): the

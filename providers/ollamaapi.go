@@ -40,6 +40,17 @@ func nativeRoot(baseURL string) string {
 	return strings.TrimRight(r, "/")
 }
 
+// traceParentKey carries a traceparent to the side calls made for it (a
+// suite's warm-up names the suite's span).
+type traceParentKey struct{}
+
+func withTraceParent(ctx context.Context, tp string) context.Context {
+	if tp == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, traceParentKey{}, tp)
+}
+
 // sideCall makes a call outside any cell (listing, pulling, warming up) and
 // returns the body of a 2xx answer; ctx must carry its bound.
 func sideCall(ctx context.Context, method, url string, secrets Secrets, body any) (io.ReadCloser, error) {
@@ -60,6 +71,9 @@ func sideCall(ctx context.Context, method, url string, secrets Secrets, body any
 	}
 	if len(secrets) > 0 && secrets[0] != "" {
 		req.Header.Set("Authorization", "Bearer "+secrets[0])
+	}
+	if tp, _ := ctx.Value(traceParentKey{}).(string); tp != "" {
+		req.Header.Set("Traceparent", tp)
 	}
 	res, err := sideClient.Do(req)
 	if err != nil {

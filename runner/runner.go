@@ -41,8 +41,10 @@ type Options struct {
 	// Observers are fed each record after Sink has it (see Observer).
 	Observers []Observer
 	// TraceParent, when set, gives the W3C traceparent a cell's requests
-	// carry (execution traces), "" for none.
-	TraceParent func(c plan.Cell) string
+	// carry (execution traces), "" for none; SuiteTraceParent the one a
+	// suite's warm-up request carries.
+	TraceParent      func(c plan.Cell) string
+	SuiteTraceParent func(s plan.Suite) string
 	// Hooks, when set, bracket each suite (resource snapshots).
 	Hooks SuiteHooks
 	// Drain, when closed, stops new cells from starting; cells in flight

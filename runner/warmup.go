@@ -34,6 +34,9 @@ func (r *sweep) warmup(si int, w *residency) {
 	defer release()
 	prov := r.o.Providers[s.Provider]
 	req := providers.Request{Model: s.Model, Prompt: providers.WarmupPrompt, Now: r.o.Clock.Now}
+	if r.o.SuiteTraceParent != nil {
+		req.TraceParent = r.o.SuiteTraceParent(s)
+	}
 	if s.ThinkingLevel != nil {
 		req.ThinkingLevel = *s.ThinkingLevel
 	}

@@ -106,3 +106,13 @@ func traceParent(tid trace.TraceID, sid trace.SpanID) string {
 func CellTraceParent(tid trace.TraceID, c plan.Cell) string {
 	return traceParent(tid, cellID(tid, c.Key()))
 }
+
+// SuiteTraceParent is the traceparent of a plan suite's span in the trace
+// tid: what the suite's warm-up request carries.
+func SuiteTraceParent(tid trace.TraceID, s plan.Suite) string {
+	k := suiteKey{provider: s.Provider, model: s.Model}
+	if s.ThinkingLevel != nil {
+		k.thinking = *s.ThinkingLevel
+	}
+	return traceParent(tid, suiteID(tid, k))
+}

@@ -157,6 +157,10 @@ func (t *Tracer) Exporting() bool { return t.otlp != nil }
 // send with the cell's requests: the span Observe later writes has its id.
 func (t *Tracer) TraceParent(c plan.Cell) string { return CellTraceParent(t.tid, c) }
 
+// SuiteTraceParent is what runner.Options.SuiteTraceParent takes: the
+// traceparent a suite's warm-up request carries, naming the suite's span.
+func (t *Tracer) SuiteTraceParent(s plan.Suite) string { return SuiteTraceParent(t.tid, s) }
+
 // Observe writes a finished cell's subtree. Only a trace file's failure is
 // returned (the runner warns once); the export reports its own, once.
 func (t *Tracer) Observe(r *results.Record) error {

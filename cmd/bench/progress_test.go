@@ -276,7 +276,7 @@ func TestLiveBarFromTheStart(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "prompts.yaml"), []byte(promptFile), 0o644)
 	cfg := filepath.Join(dir, "bench.yaml")
-	os.WriteFile(cfg, []byte("run:\n  concurrency: 2\n  timeout: 60s\nproviders:\n  - type: ollama_openai\n    base_url: "+h.URL+"/v1\n    models: [m]\nprompts:\n  files: [prompts.yaml]\n"), 0o644)
+	os.WriteFile(cfg, []byte("run:\n  concurrency: 2\n  timeout: 60s\n  warmup: false\nproviders:\n  - type: ollama_openai\n    base_url: "+h.URL+"/v1\n    models: [m]\nprompts:\n  files: [prompts.yaml]\n"), 0o644)
 	term := newTerminal(t)
 	cmd := exec.Command(benchBin, "run", "--config", cfg, "--run-id", "tty")
 	cmd.Stderr, cmd.Stdout = term.tty, io.Discard

@@ -96,7 +96,7 @@ const holdProvider = "providers:\n  - type: ollama_openai\n    base_url: %s/v1\n
 // would change it is refused; a dry run says what a resume would run.
 func TestResumeKeepsThePlan(t *testing.T) {
 	h := newHoldServer(t, 4)
-	dir := benchDir(t, "run:\n  concurrency: 2\n  timeout: 60s\n", fmt.Sprintf(holdProvider, h.URL), "")
+	dir := benchDir(t, "run:\n  concurrency: 2\n  timeout: 60s\n  warmup: false\n", fmt.Sprintf(holdProvider, h.URL), "")
 	args := []string{"run", "--config", "bench.yaml", "--run-id", "r"}
 	runDir := filepath.Join(dir, "runs", "r")
 	cmd, _, _ := startIn(t, dir, append(args, "--repetitions", "3")...)
@@ -133,7 +133,7 @@ func TestResumeRunsCancelledAndUnavailableAgain(t *testing.T) {
 	h := newHoldServer(t, 0)
 	s := faultserver.Start(t)
 	provs := fmt.Sprintf(holdProvider, h.URL) + fmt.Sprintf("  - name: limited\n    type: ollama_openai\n    base_url: %s/v1\n    max_retries: 0\n    models: [\"http429:1\"]\n", s.URL())
-	dir := benchDir(t, "run:\n  concurrency: 3\n  timeout: 60s\n", provs, "T0, T1")
+	dir := benchDir(t, "run:\n  concurrency: 3\n  timeout: 60s\n  warmup: false\n", provs, "T0, T1")
 	args := []string{"run", "--config", "bench.yaml", "--run-id", "r"}
 	runDir := filepath.Join(dir, "runs", "r")
 	cmd, stdout, _ := startIn(t, dir, args...)
@@ -202,7 +202,7 @@ func TestResumeRunsCancelledAndUnavailableAgain(t *testing.T) {
 // a new id, one runs and one is refused; no cell is recorded twice.
 func TestTwoProcessesRace(t *testing.T) {
 	h := newHoldServer(t, 0)
-	dir := benchDir(t, "run:\n  concurrency: 2\n  timeout: 60s\n", fmt.Sprintf(holdProvider, h.URL), "T0, T1")
+	dir := benchDir(t, "run:\n  concurrency: 2\n  timeout: 60s\n  warmup: false\n", fmt.Sprintf(holdProvider, h.URL), "T0, T1")
 	a, _, _ := startIn(t, dir, "run", "--config", "bench.yaml", "--run-id", "r")
 	h.waitStarted(t, 2)
 	for _, extra := range [][]string{{"--resume"}, nil} {
@@ -268,7 +268,7 @@ func slowServer(t *testing.T) *httptest.Server {
 // end: every cell recorded exactly once, none missing, every line whole.
 func TestKillResumeLoop(t *testing.T) {
 	s := slowServer(t)
-	dir := benchDir(t, "run:\n  concurrency: 4\n  repetitions: 40\n  timeout: 60s\n", fmt.Sprintf(holdProvider, s.URL), "")
+	dir := benchDir(t, "run:\n  concurrency: 4\n  repetitions: 40\n  timeout: 60s\n  warmup: false\n", fmt.Sprintf(holdProvider, s.URL), "")
 	runDir := filepath.Join(dir, "runs", "k")
 	args := []string{"run", "--config", "bench.yaml", "--run-id", "k", "--quiet"}
 	for i := range 5 {

@@ -31,7 +31,7 @@ func traceRun(tr *traces.Tracer, o *runner.Options) {
 		return
 	}
 	o.Observers = append(o.Observers, tr)
-	o.TraceParent = tr.TraceParent
+	o.TraceParent, o.SuiteTraceParent = tr.TraceParent, tr.SuiteTraceParent
 }
 
 // finishTraces writes the suite and root spans and flushes the export,

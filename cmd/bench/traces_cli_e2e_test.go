@@ -67,6 +67,7 @@ func TestTraceparentReachesTheRealCLI(t *testing.T) {
 	)
 	cfg := fmt.Sprintf(`run:
   timeout: 120s
+  warmup: false
 providers:
   - type: claude_code_cli
     command: %s

@@ -132,7 +132,26 @@ func spanUS(t *testing.T, s traces.Span) (start, end int64) {
 // msAgree says a duration in µs (from stamps rounded to µs) is the
 // record's whole milliseconds (from the same stamps in ns): equal up to
 // the microsecond the rounding may move it across a millisecond.
-func msAgree(durUS, ms int64) bool { return durUS+1 >= ms*1000 && durUS-1 < (ms+1)*1000 }
+// msAgree says a duration in µs rounds to ms whole milliseconds, as
+// results.jsonl rounds them (a microsecond either way for the stamps'
+// own rounding).
+func msAgree(durUS, ms int64) bool { return durUS+501 >= ms*1000 && durUS-501 < ms*1000 }
+
+// writtenUS is when the span's request was on the wire (its request_written
+// event), or its start: ttft_ms and e2e_ms are timed from the write.
+func writtenUS(t *testing.T, s traces.Span) int64 {
+	start, _ := spanUS(t, s)
+	for _, e := range s.Events {
+		if e.Name == "request_written" {
+			at, err := time.Parse(time.RFC3339Nano, e.Timestamp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return at.UnixMicro()
+		}
+	}
+	return start
+}
 
 // One bench run against the real Ollama with the export on: the collector
 // receives one trace holding the NDJSON's tree, with the GenAI attributes
@@ -220,18 +239,33 @@ func TestTraceToRealCollector(t *testing.T) {
 				checkCell(t, r, c, spans)
 			}
 
-			// Every inference request named its cell's span.
-			ids := map[string]bool{}
+			// Every inference request named its cell's span, and each
+			// suite's warm-up its suite's.
+			ids, suiteIDs := map[string]bool{}, map[string]bool{}
 			for _, c := range cells {
 				ids["00-"+c.TraceID+"-"+c.SpanID+"-01"] = true
 			}
-			sent := append(hdr.get("/v1/chat/completions"), hdr.get("/api/chat")...)
+			for id := range suites {
+				suiteIDs["00-"+root.TraceID+"-"+id+"-01"] = true
+			}
+			var sent []string
+			warmups := map[string]bool{}
+			for _, tp := range append(hdr.get("/v1/chat/completions"), hdr.get("/api/chat")...) {
+				if suiteIDs[tp] {
+					warmups[tp] = true
+					continue
+				}
+				sent = append(sent, tp)
+			}
 			seen := map[string]bool{}
 			for _, tp := range sent {
 				if !ids[tp] {
-					t.Errorf("a request carried traceparent %q, not a cell span of the trace", tp)
+					t.Errorf("a request carried traceparent %q, not a cell or suite span of the trace", tp)
 				}
 				seen[tp] = true
+			}
+			if len(warmups) == 0 {
+				t.Error("no warm-up request named its suite's span")
 			}
 			asked := 0 // cells that sent a request (not those skipped before)
 			for _, r := range recs {
@@ -292,7 +326,8 @@ func checkCell(t *testing.T, r results.Record, c traces.Span, spans []traces.Spa
 		}
 		return
 	}
-	ls, le := spanUS(t, last)
+	_, le := spanUS(t, last)
+	ls := writtenUS(t, last)
 	if last.SpanID == "" || !msAgree(le-ls, r.E2EMS) {
 		t.Errorf("%s: last request %v ms, e2e_ms %d", where, last.DurationMS, r.E2EMS)
 	}
@@ -333,7 +368,8 @@ func comparable(t *testing.T, recs []results.Record) []string {
 	var out []string
 	for _, r := range recs {
 		r.StartedAtMS, r.EndedAtMS, r.StartedAtUS, r.E2EMS = 0, 0, 0, 0
-		r.TTFTMS, r.TTFOMS, r.TTFRMS, r.TokensPerS = nil, nil, nil, nil
+		r.TTFTMS, r.TTFOMS, r.TTFRMS, r.TokensPerS, r.ReasoningTokensPerS = nil, nil, nil, nil, nil
+		r.QueueMS, r.LoadMS, r.ColdStart = nil, nil, false
 		r.Timeline, r.ProviderMetrics = nil, nil
 		for i := range r.ToolCallDetails {
 			r.ToolCallDetails[i].ID = "" // the server makes them up
