@@ -116,28 +116,7 @@ func initCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench init: %s exists; not overwriting it (move it away, or write another file with --config FILE)\n", *path)
 		return exitUsage
 	}
-	base := ollamaBase(*ollama)
-	data := initData{Date: time.Now().UTC().Format("2006-01-02"), BaseURL: base}
-	models, left, err := pulledModels(base)
-	switch {
-	case err != nil:
-		data.Models = yamlList(initDefaultModels)
-		data.Notes = []string{
-			"No Ollama answered at " + base + " (" + err.Error() + ").",
-			"Start it (ollama serve, or the desktop app) and pull the models below:",
-			"  ollama pull " + strings.Join(initDefaultModels, " && ollama pull "),
-		}
-	case len(models) == 0:
-		data.Models = yamlList(initDefaultModels)
-		data.Notes = []string{"The Ollama at " + base + " has no chat model yet; pull the models below:",
-			"  ollama pull " + strings.Join(initDefaultModels, " && ollama pull ")}
-	default:
-		data.Models = yamlList(models)
-		data.Notes = []string{fmt.Sprintf("Found an Ollama at %s with %s: all are swept; trim the list to taste.", base, report.Plural(len(models), "chat model"))}
-	}
-	if len(left) > 0 {
-		data.Left = []string{"left out, not chat models: " + strings.Join(left, ", ")}
-	}
+	data := describeOllama(ollamaBase(*ollama))
 	var b strings.Builder
 	if err := initFile.Execute(&b, data); err != nil {
 		fmt.Fprintf(stderr, "bench init: %v\n", err)
@@ -167,6 +146,33 @@ func initCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "next:\n  %s --dry-run    show the plan\n  %s              run it\n", run, run)
 	return exitOK
+}
+
+// describeOllama fills what the written config says of the Ollama at
+// base: its chat models, or what to start and pull.
+func describeOllama(base string) initData {
+	data := initData{Date: time.Now().UTC().Format("2006-01-02"), BaseURL: base}
+	models, left, err := pulledModels(base)
+	switch {
+	case err != nil:
+		data.Models = yamlList(initDefaultModels)
+		data.Notes = []string{
+			"No Ollama answered at " + base + " (" + err.Error() + ").",
+			"Start it (ollama serve, or the desktop app) and pull the models below:",
+			"  ollama pull " + strings.Join(initDefaultModels, " && ollama pull "),
+		}
+	case len(models) == 0:
+		data.Models = yamlList(initDefaultModels)
+		data.Notes = []string{"The Ollama at " + base + " has no chat model yet; pull the models below:",
+			"  ollama pull " + strings.Join(initDefaultModels, " && ollama pull ")}
+	default:
+		data.Models = yamlList(models)
+		data.Notes = []string{fmt.Sprintf("Found an Ollama at %s with %s: all are swept; trim the list to taste.", base, report.Plural(len(models), "chat model"))}
+	}
+	if len(left) > 0 {
+		data.Left = []string{"left out, not chat models: " + strings.Join(left, ", ")}
+	}
+	return data
 }
 
 // ollamaBase is where to look for Ollama, as its own CLI would: the flag,
