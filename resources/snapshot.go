@@ -188,6 +188,7 @@ type serverProc struct {
 	pid     int32
 	name    string
 	foundBy string
+	created int64 // start time (Unix ms), to tell a reused pid apart
 }
 
 // findServer looks for the local model server its kind described: the
@@ -209,6 +210,7 @@ func findServer(ctx context.Context, t config.Server) (*serverProc, string) {
 		p := &serverProc{pid: pid, foundBy: fmt.Sprintf("listening on port %d", port)}
 		if proc, err := process.NewProcessWithContext(ctx, pid); err == nil {
 			p.name, _ = proc.NameWithContext(ctx)
+			p.created, _ = proc.CreateTimeWithContext(ctx)
 		}
 		return p, ""
 	}
@@ -274,7 +276,8 @@ func byName(ctx context.Context, name string) *serverProc {
 	}
 	for _, p := range procs {
 		if n, err := p.NameWithContext(ctx); err == nil && n == name {
-			return &serverProc{pid: p.Pid, name: n, foundBy: fmt.Sprintf("process name %q", name)}
+			ct, _ := p.CreateTimeWithContext(ctx)
+			return &serverProc{pid: p.Pid, name: n, foundBy: fmt.Sprintf("process name %q", name), created: ct}
 		}
 	}
 	return nil
