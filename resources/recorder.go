@@ -30,7 +30,10 @@ const DefaultInterval = 500 * time.Millisecond
 // (the machine plus the same server process, or the machine alone) take
 // the readings of one sampler, started by the first of them and stopped
 // when the last ends. Each suite keeps the readings taken inside its own
-// window, so its series and peaks are its own by time.
+// window, so its series and peaks are its own by time. The window opens as
+// SuiteStart returns (after the before snapshot) and closes at the reading
+// SuiteEnd asks for (before the after snapshot); a CPU share is the
+// suite's only if the span it measures lies inside the window.
 type Recorder struct {
 	dir string
 	// Interval is the sampler's period (DefaultInterval when zero). Set it
@@ -250,8 +253,9 @@ func msFine(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // windowPeak is the peak over the suite's whole window: the sampler's
 // maxima raised to the snapshots that bracket it, so a peak never sits
-// below the before or after figure shown beside it (the sampler starts
-// just after the before snapshot and stops just before the after one).
+// below the before or after figure shown beside it (the suite's window
+// opens just after the before snapshot and closes just before the after
+// one).
 // Samples and the mean stay the sampler's.
 func windowPeak(p *rundir.Peak, snaps ...*rundir.Snapshot) *rundir.Peak {
 	for _, s := range snaps {

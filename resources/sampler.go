@@ -21,19 +21,21 @@ import (
 const SamplesSuffix = "_samples.jsonl"
 
 // Sample is one reading of the sampler, one line of a samples file. A null
-// figure was not measured at that moment (the first reading has no CPU
-// share: it is the baseline).
+// figure was not measured at that moment (the suite's first reading has no
+// CPU share: the span it would measure began before the suite did; nor
+// has a reading taken within half an interval of the previous share).
 type Sample struct {
 	// TimeMS is when the reading was taken, in Unix milliseconds.
 	TimeMS int64 `json:"t_ms"`
-	// CPUPercent is the whole machine's busy share since the last reading.
+	// CPUPercent is the whole machine's busy share since the previous
+	// share was measured.
 	CPUPercent *float64 `json:"cpu_percent"`
 	// MemUsed is the machine's used memory, in bytes.
 	MemUsed *uint64 `json:"mem_used_bytes"`
 	// ServerRSS is the model server tree's resident memory, in bytes.
 	ServerRSS *uint64 `json:"server_rss_bytes"`
-	// ServerCPUPercent is the server tree's CPU since the last reading, in
-	// percent of one core.
+	// ServerCPUPercent is the server tree's CPU since its previous share
+	// was measured, in percent of one core.
 	ServerCPUPercent *float64 `json:"server_cpu_percent"`
 }
 
