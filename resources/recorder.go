@@ -2,16 +2,13 @@ package resources
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
-
-	"github.com/shirou/gopsutil/v3/cpu"
-	"github.com/shirou/gopsutil/v3/mem"
 
 	"bench/plan"
 	"bench/rundir"
@@ -28,31 +25,58 @@ const DefaultInterval = 500 * time.Millisecond
 // server's suites one at a time, so a suite's window holds only its own
 // cells on that server; suites of other servers (and interleaved ones) may
 // overlap, so state is kept per suite.
+//
+// Sampling is shared: the suites in flight that measure the same target
+// (the machine plus the same server process, or the machine alone) take
+// the readings of one sampler, started by the first of them and stopped
+// when the last ends. Each suite keeps the readings taken inside its own
+// window, so its series and peaks are its own by time. The window opens as
+// SuiteStart returns (after the before snapshot) and closes at the reading
+// SuiteEnd asks for (before the after snapshot); a CPU share is the
+// suite's only if the span it measures lies inside the window.
 type Recorder struct {
 	dir string
 	// Interval is the sampler's period (DefaultInterval when zero). Set it
 	// before the first suite starts.
 	Interval time.Duration
 
+	servers serverCache
+
 	mu     sync.Mutex
 	active map[string]*suiteRun
+	feeds  map[string]*feedRef // by target
 	errs   []error
+
+	// Test seams, nil in production: the sampler's reading, the snapshot,
+	// and a look at each shared reading, each sampler started and each
+	// suite's window.
+	read        func(context.Context, *serverProc) probe
+	snap        func(ctx context.Context, dir string, srv *serverProc, reason string) *rundir.Snapshot
+	seenReading func(target string, rd *reading)
+	feedStarted func(target string)
+	windowed    func(base string, from, to time.Time)
 }
 
 // NewRecorder records into runDir.
 func NewRecorder(runDir string) *Recorder {
-	return &Recorder{dir: runDir, active: map[string]*suiteRun{}}
+	return &Recorder{dir: runDir, active: map[string]*suiteRun{}, feeds: map[string]*feedRef{}}
+}
+
+// feedRef is a target's sampler and how many suites in flight use it.
+type feedRef struct {
+	feed *feed
+	refs int
 }
 
 type suiteRun struct {
-	rec     rundir.SuiteRecord
-	base    string
-	srv     *serverProc
-	reason  string
-	refs    int
-	stop    chan struct{}
-	done    chan struct{}
-	sampler *sampler
+	rec    rundir.SuiteRecord
+	base   string
+	srv    *serverProc
+	reason string
+	refs   int
+	target string
+	feed   *feed
+	tally  *tally
 	// mu guards rec while the warm-up and the end update it.
 	mu sync.Mutex
 }
@@ -65,7 +89,17 @@ func suiteKey(s plan.Suite) string {
 	return k
 }
 
-// SuiteStart takes the before snapshot, writes it, and starts the sampler.
+// targetKey names what a suite's sampler measures: the server process, or
+// the machine alone when the suite has none.
+func targetKey(srv *serverProc) string {
+	if srv == nil {
+		return "no server"
+	}
+	return "pid " + strconv.Itoa(int(srv.pid))
+}
+
+// SuiteStart takes the before snapshot, writes it, and joins the sampler
+// of the suite's target (starting it if no suite in flight uses it).
 func (r *Recorder) SuiteStart(s plan.Suite) {
 	key := suiteKey(s)
 	r.mu.Lock()
@@ -79,37 +113,84 @@ func (r *Recorder) SuiteStart(s plan.Suite) {
 		rec:  rundir.SuiteRecord{Provider: s.Provider, ProviderType: s.ProviderType, Model: s.Model, ThinkingLevel: s.ThinkingLevel},
 		base: rundir.FileBase(s.Provider, s.Model, s.ThinkingLevel),
 		refs: 1,
-		stop: make(chan struct{}),
-		done: make(chan struct{}),
 	}
 	r.active[key] = run
 	r.mu.Unlock()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	run.srv, run.reason = findServer(ctx, s.Server)
-	run.rec.Before = take(ctx, r.dir, run.srv, run.reason)
+	run.srv, run.reason = r.servers.find(ctx, s.Server)
+	run.rec.Before = r.take(ctx, run.srv, run.reason)
 	r.record(rundir.WriteFile(filepath.Join(r.dir, run.base+"_before.txt"), []byte(renderSnapshot("before", &run.rec, run.rec.Before, nil))))
 	r.record(rundir.WriteJSON(filepath.Join(r.dir, run.base+".json"), &run.rec))
 
-	interval := r.Interval
-	if interval <= 0 {
-		interval = DefaultInterval
-	}
-	run.sampler = newSampler(run.srv, interval)
 	// The readings themselves, one line each as they are taken (appended:
 	// a resumed suite adds to its series; a killed run keeps what it had).
 	series, err := os.OpenFile(filepath.Join(r.dir, run.base+SamplesSuffix), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	r.record(err)
-	run.sampler.series = series
-	go func() {
-		defer close(run.done)
-		run.sampler.loop(run.stop)
-	}()
+	if err != nil {
+		series = nil
+	}
+	run.tally = newTally(r.interval(), run.srv != nil, series)
+	run.target = targetKey(run.srv)
+	run.feed = r.joinFeed(run.target, run.srv)
+	run.feed.join(run.tally)
 }
 
-// SuiteEnd stops the sampler, takes the after snapshot and writes the
-// suite's after file and structured record.
+func (r *Recorder) interval() time.Duration {
+	if r.Interval <= 0 {
+		return DefaultInterval
+	}
+	return r.Interval
+}
+
+// joinFeed returns the target's sampler, started for the first suite.
+func (r *Recorder) joinFeed(target string, srv *serverProc) *feed {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ref := r.feeds[target]
+	if ref == nil {
+		var seen func(*reading)
+		if r.seenReading != nil {
+			seen = func(rd *reading) { r.seenReading(target, rd) }
+		}
+		ref = &feedRef{feed: newFeed(srv, r.interval(), r.read, seen)}
+		r.feeds[target] = ref
+		if r.feedStarted != nil {
+			r.feedStarted(target)
+		}
+		go ref.feed.loop()
+	}
+	ref.refs++
+	return ref.feed
+}
+
+// leaveFeed ends the suite's window on its target's sampler, stopping the
+// sampler when the suite was the last to use it.
+func (r *Recorder) leaveFeed(run *suiteRun) {
+	r.mu.Lock()
+	ref := r.feeds[run.target]
+	ref.refs--
+	last := ref.refs == 0
+	if last {
+		delete(r.feeds, run.target)
+	}
+	r.mu.Unlock()
+	run.feed.leave(run.tally, last)
+	if r.windowed != nil {
+		r.windowed(run.base, run.tally.from, run.tally.to)
+	}
+}
+
+func (r *Recorder) take(ctx context.Context, srv *serverProc, reason string) *rundir.Snapshot {
+	if r.snap != nil {
+		return r.snap(ctx, r.dir, srv, reason)
+	}
+	return take(ctx, r.dir, srv, reason)
+}
+
+// SuiteEnd ends the suite's sampling, takes the after snapshot and writes
+// the suite's after file and structured record.
 func (r *Recorder) SuiteEnd(s plan.Suite) {
 	key := suiteKey(s)
 	r.mu.Lock()
@@ -130,14 +211,13 @@ func (r *Recorder) SuiteEnd(s plan.Suite) {
 }
 
 func (r *Recorder) finish(run *suiteRun) {
-	close(run.stop)
-	<-run.done
-	r.record(run.sampler.closeSeries())
-	peak := run.sampler.peak()
+	r.leaveFeed(run)
+	r.record(run.tally.closeSeries())
+	peak := run.tally.peak()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	after := take(ctx, r.dir, run.srv, run.reason)
+	after := r.take(ctx, run.srv, run.reason)
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	run.rec.After = after
@@ -173,8 +253,9 @@ func msFine(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // windowPeak is the peak over the suite's whole window: the sampler's
 // maxima raised to the snapshots that bracket it, so a peak never sits
-// below the before or after figure shown beside it (the sampler starts
-// just after the before snapshot and stops just before the after one).
+// below the before or after figure shown beside it (the suite's window
+// opens just after the before snapshot and closes just before the after
+// one).
 // Samples and the mean stay the sampler's.
 func windowPeak(p *rundir.Peak, snaps ...*rundir.Snapshot) *rundir.Peak {
 	for _, s := range snaps {
@@ -244,210 +325,4 @@ func (r *Recorder) record(err error) {
 	r.mu.Lock()
 	r.errs = append(r.errs, err)
 	r.mu.Unlock()
-}
-
-// SamplesSuffix names a suite's sample series: beside its
-// resources_<provider>_<model>[_<thinking>].json, the file with this suffix
-// holds one Sample per line, in time order (report.html's resource
-// timeline).
-const SamplesSuffix = "_samples.jsonl"
-
-// Sample is one reading of the sampler, one line of a samples file. A null
-// figure was not measured at that moment (the first reading has no CPU
-// share: it is the baseline).
-type Sample struct {
-	// TimeMS is when the reading was taken, in Unix milliseconds.
-	TimeMS int64 `json:"t_ms"`
-	// CPUPercent is the whole machine's busy share since the last reading.
-	CPUPercent *float64 `json:"cpu_percent"`
-	// MemUsed is the machine's used memory, in bytes.
-	MemUsed *uint64 `json:"mem_used_bytes"`
-	// ServerRSS is the model server tree's resident memory, in bytes.
-	ServerRSS *uint64 `json:"server_rss_bytes"`
-	// ServerCPUPercent is the server tree's CPU since the last reading, in
-	// percent of one core.
-	ServerCPUPercent *float64 `json:"server_cpu_percent"`
-}
-
-// sampler reads the machine every interval, keeps maxima and writes each
-// reading to its series. Each reading is a few /proc files and one short
-// line, so it costs the suite close to nothing.
-type sampler struct {
-	srv       *serverProc
-	interval  time.Duration
-	series    *os.File // nil: no series file
-	seriesErr error
-
-	mu       sync.Mutex
-	samples  int
-	cpuMax   *float64
-	cpuSum   float64
-	cpuN     int
-	memMax   *uint64
-	rssMax   *uint64
-	srvCPU   *float64
-	problems map[string]string
-
-	lastCPU  []cpu.TimesStat
-	lastTree treeTimes
-	lastAt   time.Time
-}
-
-func newSampler(srv *serverProc, interval time.Duration) *sampler {
-	return &sampler{srv: srv, interval: interval, problems: map[string]string{}}
-}
-
-func (s *sampler) loop(stop <-chan struct{}) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s.sample(ctx) // baseline for the first interval's deltas
-	t := time.NewTicker(s.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			s.sample(ctx)
-			return
-		case <-t.C:
-			s.sample(ctx)
-		}
-	}
-}
-
-func (s *sampler) sample(ctx context.Context) {
-	now := time.Now()
-	ct, cerr := cpu.TimesWithContext(ctx, false)
-	vm, merr := mem.VirtualMemoryWithContext(ctx)
-	var tree treeTimes
-	var rss *uint64
-	if s.srv != nil {
-		tree, rss, _ = s.srv.read(ctx)
-	}
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.samples++
-	line := Sample{TimeMS: now.UnixMilli(), ServerRSS: rss}
-	if cerr != nil {
-		s.problems["cpu_percent"] = cerr.Error()
-	} else if s.lastCPU != nil {
-		if p, err := busyPercent(s.lastCPU, nil, ct, nil); err == nil {
-			s.cpuMax = maxF(s.cpuMax, p)
-			s.cpuSum += p
-			s.cpuN++
-			line.CPUPercent = &p
-		}
-	}
-	if cerr == nil {
-		s.lastCPU = ct
-	}
-	if merr != nil {
-		s.problems["mem_used_bytes"] = merr.Error()
-	} else {
-		s.memMax = maxU(s.memMax, vm.Used)
-		line.MemUsed = &vm.Used
-	}
-	if rss != nil {
-		s.rssMax = maxU(s.rssMax, *rss)
-	}
-	if s.lastTree != nil {
-		if p, ok := treeCPU(s.lastTree, tree, now.Sub(s.lastAt)); ok {
-			s.srvCPU = maxF(s.srvCPU, p)
-			line.ServerCPUPercent = &p
-		}
-	}
-	s.lastTree, s.lastAt = tree, now
-	s.write(&line)
-}
-
-// write appends a reading to the series; the first failure is kept and
-// ends the series, the peaks go on.
-func (s *sampler) write(line *Sample) {
-	if s.series == nil || s.seriesErr != nil {
-		return
-	}
-	b, err := json.Marshal(line)
-	if err == nil {
-		_, err = s.series.Write(append(b, '\n'))
-	}
-	if err != nil {
-		s.seriesErr = fmt.Errorf("resources: samples: %w", err)
-	}
-}
-
-// closeSeries closes the series file and returns its first error.
-func (s *sampler) closeSeries() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.series == nil {
-		return s.seriesErr
-	}
-	err := s.series.Close()
-	s.series = nil
-	if s.seriesErr != nil {
-		return s.seriesErr
-	}
-	return err
-}
-
-func (s *sampler) peak() *rundir.Peak {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := &rundir.Peak{
-		Samples:          s.samples,
-		IntervalMS:       s.interval.Milliseconds(),
-		CPUPercent:       s.cpuMax,
-		MemUsed:          s.memMax,
-		ServerRSS:        s.rssMax,
-		ServerCPUPercent: s.srvCPU,
-		Unavailable:      map[string]string{},
-	}
-	if s.cpuN > 0 {
-		m := s.cpuSum / float64(s.cpuN)
-		p.CPUPercentMean = &m
-	}
-	for k, v := range s.problems {
-		p.Unavailable[k] = v
-	}
-	na := func(field, reason string) {
-		if _, ok := p.Unavailable[field]; !ok {
-			p.Unavailable[field] = reason
-		}
-	}
-	if p.CPUPercent == nil {
-		na("cpu_percent", "fewer than two CPU readings during the suite")
-		na("cpu_percent_mean", "fewer than two CPU readings during the suite")
-	}
-	if p.MemUsed == nil {
-		na("mem_used_bytes", "no memory reading during the suite")
-	}
-	if s.srv == nil {
-		na("server_rss_bytes", "no local model server found")
-		na("server_cpu_percent", "no local model server found")
-	} else {
-		if p.ServerRSS == nil {
-			na("server_rss_bytes", "could not read the server's memory")
-		}
-		if p.ServerCPUPercent == nil {
-			na("server_cpu_percent", "fewer than two readings of the server's CPU times")
-		}
-	}
-	if len(p.Unavailable) == 0 {
-		p.Unavailable = nil
-	}
-	return p
-}
-
-func maxF(cur *float64, v float64) *float64 {
-	if cur == nil || v > *cur {
-		return &v
-	}
-	return cur
-}
-
-func maxU(cur *uint64, v uint64) *uint64 {
-	if cur == nil || v > *cur {
-		return &v
-	}
-	return cur
 }
