@@ -1,6 +1,7 @@
 package prompts
 
 import (
+	"bench/validators"
 	"strings"
 	"testing"
 )
@@ -29,7 +30,9 @@ func TestBuiltinSuite(t *testing.T) {
 			}
 		}
 	}
-	for _, typ := range []string{"noop", "exact", "one_of", "regex_fullmatch", "max_words", "max_sentences", "exact_bullets", "json_keys", "tool_invocation"} {
+	// Every type of the results schema, and every trajectory check (the
+	// agentic tasks).
+	for _, typ := range append([]string{"noop", "exact", "one_of", "regex_fullmatch", "max_words", "max_sentences", "exact_bullets", "json_keys", "tool_invocation"}, validators.TrajectoryTypes()...) {
 		if !types[typ] {
 			t.Errorf("no built-in prompt uses validator %s", typ)
 		}

@@ -533,28 +533,14 @@ func Summarize(records []results.Record) *Summary {
 // I/O failure is an error.
 func Load(runDir string) (*Summary, error) { return LoadEach(runDir, nil) }
 
-// LoadWith is Load that also hands every usable record to each (when not
-// nil), in file order, in the same pass: the other reports of a run
-// (report.html's samples, junit.xml) ride along instead of reading
-// results.jsonl again. The record is reused between calls and its bulky
-// fields (raw_output, reasoning, parsed_output, tool_call_details,
-// provider_metrics) are empty; each must copy what it keeps. each sees
-// every line, a cell recorded twice (a resumed run ran it again) twice;
-// LoadEach hands each cell's last record only.
-func LoadWith(runDir string, each func(*results.Record)) (*Summary, error) {
-	first := true
-	return LoadEach(runDir, func() func(*results.Record) {
-		if !first {
-			return nil
-		}
-		first = false
-		return each
-	})
-}
-
-// LoadEach is LoadWith for reports that count each cell once, as the
-// summary does: start (when not nil) is called before each pass over
-// results.jsonl and returns the func that pass hands records to (or nil).
+// LoadEach is Load that also hands the records to the other reports of a
+// run (report.html's samples, junit.xml) in the same pass, instead of their
+// reading results.jsonl again, counting each cell once as the summary does:
+// start (when not nil) is called before each pass over results.jsonl and
+// returns the func that pass hands records to (or nil). The record is
+// reused between calls and its bulky fields (raw_output, reasoning,
+// parsed_output, tool_call_details, provider_metrics) are empty; the func
+// must copy what it keeps.
 // There is one pass, or, when the file records some cell more than once, a
 // second one that hands each cell's last record only: what the first
 // pass's func collected is then to be dropped.

@@ -300,6 +300,3 @@ func (p *Page) flush() error {
 		return errors.New("console messages did not arrive within 10s")
 	}
 }
-
-// Close closes the tab.
-func (p *Page) Close() { p.cancel() }

@@ -17,7 +17,7 @@
 // carries no skipped count (the <testsuite> elements do).
 //
 // Like every report of a run it is built from results.jsonl alone: feed
-// each record to Builder.Add (report.LoadWith does it in the summary's
+// each record to Builder.Add (report.LoadEach does it in the summary's
 // pass), then Write or WriteFile.
 package junitxml
 
