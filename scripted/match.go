@@ -105,9 +105,9 @@ func DecodeMatch(n *yaml.Node, field string) (Match, error) {
 
 // argsObject reads an argument object: a mapping of argument names to values.
 func argsObject(n *yaml.Node, field string) (map[string]any, error) {
-	n = resolve(n)
+	n = yamlerr.Resolve(n)
 	if n.Kind != yaml.MappingNode {
-		return nil, yamlerr.At(n, field, "want a mapping of argument names to values, got "+describe(n))
+		return nil, yamlerr.At(n, field, "want a mapping of argument names to values, got "+yamlerr.Describe(n))
 	}
 	v, err := nodeValue(n, field)
 	if err != nil {

@@ -95,7 +95,7 @@ var commandName = regexp.MustCompile(`^[a-z0-9][a-z0-9._+-]{0,63}$`)
 // with the line and the field. A missing name is left to the prompt loader,
 // which reports it with the tool's index.
 func (t *Tool) UnmarshalYAML(n *yaml.Node) error {
-	n = resolve(n)
+	n = yamlerr.Resolve(n)
 	*t = Tool{Line: n.Line}
 	keys, vals, err := mapping(n, "tool", "{name: read_file, description: ..., parameters: {...}}")
 	if err != nil {
@@ -133,7 +133,7 @@ func (t *Tool) UnmarshalYAML(n *yaml.Node) error {
 			return yamlerr.At(keyNode(n, "parameters"), field+".parameters", "a text-mode tool takes no parameters: its one argument is the command line, matched as {command: ...}")
 		}
 		if v.Kind != yaml.MappingNode {
-			return yamlerr.At(v, field+".parameters", "want a JSON schema mapping like {type: object, properties: {...}}, got "+describe(v))
+			return yamlerr.At(v, field+".parameters", "want a JSON schema mapping like {type: object, properties: {...}}, got "+yamlerr.Describe(v))
 		}
 		pv, err := nodeValue(v, field+".parameters")
 		if err != nil {
@@ -158,7 +158,7 @@ func (t *Tool) UnmarshalYAML(n *yaml.Node) error {
 	}
 	if v, ok := vals["rules"]; ok {
 		if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
-			return yamlerr.At(v, field+".rules", "want a non-empty list of rules like {args_subset: {city: Paris}, result: \"18 C\"}, got "+describe(v))
+			return yamlerr.At(v, field+".rules", "want a non-empty list of rules like {args_subset: {city: Paris}, result: \"18 C\"}, got "+yamlerr.Describe(v))
 		}
 		for i, rn := range v.Content {
 			r, err := decodeRule(rn, fmt.Sprintf("%s.rules[%d]", field, i))
@@ -172,7 +172,7 @@ func (t *Tool) UnmarshalYAML(n *yaml.Node) error {
 }
 
 func decodeRule(n *yaml.Node, field string) (Rule, error) {
-	n = resolve(n)
+	n = yamlerr.Resolve(n)
 	r := Rule{Line: n.Line}
 	keys, vals, err := mapping(n, field, `{args_subset: {city: Paris}, result: "18 C"}`)
 	if err != nil {
@@ -204,7 +204,7 @@ func decodeRule(n *yaml.Node, field string) (Rule, error) {
 // resultText reads a result: a string is the text as written; a mapping,
 // list, number or boolean is sent as its compact JSON.
 func resultText(n *yaml.Node, field string) (string, error) {
-	n = resolve(n)
+	n = yamlerr.Resolve(n)
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return "", yamlerr.At(n, field, "empty; give a text or a JSON value")
 	}

@@ -30,7 +30,7 @@ func nodeJSON(n *yaml.Node, field string) (json.RawMessage, error) {
 }
 
 func writeNode(b *bytes.Buffer, n *yaml.Node, field string, depth int) error {
-	n = resolve(n)
+	n = yamlerr.Resolve(n)
 	if n == nil {
 		b.WriteString("null")
 		return nil
@@ -48,7 +48,7 @@ func writeNode(b *bytes.Buffer, n *yaml.Node, field string, depth int) error {
 	case yaml.MappingNode:
 		b.WriteByte('{')
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := resolve(n.Content[i])
+			k := yamlerr.Resolve(n.Content[i])
 			if k.Kind != yaml.ScalarNode {
 				return yamlerr.At(k, field, "a mapping key must be a plain string")
 			}
@@ -136,37 +136,11 @@ func nodeValue(n *yaml.Node, field string) (any, error) {
 	return v, nil
 }
 
-func resolve(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n
-}
-
-// describe names what a node holds, for "got ..." messages.
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	}
-	switch n.Tag {
-	case "!!int", "!!float":
-		return "number " + n.Value
-	case "!!bool":
-		return "boolean " + n.Value
-	case "!!null":
-		return "null"
-	}
-	return fmt.Sprintf("%q", n.Value)
-}
-
 // str reads a string scalar.
 func str(n *yaml.Node, field string) (string, error) {
-	n = resolve(n)
+	n = yamlerr.Resolve(n)
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
-		msg := "want a string, got " + describe(n)
+		msg := "want a string, got " + yamlerr.Describe(n)
 		if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
 			msg += fmt.Sprintf(" (quote it: \"%s\")", n.Value)
 		}
@@ -177,10 +151,10 @@ func str(n *yaml.Node, field string) (string, error) {
 
 // boolean reads true or false.
 func boolean(n *yaml.Node, field string) (bool, error) {
-	n = resolve(n)
+	n = yamlerr.Resolve(n)
 	var v bool
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" || n.Decode(&v) != nil {
-		return false, yamlerr.At(n, field, "want true or false, got "+describe(n))
+		return false, yamlerr.At(n, field, "want true or false, got "+yamlerr.Describe(n))
 	}
 	return v, nil
 }
@@ -188,20 +162,20 @@ func boolean(n *yaml.Node, field string) (bool, error) {
 // mapping returns a mapping node's keys in order with their value nodes, or
 // an error naming field when n is not a mapping.
 func mapping(n *yaml.Node, field, example string) ([]string, map[string]*yaml.Node, error) {
-	n = resolve(n)
+	n = yamlerr.Resolve(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		got := "nothing"
 		if n != nil {
-			got = describe(n)
+			got = yamlerr.Describe(n)
 		}
 		return nil, nil, yamlerr.At(n, field, "want a mapping like "+example+", got "+got)
 	}
 	var keys []string
 	vals := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := resolve(n.Content[i])
+		k := yamlerr.Resolve(n.Content[i])
 		keys = append(keys, k.Value)
-		vals[k.Value] = resolve(n.Content[i+1])
+		vals[k.Value] = yamlerr.Resolve(n.Content[i+1])
 	}
 	return keys, vals, nil
 }
@@ -209,7 +183,7 @@ func mapping(n *yaml.Node, field, example string) ([]string, map[string]*yaml.No
 // keyNode returns the key node of key in a mapping, for errors about the key
 // itself (an unknown key is reported on its own line).
 func keyNode(n *yaml.Node, key string) *yaml.Node {
-	n = resolve(n)
+	n = yamlerr.Resolve(n)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == key {
 			return n.Content[i]

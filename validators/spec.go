@@ -139,7 +139,7 @@ type KeyRule struct {
 // missing or wrongly typed key, or a regex that does not compile is a
 // *yamlerr.Error carrying the line and the field.
 func (s *Spec) UnmarshalYAML(n *yaml.Node) error {
-	n = resolve(n)
+	n = yamlerr.Resolve(n)
 	*s = Spec{Line: n.Line}
 	if n.Kind != yaml.MappingNode {
 		return yamlerr.At(n, "validator", "want a mapping like {type: exact, value: \"OK\"}")
@@ -148,7 +148,7 @@ func (s *Spec) UnmarshalYAML(n *yaml.Node) error {
 	var order []string
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
-		vals[k.Value] = resolve(n.Content[i+1])
+		vals[k.Value] = yamlerr.Resolve(n.Content[i+1])
 		order = append(order, k.Value)
 	}
 	tn, ok := vals["type"]
@@ -243,7 +243,7 @@ func (s *Spec) UnmarshalYAML(n *yaml.Node) error {
 		if an, ok := vals["allow_extra"]; ok {
 			var b bool
 			if an.Kind != yaml.ScalarNode || an.Tag != "!!bool" || an.Decode(&b) != nil {
-				return yamlerr.At(an, "validator.allow_extra", "want true or false, got "+describe(an))
+				return yamlerr.At(an, "validator.allow_extra", "want true or false, got "+yamlerr.Describe(an))
 			}
 			s.AllowExtra = &b
 		}
@@ -254,7 +254,7 @@ func (s *Spec) UnmarshalYAML(n *yaml.Node) error {
 		var v int
 		vn := vals["value"]
 		if vn.Kind != yaml.ScalarNode || vn.Tag != "!!int" || vn.Decode(&v) != nil || v < 0 {
-			return yamlerr.At(vn, "validator.value", "want an integer >= 0, got "+describe(vn))
+			return yamlerr.At(vn, "validator.value", "want an integer >= 0, got "+yamlerr.Describe(vn))
 		}
 		s.Value = v
 	}
@@ -301,19 +301,19 @@ var callKeys = append([]string{"name"}, append(scripted.MatchKeys, "optional")..
 
 func expectedCalls(n *yaml.Node) ([]ExpectedCall, error) {
 	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-		return nil, yamlerr.At(n, "validator.calls", "want a non-empty list of calls like {name: get_weather, args_subset: {city: Paris}}, got "+describe(n))
+		return nil, yamlerr.At(n, "validator.calls", "want a non-empty list of calls like {name: get_weather, args_subset: {city: Paris}}, got "+yamlerr.Describe(n))
 	}
 	var out []ExpectedCall
 	for i, cn := range n.Content {
-		cn = resolve(cn)
+		cn = yamlerr.Resolve(cn)
 		field := fmt.Sprintf("validator.calls[%d]", i)
 		if cn.Kind != yaml.MappingNode {
-			return nil, yamlerr.At(cn, field, "want a mapping like {name: get_weather, args_subset: {city: Paris}}, got "+describe(cn))
+			return nil, yamlerr.At(cn, field, "want a mapping like {name: get_weather, args_subset: {city: Paris}}, got "+yamlerr.Describe(cn))
 		}
 		c := ExpectedCall{Line: cn.Line}
 		var nameNode *yaml.Node
 		for j := 0; j+1 < len(cn.Content); j += 2 {
-			k, v := cn.Content[j], resolve(cn.Content[j+1])
+			k, v := cn.Content[j], yamlerr.Resolve(cn.Content[j+1])
 			if !slices.Contains(callKeys, k.Value) {
 				return nil, yamlerr.At(k, field+"."+k.Value, "unknown key (allowed: "+strings.Join(callKeys, ", ")+")")
 			}
@@ -322,7 +322,7 @@ func expectedCalls(n *yaml.Node) ([]ExpectedCall, error) {
 				nameNode = v
 			case "optional":
 				if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&c.Optional) != nil {
-					return nil, yamlerr.At(v, field+".optional", "want true or false, got "+describe(v))
+					return nil, yamlerr.At(v, field+".optional", "want true or false, got "+yamlerr.Describe(v))
 				}
 			}
 		}
@@ -364,7 +364,7 @@ func keyRules(n *yaml.Node) (map[string]KeyRule, error) {
 	}
 	out := map[string]KeyRule{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], resolve(n.Content[i+1])
+		k, v := n.Content[i], yamlerr.Resolve(n.Content[i+1])
 		field := "validator.key_rules." + k.Value
 		var r KeyRule
 		switch v.Kind {
@@ -382,7 +382,7 @@ func keyRules(n *yaml.Node) (map[string]KeyRule, error) {
 			r.Enum = enum
 		case yaml.MappingNode:
 			for j := 0; j+1 < len(v.Content); j += 2 {
-				rk, rv := v.Content[j], resolve(v.Content[j+1])
+				rk, rv := v.Content[j], yamlerr.Resolve(v.Content[j+1])
 				var err error
 				switch rk.Value {
 				case "type":
@@ -430,7 +430,7 @@ func enumList(n *yaml.Node, field string) ([]any, error) {
 	}
 	out := make([]any, 0, len(n.Content))
 	for i, c := range n.Content {
-		c = resolve(c)
+		c = yamlerr.Resolve(c)
 		if c.Kind != yaml.ScalarNode {
 			return nil, yamlerr.At(c, fmt.Sprintf("%s[%d]", field, i), "want a string, number, boolean or null")
 		}
@@ -448,35 +448,9 @@ func enumList(n *yaml.Node, field string) ([]any, error) {
 	return out, nil
 }
 
-func resolve(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n
-}
-
-// describe names what a node holds, for "got ..." messages.
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	}
-	switch n.Tag {
-	case "!!int", "!!float":
-		return "number " + n.Value
-	case "!!bool":
-		return "boolean " + n.Value
-	case "!!null":
-		return "null"
-	}
-	return fmt.Sprintf("%q", n.Value)
-}
-
 func str(n *yaml.Node, field string) (string, error) {
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
-		msg := "want a string, got " + describe(n)
+		msg := "want a string, got " + yamlerr.Describe(n)
 		if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
 			msg += fmt.Sprintf(" (quote it: \"%s\")", n.Value)
 		}
@@ -499,18 +473,18 @@ func answerString(n *yaml.Node, field, v string) error {
 func posInt(n *yaml.Node, field string) (int, error) {
 	var v int
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&v) != nil || v <= 0 {
-		return 0, yamlerr.At(n, field, "want a positive integer, got "+describe(n))
+		return 0, yamlerr.At(n, field, "want a positive integer, got "+yamlerr.Describe(n))
 	}
 	return v, nil
 }
 
 func strList(n *yaml.Node, field string) ([]string, error) {
 	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-		return nil, yamlerr.At(n, field, "want a non-empty list of strings, got "+describe(n))
+		return nil, yamlerr.At(n, field, "want a non-empty list of strings, got "+yamlerr.Describe(n))
 	}
 	out := make([]string, 0, len(n.Content))
 	for i, c := range n.Content {
-		v, err := str(resolve(c), fmt.Sprintf("%s[%d]", field, i))
+		v, err := str(yamlerr.Resolve(c), fmt.Sprintf("%s[%d]", field, i))
 		if err != nil {
 			return nil, err
 		}

@@ -171,3 +171,30 @@ func goKind(t string) string {
 	}
 	return t
 }
+
+// Resolve follows alias nodes to what they stand for.
+func Resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// Describe names what a node holds, for "got ..." messages.
+func Describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	switch n.Tag {
+	case "!!int", "!!float":
+		return "number " + n.Value
+	case "!!bool":
+		return "boolean " + n.Value
+	case "!!null":
+		return "null"
+	}
+	return fmt.Sprintf("%q", n.Value)
+}
