@@ -150,16 +150,7 @@ func (s *SSEReader) readLine() ([]byte, error) {
 				s.started = true
 			}
 		}
-		// Two IndexByte calls beat one IndexAny: they are vectorised.
-		seg := s.buf[s.start+scanned : s.end]
-		i := bytes.IndexByte(seg, '\n')
-		before := seg
-		if i >= 0 {
-			before = seg[:i]
-		}
-		if j := bytes.IndexByte(before, '\r'); j >= 0 {
-			i = j
-		}
+		i := indexEither(s.buf[s.start+scanned:s.end], '\n', '\r')
 		if i >= 0 {
 			i += s.start + scanned
 			line := s.buf[s.start:i]
@@ -190,7 +181,7 @@ func (s *SSEReader) readLongLine() ([]byte, error) {
 	s.long = s.long[:0]
 	for {
 		seg := s.buf[s.start:s.end]
-		i := bytes.IndexAny(seg, "\r\n")
+		i := indexEither(seg, '\n', '\r')
 		if i >= 0 {
 			seg = seg[:i]
 		}

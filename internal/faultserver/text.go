@@ -1,6 +1,7 @@
 package faultserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"strings"
@@ -71,8 +72,14 @@ func (f *frames) rawText(t text) {
 	for _, g := range t {
 		esc := appendQuoted(nil, g.s)
 		esc = esc[1 : len(esc)-1]
-		for range g.n {
-			f.buf = append(f.buf, esc...)
+		// Repeats are appended a block at a time: a long line of one
+		// byte repeated is millions of appends otherwise, slow enough
+		// under the race detector to run past a test's timeout.
+		per := max(1, min(g.n, 32<<10/max(1, len(esc))))
+		block := bytes.Repeat(esc, per)
+		for left := g.n; left > 0; left -= per {
+			k := min(per, left)
+			f.buf = append(f.buf, block[:k*len(esc)]...)
 			if len(f.buf) >= spillAt {
 				f.spill()
 			}
