@@ -43,7 +43,9 @@ install() {
 	echo "ollama-test-server: installing ollama $OLLAMA_VERSION into .tools/bin with go install (cgo; 2-4 minutes, once)..." >&2
 	command -v gcc >/dev/null 2>&1 || die "gcc is needed to build ollama (apt-get install -y gcc g++)"
 	mkdir -p "$ROOT/.tools/bin"
-	GOBIN="$ROOT/.tools/bin" CGO_ENABLED=1 go install "github.com/ollama/ollama@$OLLAMA_VERSION" >&2
+	# The version stamp Ollama's own release build sets: without it the server
+	# reports 0.0.0, which is what bench would then record as its version.
+	GOBIN="$ROOT/.tools/bin" CGO_ENABLED=1 go install -ldflags "-X github.com/ollama/ollama/version.Version=${OLLAMA_VERSION#v}" "github.com/ollama/ollama@$OLLAMA_VERSION" >&2
 	find_bin || die "go install finished but no ollama binary was found"
 }
 
