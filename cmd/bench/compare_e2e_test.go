@@ -200,7 +200,8 @@ func TestCompareRealOllamaIdentical(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("identical rerun with --baseline: exit %d\n%s%s", code, out, errs)
 	}
-	if !strings.Contains(out, "verdict: ok") || !strings.Contains(out, "CELLS: 24 match") || strings.Contains(out, "FAIL ") {
+	// The comparison follows the run at once: no hint to run one.
+	if !strings.Contains(out, "verdict: ok") || !strings.Contains(out, "CELLS: 24 match") || strings.Contains(out, "FAIL ") || strings.Contains(out, "BASELINE_RUN") {
 		t.Errorf("stdout:\n%s", out)
 	}
 	c := readCompare(t, filepath.Join(dir, "runs", "same", compare.DirName))

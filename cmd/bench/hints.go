@@ -114,12 +114,15 @@ func writeReportPaths(w io.Writer, dir string) {
 }
 
 // writeNextSteps ends a finished run: where its reports are and what one
-// does next.
-func writeNextSteps(w io.Writer, dir string) {
+// does next. With --baseline the comparison follows at once, so the
+// compare hint is left out.
+func writeNextSteps(w io.Writer, dir string, baseline bool) {
 	writeReportPaths(w, dir)
 	fmt.Fprintln(w, "next:")
 	fmt.Fprintf(w, "  %s report %s    rebuild the reports from results.jsonl\n", progName, quote(dir))
-	fmt.Fprintf(w, "  %s compare BASELINE_RUN %s    judge this run against an earlier one (exit 3 on a regression)\n", progName, quote(dir))
+	if !baseline {
+		fmt.Fprintf(w, "  %s compare BASELINE_RUN %s    judge this run against an earlier one (exit 3 on a regression)\n", progName, quote(dir))
+	}
 }
 
 // exists says whether path names anything.

@@ -314,7 +314,7 @@ func (s *session) finish(out *runner.Outcome, prog *progress) int {
 		return exitInterrupted
 	}
 	if line == "" && !s.flags.quiet {
-		writeNextSteps(stdout, dir.Path)
+		writeNextSteps(stdout, dir.Path, s.gate != nil)
 	}
 	// Nothing measured outranks the gate: a run that reached no model
 	// cannot vouch for anything.
