@@ -99,7 +99,9 @@
 //
 // WriteText prints the tables (header with the setup differences, the
 // verdict, findings regressions first, groups, non-matching cells);
-// WriteFiles writes compare.json, compare.md and junit.xml (one testsuite
+// WriteFiles writes compare.json, compare.md, compare.html (the page to
+// look at: verdict, setup, findings, groups with their latency medians
+// drawn base against new, changed cells; see WriteHTML) and junit.xml (one testsuite
 // per group, one testcase per cell key plus the group's rate, tier and
 // latency testcases; a finding that fails the gate is a <failure> listing
 // the changes, an unjudged cell is <skipped>), valid against the Jenkins

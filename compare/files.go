@@ -26,7 +26,7 @@ const (
 	JUnitFile = "junit.xml"
 )
 
-// WriteFiles writes compare.json, compare.md and junit.xml into dir
+// WriteFiles writes compare.json, compare.md, junit.xml and compare.html into dir
 // (created if needed), each atomically and streamed, so a compare of
 // 100,000 cells holds no copy of a file in memory. It refuses a dir that
 // is one of the two run directories themselves, so a compare can never
@@ -45,7 +45,7 @@ func WriteFiles(dir string, r *Result) error {
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer, *Result) error
-	}{{JSONFile, WriteJSON}, {MDFile, WriteMarkdown}, {JUnitFile, WriteJUnit}} {
+	}{{JSONFile, WriteJSON}, {MDFile, WriteMarkdown}, {JUnitFile, WriteJUnit}, {HTMLFile, WriteHTML}} {
 		if err := writeAtomic(filepath.Join(dir, f.name), func(w io.Writer) error { return f.write(w, r) }); err != nil {
 			return err
 		}

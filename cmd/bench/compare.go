@@ -25,8 +25,8 @@ new, unavailable), each (provider, model, thinking level) group's pass rate
 and tool-use rate (Fisher exact test), tool-use tier, cells that never
 reached the model, and TTFT, e2e and tokens/s per group and per prompt
 (Mann-Whitney U, Hodges-Lehmann shift, Holm's correction). Prints the
-tables, regressions first, and writes compare.json, compare.md and
-junit.xml to --out. Only --out is written; the run directories are read.
+tables, regressions first, and writes compare.json, compare.md,
+compare.html and junit.xml to --out. Only --out is written; the run directories are read.
 
 Exit codes: 0 no regression of the --fail-on categories, 3 regression
 found, 1 a run directory could not be read or the outputs written,
@@ -52,7 +52,7 @@ func parseCompareFlags(args []string, stderr io.Writer) (*compareFlags, []string
 	fs := flag.NewFlagSet("bench compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	def := compare.DefaultOptions()
-	fs.StringVar(&f.out, "out", "", "directory for compare.json, compare.md and junit.xml (default NEW_RUN_DIR/compare)")
+	fs.StringVar(&f.out, "out", "", "directory for compare.json, compare.md, compare.html and junit.xml (default NEW_RUN_DIR/compare)")
 	fs.StringVar(&f.failOn, "fail-on", strings.Join(def.FailOn, ","), "categories that fail the gate: quality, latency, availability, drift")
 	fs.BoolVar(&f.allowUnavailable, "allow-unavailable", false, "cells that no longer reach the model (a dead server) do not fail the gate")
 	fs.Float64Var(&f.alpha, "alpha", def.Alpha, "significance level after correction, shared by the three latency metrics")
@@ -165,6 +165,7 @@ func runCompare(baseDir, newDir, out string, opt compare.Options, stdout, stderr
 		return exitIO
 	}
 	fmt.Fprintf(stdout, "bench compare: %s, %s and %s in %s\n", compare.JSONFile, compare.MDFile, compare.JUnitFile, out)
+	fmt.Fprintf(stdout, "  page:  %s (open it in a browser)\n", filepath.Join(out, compare.HTMLFile))
 	if res.Regressed() {
 		return exitRegression
 	}

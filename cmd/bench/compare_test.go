@@ -90,7 +90,7 @@ func TestCompareDefaultOut(t *testing.T) {
 			t.Errorf("%s changed", f)
 		}
 	}
-	want := []string{"new/compare/compare.json", "new/compare/compare.md", "new/compare/junit.xml"}
+	want := []string{"new/compare/compare.html", "new/compare/compare.json", "new/compare/compare.md", "new/compare/junit.xml"}
 	if strings.Join(sorted(added), ",") != strings.Join(want, ",") {
 		t.Errorf("files added %v, want %v", added, want)
 	}

@@ -182,12 +182,13 @@ func newView(d *Data) (*view, error) {
 	for i, g := range s.Groups {
 		index[g] = i
 	}
+	js, css := UPlot()
 	v := &view{
 		RunID:        s.RunID,
 		Generated:    s.GeneratedAt.UTC().Format("2006-01-02 15:04:05 UTC"),
 		UPlotVersion: UPlotVersion,
-		UPlotJS:      template.JS("/*! uPlot " + UPlotVersion + "\n" + uplotLicense + "*/\n" + uplotJS),
-		UPlotCSS:     template.CSS(uplotCSS),
+		UPlotJS:      js,
+		UPlotCSS:     css,
 		AppJS:        template.JS(appJS),
 		AppCSS:       template.CSS(appCSS),
 	}
@@ -410,4 +411,10 @@ func bytesStr(v *uint64) string {
 		n /= 1024
 	}
 	return ""
+}
+
+// UPlot is the vendored uPlot script, its licence notice first, and its
+// stylesheet, for the other pages bench writes (compare.html).
+func UPlot() (template.JS, template.CSS) {
+	return template.JS("/*! uPlot " + UPlotVersion + "\n" + uplotLicense + "*/\n" + uplotJS), template.CSS(uplotCSS)
 }
