@@ -239,6 +239,7 @@ func judge(base, cur *runData, opt Options) (*Result, error) {
 		return nil, err
 	}
 	res.Setup = setup(base, cur)
+	c.machineLoad()
 	c.finish()
 	return res, nil
 }

@@ -40,6 +40,9 @@ type Group struct {
 	Latency map[string]*stats.Verdict `json:"latency"`
 	// Prompts are the per-prompt latency comparisons.
 	Prompts []*PromptLatency `json:"prompts"`
+	// OtherLoad is the CPU other work on the machine used during the
+	// group's suite in each run (absent when neither run measured it).
+	OtherLoad *OtherLoad `json:"other_cpu_percent_mean,omitempty"`
 
 	key   groupKey
 	label string

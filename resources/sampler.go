@@ -10,6 +10,7 @@ import (
 
 	"github.com/shirou/gopsutil/v3/cpu"
 	"github.com/shirou/gopsutil/v3/mem"
+	"github.com/shirou/gopsutil/v3/process"
 
 	"bench/rundir"
 )
@@ -37,6 +38,11 @@ type Sample struct {
 	// ServerCPUPercent is the server tree's CPU since its previous share
 	// was measured, in percent of one core.
 	ServerCPUPercent *float64 `json:"server_cpu_percent"`
+	// OtherCPUPercent is the CPU that neither bench nor the model server
+	// used over the same span, in percent of one core: the rest of the
+	// machine's work, which moves latency from one run to the next
+	// without the model changing (bench compare reports it).
+	OtherCPUPercent *float64 `json:"other_cpu_percent"`
 }
 
 // probe is what one reading of a target gets from the system: the raw
@@ -49,7 +55,14 @@ type probe struct {
 	memErr error
 	tree   treeTimes // nil: no server
 	rss    *uint64
+	// self is bench's own CPU seconds (user and system); selfOK says it
+	// was read.
+	self   float64
+	selfOK bool
 }
+
+// selfProc is bench's own process, for its CPU times.
+var selfProc = sync.OnceValues(func() (*process.Process, error) { return process.NewProcess(int32(os.Getpid())) })
 
 // readTarget reads the machine and the server's tree (srv nil: the machine
 // only). It is a few /proc files plus one walk of the process table.
@@ -63,6 +76,11 @@ func readTarget(ctx context.Context, srv *serverProc) probe {
 	}
 	if srv != nil {
 		p.tree, p.rss, _ = srv.read(ctx)
+	}
+	if sp, err := selfProc(); err == nil {
+		if t, err := sp.TimesWithContext(ctx); err == nil {
+			p.self, p.selfOK = t.User+t.System, true
+		}
 	}
 	return p
 }
@@ -106,6 +124,8 @@ type feed struct {
 	// Baselines of the CPU shares, touched by the loop only.
 	cpuBase  []cpu.TimesStat
 	cpuAt    time.Time
+	selfBase float64
+	selfOK   bool
 	treeBase treeTimes
 	treeAt   time.Time
 }
@@ -175,15 +195,22 @@ func (f *feed) loop() {
 func (f *feed) take(ctx context.Context) *reading {
 	p := f.read(ctx, f.srv)
 	rd := &reading{at: p.at, sample: Sample{TimeMS: p.at.UnixMilli(), ServerRSS: p.rss}}
+	// others is the machine's busy CPU seconds less bench's own over the
+	// machine share's span; the server's are taken off below.
+	others, haveOthers := 0.0, false
 	if p.cpuErr != nil {
 		rd.problem("cpu_percent", p.cpuErr.Error())
 	} else if f.cpuBase == nil || p.at.Sub(f.cpuAt) >= f.minSpan {
 		if f.cpuBase != nil {
 			if v, err := busyPercent(f.cpuBase, nil, p.cpu, nil); err == nil {
 				rd.sample.CPUPercent, rd.cpuFrom = &v, f.cpuAt
+				if busy, ok := busySeconds(f.cpuBase, p.cpu); ok && f.selfOK && p.selfOK {
+					others, haveOthers = busy-max(0, p.self-f.selfBase), true
+				}
 			}
 		}
 		f.cpuBase, f.cpuAt = p.cpu, p.at
+		f.selfBase, f.selfOK = p.self, p.selfOK
 	}
 	if p.memErr != nil {
 		rd.problem("mem_used_bytes", p.memErr.Error())
@@ -197,6 +224,20 @@ func (f *feed) take(ctx context.Context) *reading {
 			}
 		}
 		f.treeBase, f.treeAt = p.tree, p.at
+	}
+	if haveOthers {
+		span := p.at.Sub(rd.cpuFrom).Seconds()
+		switch {
+		case f.srv == nil:
+		case rd.sample.ServerCPUPercent != nil && rd.srvFrom.Equal(rd.cpuFrom):
+			others -= *rd.sample.ServerCPUPercent / 100 * span
+		default:
+			haveOthers = false // the server's share covers another span
+		}
+		if haveOthers && span > 0 {
+			v := 100 * max(0, others) / span
+			rd.sample.OtherCPUPercent = &v
+		}
 	}
 	if f.seen != nil {
 		f.seen(rd)
@@ -250,6 +291,8 @@ type tally struct {
 	memMax    *uint64
 	rssMax    *uint64
 	srvCPU    *float64
+	otherSum  float64
+	otherN    int
 	problems  map[string]string
 }
 
@@ -262,7 +305,7 @@ func newTally(interval time.Duration, server bool, series *os.File) *tally {
 func (t *tally) view(rd *reading) Sample {
 	s := rd.sample
 	if s.CPUPercent != nil && rd.cpuFrom.Before(t.from) {
-		s.CPUPercent = nil
+		s.CPUPercent, s.OtherCPUPercent = nil, nil
 	}
 	if s.ServerCPUPercent != nil && rd.srvFrom.Before(t.from) {
 		s.ServerCPUPercent = nil
@@ -289,6 +332,10 @@ func (t *tally) add(rd *reading) {
 	}
 	if s.ServerCPUPercent != nil {
 		t.srvCPU = maxF(t.srvCPU, *s.ServerCPUPercent)
+	}
+	if s.OtherCPUPercent != nil {
+		t.otherSum += *s.OtherCPUPercent
+		t.otherN++
 	}
 	t.write(&s)
 }
@@ -337,6 +384,10 @@ func (t *tally) peak() *rundir.Peak {
 		m := t.cpuSum / float64(t.cpuN)
 		p.CPUPercentMean = &m
 	}
+	if t.otherN > 0 {
+		m := t.otherSum / float64(t.otherN)
+		p.OtherCPUPercentMean = &m
+	}
 	for k, v := range t.problems {
 		p.Unavailable[k] = v
 	}
@@ -351,6 +402,9 @@ func (t *tally) peak() *rundir.Peak {
 	}
 	if p.MemUsed == nil {
 		na("mem_used_bytes", "no memory reading during the suite")
+	}
+	if p.OtherCPUPercentMean == nil {
+		na("other_cpu_percent_mean", "no reading measured the machine, bench and the server over one span")
 	}
 	if !t.server {
 		na("server_rss_bytes", "no local model server found")

@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -397,3 +398,58 @@ func TestServerCache(t *testing.T) {
 }
 
 func js(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// The CPU other work used is the machine's busy time less bench's own and
+// the server tree's, over one span, in percent of one core; it is left
+// out when the server's share spans another stretch of time.
+func TestOtherCPUIsWhatNeitherBenchNorTheServerUsed(t *testing.T) {
+	at := time.Unix(1_800_000_000, 0)
+	var busy, idle, self, srvTime float64
+	step := func(dBusy, dIdle, dSelf, dSrv float64) {
+		at = at.Add(time.Second)
+		busy, idle, self, srvTime = busy+dBusy, idle+dIdle, self+dSelf, srvTime+dSrv
+	}
+	read := func(_ context.Context, srv *serverProc) probe {
+		p := probe{at: at, cpu: []cpu.TimesStat{{User: busy, Idle: idle}}, self: self, selfOK: true}
+		if srv != nil {
+			p.tree = treeTimes{srv.pid: srvTime}
+		}
+		return p
+	}
+	other := func(rd *reading) float64 {
+		t.Helper()
+		if rd.sample.OtherCPUPercent == nil {
+			t.Fatalf("no other_cpu_percent in %+v", rd.sample)
+		}
+		return *rd.sample.OtherCPUPercent
+	}
+
+	// Four cores: 1.5 busy, of which bench 0.2 and the server 0.5.
+	f := newFeed(&serverProc{pid: 7}, time.Second, read, nil)
+	ctx := context.Background()
+	if rd := f.take(ctx); rd.sample.OtherCPUPercent != nil {
+		t.Errorf("the first reading has no span, yet other = %v", *rd.sample.OtherCPUPercent)
+	}
+	step(1.5, 2.5, 0.2, 0.5)
+	if got := other(f.take(ctx)); math.Abs(got-80) > 1e-9 {
+		t.Errorf("other CPU %v%%, want 80%%", got)
+	}
+	// Only bench and the server busy: nothing else.
+	step(0.7, 3.3, 0.2, 0.5)
+	if got := other(f.take(ctx)); math.Abs(got) > 1e-9 {
+		t.Errorf("other CPU %v%%, want 0", got)
+	}
+	// Without a server: the machine less bench.
+	m := newFeed(nil, time.Second, read, nil)
+	m.take(ctx)
+	step(1, 3, 0.25, 0)
+	if got := other(m.take(ctx)); math.Abs(got-75) > 1e-9 {
+		t.Errorf("no server: other CPU %v%%, want 75%%", got)
+	}
+	// A server share over another span (its baseline is younger): none.
+	f.treeAt = f.cpuAt.Add(time.Millisecond)
+	step(1, 3, 0.1, 0.1)
+	if rd := f.take(ctx); rd.sample.OtherCPUPercent != nil {
+		t.Errorf("spans differ, yet other = %v", *rd.sample.OtherCPUPercent)
+	}
+}

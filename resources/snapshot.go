@@ -162,6 +162,20 @@ func busyPercent(t0 []cpu.TimesStat, err0 error, t1 []cpu.TimesStat, err1 error)
 	return min(100, max(0, busy)), nil
 }
 
+// busySeconds is the CPU seconds all cores together spent busy between
+// two readings of the total times.
+func busySeconds(t0, t1 []cpu.TimesStat) (float64, bool) {
+	if len(t0) != 1 || len(t1) != 1 {
+		return 0, false
+	}
+	tot0, idle0 := totalIdle(t0[0])
+	tot1, idle1 := totalIdle(t1[0])
+	if tot1 <= tot0 {
+		return 0, false
+	}
+	return max(0, (tot1-tot0)-(idle1-idle0)), true
+}
+
 // totalIdle follows gopsutil's own busy computation: guest time is already
 // counted in user time on Linux.
 func totalIdle(t cpu.TimesStat) (total, idle float64) {

@@ -51,6 +51,9 @@ type Peak struct {
 	// ServerRSS and ServerCPUPercent are the model server tree's peaks.
 	ServerRSS        *uint64  `json:"server_rss_bytes"`
 	ServerCPUPercent *float64 `json:"server_cpu_percent"`
+	// OtherCPUPercentMean is the mean CPU, in percent of one core, that
+	// neither bench nor the model server used: other work on the machine.
+	OtherCPUPercentMean *float64 `json:"other_cpu_percent_mean"`
 	// Unavailable maps a null field's JSON name to why it is null.
 	Unavailable map[string]string `json:"unavailable,omitempty"`
 }
