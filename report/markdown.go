@@ -237,9 +237,9 @@ func writeResources(b *strings.Builder, s *Summary) {
 		return
 	}
 	b.WriteString("## Resources\n\n")
-	b.WriteString("Machine before → after each suite, and the peak over the suite's window: the highest of the sampler's readings and the two snapshots that bracket it (resources_*.txt have the details).\n\n")
-	b.WriteString("| model | CPU before → after | peak CPU | mem used before → after | peak mem used | server RSS before → after | peak server RSS |\n")
-	b.WriteString("|---|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("Machine before → after each suite, and the peak over the suite's window: the highest of the sampler's readings and the two snapshots that bracket it (resources_*.txt have the details). Other work is the mean CPU that neither bench nor the model server used during the suite: load that moves latency without the model changing.\n\n")
+	b.WriteString("| model | CPU before → after | peak CPU | other work | mem used before → after | peak mem used | server RSS before → after | peak server RSS |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, g := range ranked(s) {
 		if g.ResourcesBefore == nil {
 			continue
@@ -249,8 +249,8 @@ func writeResources(b *strings.Builder, s *Summary) {
 			af = &rundir.Snapshot{}
 		}
 		pk := WindowPeak(g)
-		fmt.Fprintf(b, "| %s | %s → %s | %s | %s → %s | %s | %s → %s | %s |\n", md(g.Label()),
-			rundir.Pct(bf.CPUPercent), rundir.Pct(af.CPUPercent), rundir.Pct(pk.CPUPercent),
+		fmt.Fprintf(b, "| %s | %s → %s | %s | %s | %s → %s | %s | %s → %s | %s |\n", md(g.Label()),
+			rundir.Pct(bf.CPUPercent), rundir.Pct(af.CPUPercent), rundir.Pct(pk.CPUPercent), cores(pk.OtherCPUPercentMean),
 			rundir.Bytes(bf.MemUsed), rundir.Bytes(af.MemUsed), rundir.Bytes(pk.MemUsed),
 			serverRSS(bf), serverRSS(af), rundir.Bytes(pk.ServerRSS))
 	}
@@ -398,4 +398,12 @@ func tierName(t *Tier) string {
 		return "Tier 3"
 	}
 	return t.Tier
+}
+
+// cores shows a CPU share in percent of one core as cores ("0.9 cores").
+func cores(pct *float64) string {
+	if pct == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f cores", *pct/100)
 }
