@@ -22,8 +22,9 @@
 package junitxml
 
 import (
-	"bytes"
+	"bufio"
 	"cmp"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"slices"
@@ -62,17 +63,39 @@ type suite struct {
 	first, last  int64 // started_at_ms of the first cell, ended_at_ms of the last
 	reps         map[int]bool
 	cases        []cell
+	// prompts are the (id, name) pairs of the suite's cells, indexed by
+	// promptIndex: a million cells of twenty prompts hold twenty copies.
+	prompts     [][2]string
+	promptIndex map[[2]string]int32
+}
+
+func (s *suite) prompt(id, name string) int32 {
+	k := [2]string{id, name}
+	if i, ok := s.promptIndex[k]; ok {
+		return i
+	}
+	k = [2]string{strings.Clone(id), strings.Clone(name)} // the reader reuses the record's buffers
+	i := int32(len(s.prompts))
+	s.prompts = append(s.prompts, k)
+	s.promptIndex[k] = i
+	return i
 }
 
 // cell is what a testcase needs from a record; the record itself is reused
-// by the reader.
+// by the reader. It is kept small (32 bytes): a million-line run holds a
+// million of them until Write.
 type cell struct {
-	promptID, promptName string
-	rep                  int
-	seq                  int // order in results.jsonl
-	seconds              float64
-	skipped, failure     *junit.Result
-	err                  *junit.Result
+	prompt int32 // index of the prompt's id and name in the suite's prompts
+	rep    int32
+	seq    int32 // order in results.jsonl
+	e2eMS  int64
+	// res is the failure, skip or error; nil for a plain testcase.
+	res *result
+}
+
+type result struct {
+	kind verdict
+	junit.Result
 }
 
 // New returns an empty Builder.
@@ -86,29 +109,29 @@ func (b *Builder) Add(r *results.Record) {
 	}
 	s := b.suites[k]
 	if s == nil {
-		s = &suite{key: k, providerType: r.ProviderType, runID: r.RunID, first: r.StartedAtMS, last: r.EndedAtMS, reps: map[int]bool{}}
+		s = &suite{key: k, providerType: r.ProviderType, runID: r.RunID, first: r.StartedAtMS, last: r.EndedAtMS, reps: map[int]bool{}, promptIndex: map[[2]string]int32{}}
 		b.suites[k] = s
 	}
 	s.first, s.last = min(s.first, r.StartedAtMS), max(s.last, r.EndedAtMS)
 	s.reps[r.Repetition] = true
-	c := cell{promptID: r.PromptID, promptName: r.PromptName, rep: r.Repetition, seq: len(s.cases), seconds: float64(r.E2EMS) / 1000}
+	c := cell{prompt: s.prompt(r.PromptID, r.PromptName), rep: int32(r.Repetition), seq: int32(len(s.cases)), e2eMS: r.E2EMS}
 	switch outcome(r) {
 	case failed:
 		v := deref(r.Violation)
 		if v == "" {
 			v = "failed its check"
 		}
-		c.failure = &junit.Result{Message: message(v), Type: "check_failed", Data: details(r, v)}
+		c.res = &result{failed, junit.Result{Message: message(v), Type: "check_failed", Data: details(r, v)}}
 	case skipped:
 		why := reason(r)
-		c.skipped = &junit.Result{Message: message(why), Type: deref(r.FailureType), Data: details(r, why)}
+		c.res = &result{skipped, junit.Result{Message: message(why), Type: deref(r.FailureType), Data: details(r, why)}}
 	case errored:
 		why := reason(r)
 		typ := deref(r.FailureType)
 		if typ == "" {
 			typ = r.AvailabilityStatus
 		}
-		c.err = &junit.Result{Message: message(why), Type: typ, Data: details(r, why)}
+		c.res = &result{errored, junit.Result{Message: message(why), Type: typ, Data: details(r, why)}}
 	}
 	s.cases = append(s.cases, c)
 }
@@ -225,14 +248,7 @@ func validAt(s string, i int) bool {
 // thinking level; testcases by prompt id, then repetition), whatever order
 // the cells finished in.
 func (b *Builder) Testsuites() junit.Testsuites {
-	keys := make([]suiteKey, 0, len(b.suites))
-	for k := range b.suites {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b suiteKey) int {
-		return cmp.Or(naturalCmp(a.provider, b.provider), naturalCmp(a.model, b.model),
-			cmpBool(a.hasLevel, b.hasLevel), naturalCmp(a.level, b.level))
-	})
+	keys := b.sortedKeys()
 	var out junit.Testsuites
 	out.Name = "bench"
 	var total float64
@@ -250,6 +266,18 @@ func (b *Builder) Testsuites() junit.Testsuites {
 	// <testsuite> keeps its own.
 	out.Skipped = 0
 	return out
+}
+
+func (b *Builder) sortedKeys() []suiteKey {
+	keys := make([]suiteKey, 0, len(b.suites))
+	for k := range b.suites {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b suiteKey) int {
+		return cmp.Or(naturalCmp(a.provider, b.provider), naturalCmp(a.model, b.model),
+			cmpBool(a.hasLevel, b.hasLevel), naturalCmp(a.level, b.level))
+	})
+	return keys
 }
 
 func (s *suite) testsuite(id int) junit.Testsuite {
@@ -274,19 +302,30 @@ func (s *suite) testsuite(id int) junit.Testsuite {
 	// A cell is recorded once; the order in the file breaks any tie a
 	// doubled line could make.
 	slices.SortFunc(s.cases, func(a, b cell) int {
-		return cmp.Or(naturalCmp(a.promptID, b.promptID), cmp.Compare(a.rep, b.rep), cmp.Compare(a.seq, b.seq))
+		return cmp.Or(naturalCmp(s.prompts[a.prompt][0], s.prompts[b.prompt][0]), cmp.Compare(a.rep, b.rep), cmp.Compare(a.seq, b.seq))
 	})
 	manyReps := len(s.reps) > 1
 	for _, c := range s.cases {
-		n := c.promptID
-		if c.promptName != "" {
-			n += " " + c.promptName
+		p := s.prompts[c.prompt]
+		n := p[0]
+		if p[1] != "" {
+			n += " " + p[1]
 		}
 		if manyReps {
-			n += " #" + strconv.Itoa(c.rep)
+			n += " #" + strconv.Itoa(int(c.rep))
 		}
-		ts.AddTestcase(junit.Testcase{Name: clean(n), Classname: ts.Name, Time: seconds(c.seconds),
-			Skipped: c.skipped, Failure: c.failure, Error: c.err})
+		tc := junit.Testcase{Name: clean(n), Classname: ts.Name, Time: seconds(float64(c.e2eMS) / 1000)}
+		if c.res != nil {
+			switch r := &c.res.Result; c.res.kind {
+			case failed:
+				tc.Failure = r
+			case skipped:
+				tc.Skipped = r
+			default:
+				tc.Error = r
+			}
+		}
+		ts.AddTestcase(tc)
 	}
 	return ts
 }
@@ -331,23 +370,90 @@ func digits(s string) int {
 	return n
 }
 
-// Write writes the XML document (with its declaration) to w.
+// Write writes the XML document (with its declaration) to w: the bytes
+// Testsuites().WriteXML gives, but one suite's testcases at a time, so a
+// million cells never stand in memory as testcases all at once (the
+// <testsuites> totals are counted from the cells first).
 func (b *Builder) Write(w io.Writer) error {
-	ts := b.Testsuites()
+	keys := b.sortedKeys()
+	var tests, errs, failures int
+	var total float64
+	for _, k := range keys {
+		s := b.suites[k]
+		tests += len(s.cases)
+		for _, c := range s.cases {
+			errs += btoi(c.res != nil && c.res.kind == errored)
+			failures += btoi(c.res != nil && c.res.kind == failed)
+		}
+		total += float64(s.last-s.first) / 1000
+	}
+	name := "bench"
+	if len(keys) > 0 {
+		name = "bench " + b.suites[keys[0]].runID
+	}
+	// The attributes junit.Testsuites marshals, in its field order, each
+	// omitted when empty (skipped: none, as in Testsuites).
+	start := xml.StartElement{Name: xml.Name{Local: "testsuites"}}
+	for _, a := range []struct {
+		name, value string
+		omit        bool
+	}{
+		{"name", name, false}, {"time", seconds(total), false},
+		{"tests", strconv.Itoa(tests), tests == 0}, {"errors", strconv.Itoa(errs), errs == 0},
+		{"failures", strconv.Itoa(failures), failures == 0},
+	} {
+		if !a.omit {
+			start.Attr = append(start.Attr, xml.Attr{Name: xml.Name{Local: a.name}, Value: a.value})
+		}
+	}
 	if _, err := io.WriteString(w, xmlHeader); err != nil {
 		return err
 	}
-	return ts.WriteXML(w)
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "\t")
+	if err := enc.EncodeToken(start); err != nil {
+		return err
+	}
+	for i, k := range keys {
+		if err := enc.EncodeElement(b.suites[k].testsuite(i), xml.StartElement{Name: xml.Name{Local: "testsuite"}}); err != nil {
+			return err
+		}
+	}
+	if err := enc.EncodeToken(start.End()); err != nil {
+		return err
+	}
+	if err := enc.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 const xmlHeader = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
 
 // WriteFile writes the document to path through a temporary file and a
-// rename, so a CI job never reads half a report.
+// rename, so a CI job never reads half a report; it is streamed, not
+// rendered in memory first.
 func (b *Builder) WriteFile(path string) error {
-	var buf bytes.Buffer
-	if err := b.Write(&buf); err != nil {
+	f, err := rundir.CreateAtomic(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 256<<10)
+	if err := b.Write(bw); err != nil {
+		f.Abort()
 		return fmt.Errorf("render %s: %w", path, err)
 	}
-	return rundir.WriteFile(path, buf.Bytes())
+	if err := bw.Flush(); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
 }

@@ -256,3 +256,24 @@ func FuzzText(f *testing.F) {
 		}
 	})
 }
+
+// Write streams one suite at a time; its bytes are exactly those of the
+// whole tree marshalled at once (go-junit-report's own WriteXML), for a
+// run with passes, failures, errors and skips over several suites, and
+// for an empty run.
+func TestWriteStreamsTheSameDocument(t *testing.T) {
+	for _, b := range []*Builder{build(records()), New()} {
+		var got, want bytes.Buffer
+		if err := b.Write(&got); err != nil {
+			t.Fatal(err)
+		}
+		ts := b.Testsuites()
+		want.WriteString(xmlHeader)
+		if err := ts.WriteXML(&want); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("streamed:\n%s\nwhole:\n%s", got.String(), want.String())
+		}
+	}
+}
