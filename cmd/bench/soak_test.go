@@ -55,7 +55,9 @@ func BenchmarkFloodSoak(b *testing.B) {
 				continue
 			}
 			provs := fmt.Sprintf("providers:\n  - type: %s\n    %s\n    models: [%s]\n", typ, opts, strings.Join(floods, ", "))
-			dir := benchDir(b, fmt.Sprintf("run:\n  timeout: %ds\n  concurrency: 5\n", secs), provs, "T0")
+			// Side by side, as one load: no warm-up (a flood never ends one) and
+			// interleaved (the five models share one endpoint).
+			dir := benchDir(b, fmt.Sprintf("run:\n  timeout: %ds\n  concurrency: 5\n  warmup: false\n  interleave: true\n", secs), provs, "T0")
 			peak, recs := soak(b, dir)
 			over := 0.0
 			for _, r := range recs {
