@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jstemmer/go-junit-report/v2/junit"
 
@@ -105,23 +104,14 @@ func TestDemoReport(t *testing.T) {
 
 	b := browsertest.New(t)
 	p := b.NewPage(t)
-	if err := p.Open(browsertest.FileURL(filepath.Join(runDir, "report.html")), 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.WaitFor(`document.documentElement.dataset.rendered === "true"`, 20*time.Second); err != nil {
+	if err := p.Load(filepath.Join(runDir, "report.html")); err != nil {
 		t.Fatal(err)
 	}
 	if errs, err := p.Errors(); err != nil || len(errs) > 0 {
 		t.Errorf("console errors (%v):\n%s", err, strings.Join(errs, "\n"))
 	}
-	var plots []struct {
-		Name    string `json:"name"`
-		Painted int    `json:"painted"`
-	}
-	if err := p.Eval(`[...document.querySelectorAll("[data-plot]")].map(el => ({name: el.dataset.plot,
-		painted: [...el.querySelectorAll("canvas")].reduce((n, c) => { if (!c.width || !c.height) return n;
-			const px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data; let k = 0;
-			for (let i = 3; i < px.length; i += 4) if (px[i]) k++; return n + k; }, 0)}))`, &plots); err != nil {
+	plots, err := p.Plots()
+	if err != nil {
 		t.Fatal(err)
 	}
 	drawn := map[string]bool{}

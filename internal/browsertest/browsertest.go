@@ -300,3 +300,60 @@ func (p *Page) flush() error {
 		return errors.New("console messages did not arrive within 10s")
 	}
 }
+
+// Load opens the file at path and waits, up to 20 s, for the page to set
+// data-rendered="true" on its root element, as bench's pages do once
+// their scripts have drawn everything.
+func (p *Page) Load(path string) error {
+	if err := p.Open(FileURL(path), 30*time.Second); err != nil {
+		return err
+	}
+	return p.WaitFor(`document.documentElement.dataset.rendered === "true"`, 20*time.Second)
+}
+
+// Plot is what one [data-plot] element of a page shows: its canvases, how
+// many of their pixels are painted (of Area), and how many distinct
+// colours those have (sampled up to 64, in 4-bit channels).
+type Plot struct {
+	Name     string `json:"name"`
+	Canvases int    `json:"canvases"`
+	Painted  int    `json:"painted"`
+	Colours  int    `json:"colours"`
+	Area     int    `json:"area"`
+}
+
+// Blank says why a plot looks empty, or "" when it is drawn: a canvas, at
+// least 0.5 % of its pixels painted, and three colours or more (a frame
+// and a background alone have fewer).
+func (pl Plot) Blank() string {
+	if pl.Canvases == 0 || pl.Painted < pl.Area/200 || pl.Colours < 3 {
+		return fmt.Sprintf("plot %s looks blank: %d canvases, %d of %d pixels painted, %d colours", pl.Name, pl.Canvases, pl.Painted, pl.Area, pl.Colours)
+	}
+	return ""
+}
+
+// plotsJS reads every [data-plot] element's canvases.
+const plotsJS = `[...document.querySelectorAll("[data-plot]")].map(el => {
+	const p = {name: el.dataset.plot, canvases: 0, painted: 0, colours: 0, area: 0};
+	const seen = new Set();
+	for (const c of el.querySelectorAll("canvas")) {
+		p.canvases++;
+		if (!c.width || !c.height) continue;
+		p.area += c.width * c.height;
+		const px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+		for (let i = 0; i < px.length; i += 4) {
+			if (px[i + 3] === 0) continue;
+			p.painted++;
+			if (seen.size < 64) seen.add((px[i] >> 4) + "," + (px[i + 1] >> 4) + "," + (px[i + 2] >> 4));
+		}
+	}
+	p.colours = seen.size;
+	return p;
+})`
+
+// Plots reads the page's plots, in document order.
+func (p *Page) Plots() ([]Plot, error) {
+	var out []Plot
+	err := p.Eval(plotsJS, &out)
+	return out, err
+}

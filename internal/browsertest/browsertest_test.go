@@ -147,3 +147,46 @@ func TestMissingBrowserSkipsOrFails(t *testing.T) {
 		}
 	}
 }
+
+// Load waits for data-rendered; Plots reads each [data-plot]'s canvases,
+// and Blank tells a drawn plot from an empty one and from one flat colour.
+func TestLoadAndPlots(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "page.html")
+	html := `<!doctype html><html><body>
+<div data-plot="drawn"><canvas id="a" width="50" height="40"></canvas></div>
+<div data-plot="empty"><canvas width="50" height="40"></canvas></div>
+<div data-plot="flat"><canvas id="f" width="50" height="40"></canvas></div>
+<div data-plot="none"></div>
+<script>
+setTimeout(() => {
+	const a = document.getElementById("a").getContext("2d");
+	a.fillStyle = "#c00"; a.fillRect(0, 0, 20, 40);
+	a.fillStyle = "#0c0"; a.fillRect(20, 0, 15, 40);
+	a.fillStyle = "#00c"; a.fillRect(35, 0, 15, 40);
+	const f = document.getElementById("f").getContext("2d");
+	f.fillStyle = "#888"; f.fillRect(0, 0, 50, 40);
+	document.documentElement.dataset.rendered = "true";
+}, 30);
+</script></body></html>`
+	if err := os.WriteFile(page, []byte(html), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := New(t).NewPage(t)
+	if err := p.Load(page); err != nil {
+		t.Fatal(err)
+	}
+	plots, err := p.Plots()
+	if err != nil || len(plots) != 4 {
+		t.Fatalf("plots %+v, %v", plots, err)
+	}
+	want := map[string]bool{"drawn": true, "empty": false, "flat": false, "none": false}
+	for _, pl := range plots {
+		if drawn := pl.Blank() == ""; drawn != want[pl.Name] {
+			t.Errorf("%+v: drawn %v, want %v (%s)", pl, drawn, want[pl.Name], pl.Blank())
+		}
+	}
+	if d := plots[0]; d.Canvases != 1 || d.Area != 2000 || d.Painted != 2000 || d.Colours != 3 {
+		t.Errorf("drawn plot read as %+v", d)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"bench/internal/browsertest"
 	"bench/report"
@@ -30,17 +29,11 @@ type summaryJSON struct {
 
 // pageState is what the test reads back from the loaded page.
 type pageState struct {
-	Rendered bool     `json:"rendered"`
-	RenderMS float64  `json:"renderMS"`
-	Drawn    []string `json:"drawn"`
-	Plots    []struct {
-		Name     string `json:"name"`
-		Canvases int    `json:"canvases"`
-		Painted  int    `json:"painted"`
-		Colours  int    `json:"colours"`
-		Area     int    `json:"area"`
-	} `json:"plots"`
-	Rows []struct {
+	Rendered bool               `json:"rendered"`
+	RenderMS float64            `json:"renderMS"`
+	Drawn    []string           `json:"drawn"`
+	Plots    []browsertest.Plot `json:"-"`
+	Rows     []struct {
 		Group string            `json:"group"`
 		Cells map[string]string `json:"cells"`
 	} `json:"rows"`
@@ -50,31 +43,14 @@ type pageState struct {
 	BodyText string            `json:"bodyText"`
 }
 
-// inspectJS collects the page's state: for every [data-plot], its canvases'
-// painted pixels and distinct colours (sampled); the ranking table's
-// figures with their exact values; the tiers and the routing list.
+// inspectJS collects the page's state: the ranking table's figures with
+// their exact values, the tiers and the routing list (the plots are read
+// by browsertest's Plots).
 const inspectJS = `(() => {
 	const out = {rendered: document.documentElement.dataset.rendered === "true",
 		renderMS: window.benchReport ? window.benchReport.renderMS : -1,
-		drawn: window.benchReport ? window.benchReport.plots : [], plots: [], rows: [], tiers: {}, routing: [],
+		drawn: window.benchReport ? window.benchReport.plots : [], rows: [], tiers: {}, routing: [],
 		pwned: !!window.pwned, bodyText: document.body.innerText.slice(0, 200000)};
-	for (const el of document.querySelectorAll("[data-plot]")) {
-		const p = {name: el.dataset.plot, canvases: 0, painted: 0, colours: 0, area: 0};
-		const seen = new Set();
-		for (const c of el.querySelectorAll("canvas")) {
-			p.canvases++;
-			if (!c.width || !c.height) continue;
-			p.area += c.width * c.height;
-			const px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
-			for (let i = 0; i < px.length; i += 4) {
-				if (px[i + 3] === 0) continue;
-				p.painted++;
-				if (seen.size < 64) seen.add((px[i] >> 4) + "," + (px[i + 1] >> 4) + "," + (px[i + 2] >> 4));
-			}
-		}
-		p.colours = seen.size;
-		out.plots.push(p);
-	}
 	for (const tr of document.querySelectorAll("#ranking-table tbody tr")) {
 		const cells = {};
 		for (const td of tr.querySelectorAll("td[class*='c-']")) {
@@ -126,16 +102,10 @@ func TestReportInChromium(t *testing.T) {
 	art := t.ArtifactDir()
 
 	p := b.NewPage(t)
-	if err := p.Open(browsertest.FileURL(filepath.Join(dir, FileName)), 30*time.Second); err != nil {
+	if err := p.Load(filepath.Join(dir, FileName)); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.WaitFor(`document.documentElement.dataset.rendered === "true"`, 20*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	var st pageState
-	if err := p.Eval(inspectJS, &st); err != nil {
-		t.Fatal(err)
-	}
+	st := inspect(t, p)
 
 	if errs, err := p.Errors(); err != nil || len(errs) > 0 {
 		t.Errorf("console errors (%v):\n%s", err, strings.Join(errs, "\n"))
@@ -152,8 +122,8 @@ func TestReportInChromium(t *testing.T) {
 	got := map[string]bool{}
 	for _, pl := range st.Plots {
 		got[pl.Name] = true
-		if pl.Canvases == 0 || pl.Painted < pl.Area/200 || pl.Colours < 3 {
-			t.Errorf("plot %s looks blank: %d canvases, %d of %d pixels painted, %d colours", pl.Name, pl.Canvases, pl.Painted, pl.Area, pl.Colours)
+		if why := pl.Blank(); why != "" {
+			t.Error(why)
 		}
 	}
 	for _, w := range want {
@@ -418,19 +388,13 @@ func TestEdgeReportsInChromium(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := b.NewPage(t)
-			if err := p.Open(browsertest.FileURL(filepath.Join(c.dir, FileName)), 30*time.Second); err != nil {
-				t.Fatal(err)
-			}
-			if err := p.WaitFor(`document.documentElement.dataset.rendered === "true"`, 20*time.Second); err != nil {
+			if err := p.Load(filepath.Join(c.dir, FileName)); err != nil {
 				t.Fatal(err)
 			}
 			if errs, err := p.Errors(); err != nil || len(errs) > 0 {
 				t.Errorf("console errors (%v):\n%s", err, strings.Join(errs, "\n"))
 			}
-			var st pageState
-			if err := p.Eval(inspectJS, &st); err != nil {
-				t.Fatal(err)
-			}
+			st := inspect(t, p)
 			if len(st.Plots) != c.plots || len(st.Drawn) != c.plots {
 				t.Errorf("%d plots, %d drawn, want %d", len(st.Plots), len(st.Drawn), c.plots)
 			}
@@ -441,4 +405,19 @@ func TestEdgeReportsInChromium(t *testing.T) {
 			}
 		})
 	}
+}
+
+// inspect reads the page's state and its plots.
+func inspect(t *testing.T, p *browsertest.Page) pageState {
+	t.Helper()
+	var st pageState
+	if err := p.Eval(inspectJS, &st); err != nil {
+		t.Fatal(err)
+	}
+	plots, err := p.Plots()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Plots = plots
+	return st
 }
