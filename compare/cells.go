@@ -35,15 +35,15 @@ func (c *comparison) promptChanges() {
 			path     string
 			from, to json.RawMessage
 		}{
-			{"prompt.system", jsonString(b.System), jsonString(n.System)},
-			{"prompt.prompt", jsonString(b.Prompt), jsonString(n.Prompt)},
+			{"prompt.system", snapshot.JSONValue(b.System), snapshot.JSONValue(n.System)},
+			{"prompt.prompt", snapshot.JSONValue(b.Prompt), snapshot.JSONValue(n.Prompt)},
 			{"prompt.tools", b.Tools, n.Tools},
 			{"prompt.max_turns", b.MaxTurns, n.MaxTurns},
 			{"prompt.validator", b.Validator, n.Validator},
 			{"prompt.validators", b.Validators, n.Validators},
 		} {
 			if !sameValue(part.from, part.to) {
-				ch = append(ch, snapshot.Change{Path: part.path, From: orNull(part.from), To: orNull(part.to)})
+				ch = append(ch, snapshot.Change{Path: part.path, From: snapshot.OrNull(part.from), To: snapshot.OrNull(part.to)})
 			}
 		}
 		if len(ch) > 0 {
@@ -54,31 +54,6 @@ func (c *comparison) promptChanges() {
 }
 
 var jsonNull = json.RawMessage("null")
-
-func jsonString(s string) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return bytes.TrimRight(b.Bytes(), "\n")
-}
-
-func jsonValue(v any) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(v) != nil {
-		return jsonNull
-	}
-	return bytes.TrimRight(b.Bytes(), "\n")
-}
-
-func orNull(r json.RawMessage) json.RawMessage {
-	if len(bytes.TrimSpace(r)) == 0 {
-		return jsonNull
-	}
-	return r
-}
 
 // sameValue compares two JSON texts as values (key order and spacing do
 // not matter); absent, null, [] and {} are all "none".
@@ -233,7 +208,7 @@ func (c *comparison) judgeQuality(out *Cell, b, n *cell, diff *snapshot.Result, 
 		reg = append(reg, "pass -> fail")
 		out.Changes = append(out.Changes, change("pass", true, false))
 		if why := c.failWhy(n); why != "" {
-			out.Changes = append(out.Changes, snapshot.Change{Path: "why", From: jsonNull, To: jsonValue(why)})
+			out.Changes = append(out.Changes, snapshot.Change{Path: "why", From: jsonNull, To: snapshot.JSONValue(why)})
 		}
 	case !bp && np:
 		imp = append(imp, "fail -> pass")
@@ -346,7 +321,7 @@ func (c *comparison) lostTools(b, n *cell) []string {
 }
 
 func change(path string, from, to any) snapshot.Change {
-	return snapshot.Change{Path: path, From: jsonValue(from), To: jsonValue(to)}
+	return snapshot.Change{Path: path, From: snapshot.JSONValue(from), To: snapshot.JSONValue(to)}
 }
 
 func nullable(s string) any {

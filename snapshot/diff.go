@@ -101,22 +101,22 @@ func statusOf(kind string) string {
 // snapshots equal apart from the fingerprint fall through to rule 7.
 func agentsnapDiff(base, cur *Snapshot) (string, []Change) {
 	if !hasError(base) && hasError(cur) {
-		return AgentsnapRegression, []Change{{Path: "error", From: jsonNull, To: toJSON(*cur.Error)}}
+		return AgentsnapRegression, []Change{{Path: "error", From: jsonNull, To: JSONValue(*cur.Error)}}
 	}
 
 	baseNames, curNames := names(base.Tools), names(cur.Tools)
 	if !sameMultiset(baseNames, curNames) {
-		return AgentsnapToolsChanged, []Change{{Path: "tools[].name", From: toJSON(baseNames), To: toJSON(curNames)}}
+		return AgentsnapToolsChanged, []Change{{Path: "tools[].name", From: JSONValue(baseNames), To: JSONValue(curNames)}}
 	}
 	if !slices.Equal(baseNames, curNames) {
-		return AgentsnapToolsReordered, []Change{{Path: "tools[].order", From: toJSON(baseNames), To: toJSON(curNames)}}
+		return AgentsnapToolsReordered, []Change{{Path: "tools[].order", From: JSONValue(baseNames), To: JSONValue(curNames)}}
 	}
 
 	var changes []Change
 	for i := range base.Tools {
 		b, c := base.Tools[i], cur.Tools[i]
 		if !sameJSON(b.Args, c.Args) {
-			changes = append(changes, Change{Path: "tools[" + strconv.Itoa(i) + "].args", From: rawOrNull(b.Args), To: rawOrNull(c.Args)})
+			changes = append(changes, Change{Path: "tools[" + strconv.Itoa(i) + "].args", From: OrNull(b.Args), To: OrNull(c.Args)})
 		}
 	}
 	if len(changes) > 0 {
@@ -126,14 +126,14 @@ func agentsnapDiff(base, cur *Snapshot) (string, []Change) {
 	for i := range base.Tools {
 		b, c := base.Tools[i], cur.Tools[i]
 		if b.ResultHash != c.ResultHash {
-			changes = append(changes, Change{Path: "tools[" + strconv.Itoa(i) + "].result_hash", From: toJSON(b.ResultHash), To: toJSON(c.ResultHash)})
+			changes = append(changes, Change{Path: "tools[" + strconv.Itoa(i) + "].result_hash", From: JSONValue(b.ResultHash), To: JSONValue(c.ResultHash)})
 		}
 	}
 	if base.Output != cur.Output {
-		changes = append(changes, Change{Path: "output", From: toJSON(base.Output), To: toJSON(cur.Output)})
+		changes = append(changes, Change{Path: "output", From: JSONValue(base.Output), To: JSONValue(cur.Output)})
 	}
 	if base.Model != cur.Model {
-		changes = append(changes, Change{Path: "model", From: toJSON(base.Model), To: toJSON(cur.Model)})
+		changes = append(changes, Change{Path: "model", From: JSONValue(base.Model), To: JSONValue(cur.Model)})
 	}
 	if len(changes) > 0 {
 		return AgentsnapOutputDrift, changes
@@ -145,10 +145,10 @@ func agentsnapDiff(base, cur *Snapshot) (string, []Change) {
 func ignored(base, cur *Snapshot) []Change {
 	var out []Change
 	if base.Version != cur.Version {
-		out = append(out, Change{Path: "version", From: toJSON(base.Version), To: toJSON(cur.Version)})
+		out = append(out, Change{Path: "version", From: JSONValue(base.Version), To: JSONValue(cur.Version)})
 	}
 	if base.Input != cur.Input {
-		out = append(out, Change{Path: "input", From: toJSON(base.Input), To: toJSON(cur.Input)})
+		out = append(out, Change{Path: "input", From: JSONValue(base.Input), To: JSONValue(cur.Input)})
 	}
 	if hasError(base) && errorText(base) != errorText(cur) {
 		out = append(out, Change{Path: "error", From: errorJSON(base), To: errorJSON(cur)})
@@ -173,7 +173,7 @@ func errorJSON(s *Snapshot) json.RawMessage {
 	if s.Error == nil {
 		return jsonNull
 	}
-	return toJSON(*s.Error)
+	return JSONValue(*s.Error)
 }
 
 func names(tools []Tool) []string {
@@ -194,17 +194,20 @@ func sameMultiset(a, b []string) bool {
 	return slices.Equal(a, b)
 }
 
-// toJSON encodes a string, string list or number for a Change, without
-// HTML escaping so an output with <tags> stays readable.
-func toJSON(v any) json.RawMessage {
+// JSONValue encodes a value for a Change (null when it cannot be
+// encoded), without HTML escaping so an output with <tags> stays readable.
+func JSONValue(v any) json.RawMessage {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // strings, []string and ints always encode
+	if enc.Encode(v) != nil {
+		return jsonNull
+	}
 	return bytes.TrimRight(buf.Bytes(), "\n")
 }
 
-func rawOrNull(r json.RawMessage) json.RawMessage {
+// OrNull is r, or null when r is empty: a Change's side that had no value.
+func OrNull(r json.RawMessage) json.RawMessage {
 	if len(bytes.TrimSpace(r)) == 0 {
 		return jsonNull
 	}

@@ -136,7 +136,7 @@ func ArgsObject(raw json.RawMessage) json.RawMessage {
 	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, trimmed) != nil {
-		return wrapRaw(toJSON(string(raw)))
+		return wrapRaw(JSONValue(string(raw)))
 	}
 	if trimmed[0] == '{' {
 		return buf.Bytes()
