@@ -2,43 +2,26 @@ package compare
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"bench/internal/junitschema"
 )
 
-// junitSchema is the Jenkins xUnit plugin's JUnit schema (MIT; see
-// testdata/junit/README.md).
-const junitSchema = "testdata/junit/junit-10.xsd"
-
-// xmllint finds the schema validator: BENCH_XMLLINT_BIN, else xmllint on
-// PATH (Debian's libxml2-utils). Missing, the test is skipped, or fails
+// validJUnit checks an XML document against the Jenkins JUnit schema
+// (internal/junitschema). Without xmllint the test is skipped, or fails
 // when BENCH_REQUIRE_SERVERS=1 (CI).
-func xmllint(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("BENCH_XMLLINT_BIN"); p != "" {
-		return p
-	}
-	p, err := exec.LookPath("xmllint")
-	if err != nil {
-		if os.Getenv("BENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatal("no xmllint (BENCH_REQUIRE_SERVERS=1): apt-get install libxml2-utils")
-		}
-		t.Skip("no xmllint: apt-get install libxml2-utils")
-	}
-	return p
-}
-
-// validJUnit checks an XML document against the Jenkins JUnit schema.
 func validJUnit(t *testing.T, doc []byte) error {
 	t.Helper()
+	if junitschema.Xmllint(t) == "" {
+		t.Skip("no xmllint: run scripts/install-xmllint.sh")
+	}
 	path := filepath.Join(t.TempDir(), "junit.xml")
 	if err := os.WriteFile(path, doc, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(xmllint(t), "--noout", "--schema", junitSchema, path).CombinedOutput()
-	if err != nil {
-		return &schemaError{out: string(out)}
+	if err := junitschema.Check(t, path); err != nil {
+		return &schemaError{out: err.Error()}
 	}
 	return nil
 }

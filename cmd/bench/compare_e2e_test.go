@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"bench/compare"
+	"bench/internal/junitschema"
 	"bench/internal/ollamatest"
 	"bench/internal/testmodel"
 	"bench/snapshot"
@@ -99,24 +100,12 @@ prompts:
 }
 
 // validJUnit checks a junit.xml against the Jenkins xUnit JUnit schema
-// with xmllint (BENCH_XMLLINT_BIN, else on PATH; missing, the check is
-// skipped, or fails when BENCH_REQUIRE_SERVERS=1).
+// (internal/junitschema; without xmllint the check is skipped, or fails
+// when BENCH_REQUIRE_SERVERS=1).
 func validJUnit(t *testing.T, path string) {
 	t.Helper()
-	bin := os.Getenv("BENCH_XMLLINT_BIN")
-	if bin == "" {
-		var err error
-		if bin, err = exec.LookPath("xmllint"); err != nil {
-			if os.Getenv("BENCH_REQUIRE_SERVERS") == "1" {
-				t.Fatal("no xmllint (BENCH_REQUIRE_SERVERS=1): apt-get install libxml2-utils")
-			}
-			t.Log("no xmllint: junit.xml not checked against the schema")
-			return
-		}
-	}
-	schema := filepath.Join("..", "..", "compare", "testdata", "junit", "junit-10.xsd")
-	if out, err := exec.Command(bin, "--noout", "--schema", schema, path).CombinedOutput(); err != nil {
-		t.Errorf("%s is not valid JUnit XML: %v\n%s", path, err, out)
+	if err := junitschema.Check(t, path); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/jstemmer/go-junit-report/v2/junit"
 
 	"bench/internal/browsertest"
+	"bench/internal/junitschema"
 	"bench/internal/testmodel"
 	"bench/prompts"
 	"bench/results"
@@ -164,19 +164,8 @@ func checkJUnit(t *testing.T, path string, cells, failed int) {
 		t.Errorf("junit.xml: %d cases (tests=%d) failures=%d in %d suites; results.jsonl has %d cells, %d failed checks",
 			n, ts.Tests, ts.Failures, len(ts.Suites), cells, failed)
 	}
-	lint, err := os.Getenv("BENCH_XMLLINT_BIN"), error(nil)
-	if lint == "" {
-		lint, err = exec.LookPath("xmllint")
-	}
-	if err != nil {
-		if os.Getenv("BENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatal("no xmllint (BENCH_REQUIRE_SERVERS=1: run scripts/install-xmllint.sh)")
-		}
-		t.Log("no xmllint: junit.xml not checked against the schema")
-		return
-	}
-	if out, err := exec.Command(lint, "--noout", "--schema", "../../report/junitxml/testdata/junit-10.xsd", path).CombinedOutput(); err != nil {
-		t.Errorf("junit.xml is not valid JUnit XML: %v\n%s", err, out)
+	if err := junitschema.Check(t, path); err != nil {
+		t.Error(err)
 	}
 }
 

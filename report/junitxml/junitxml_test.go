@@ -5,13 +5,13 @@ import (
 	"encoding/xml"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/jstemmer/go-junit-report/v2/junit"
 
+	"bench/internal/junitschema"
 	"bench/results"
 )
 
@@ -174,33 +174,18 @@ func TestOrderIndependent(t *testing.T) {
 	}
 }
 
-// xmllint finds the schema validator: BENCH_XMLLINT_BIN, else xmllint on
-// PATH (Debian's libxml2-utils; scripts/install-xmllint.sh).
-func xmllint(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("BENCH_XMLLINT_BIN"); p != "" {
-		return p
-	}
-	p, err := exec.LookPath("xmllint")
-	if err != nil {
-		if os.Getenv("BENCH_REQUIRE_SERVERS") == "1" {
-			t.Fatal("no xmllint (BENCH_REQUIRE_SERVERS=1: run scripts/install-xmllint.sh)")
-		}
-		t.Skip("no xmllint; run scripts/install-xmllint.sh")
-	}
-	return p
-}
-
 // validate checks the file against the Jenkins JUnit schema.
 func validate(t *testing.T, path string) {
 	t.Helper()
-	out, err := exec.Command(xmllint(t), "--noout", "--schema", filepath.Join("testdata", "junit-10.xsd"), path).CombinedOutput()
-	if err != nil {
-		t.Errorf("%s is not valid JUnit XML: %v\n%s", path, err, out)
+	if err := junitschema.Check(t, path); err != nil {
+		t.Error(err)
 	}
 }
 
 func TestValidAgainstSchema(t *testing.T) {
+	if junitschema.Xmllint(t) == "" {
+		t.Skip("no xmllint; run scripts/install-xmllint.sh")
+	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, FileName)
 	if err := build(records()).WriteFile(path); err != nil {
@@ -217,8 +202,8 @@ func TestValidAgainstSchema(t *testing.T) {
 	// in the schema.
 	bad := filepath.Join(dir, "bad.xml")
 	os.WriteFile(bad, []byte(`<testsuites skipped="1"><testsuite name="x" tests="0" failures="0" errors="0"></testsuite></testsuites>`), 0o644)
-	if out, err := exec.Command(xmllint(t), "--noout", "--schema", filepath.Join("testdata", "junit-10.xsd"), bad).CombinedOutput(); err == nil {
-		t.Errorf("xmllint accepted an invalid file:\n%s", out)
+	if junitschema.Check(t, bad) == nil {
+		t.Error("xmllint accepted an invalid file")
 	}
 }
 
