@@ -19,34 +19,6 @@ import (
 	"bench/scripted"
 )
 
-// claudeBin finds the Claude Code CLI: BENCH_CLAUDE_BIN, else the copy
-// scripts/install-claude-cli.sh puts in .tools, else PATH. The tests skip
-// without it, unless BENCH_REQUIRE_SERVERS=1 makes that a failure.
-func claudeBin(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("BENCH_CLAUDE_BIN"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("BENCH_CLAUDE_BIN: %v", err)
-		}
-		return p
-	}
-	if root, err := filepath.Abs(".."); err == nil {
-		p := filepath.Join(root, ".tools", "claude-code", "node_modules", ".bin", "claude")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("claude"); err == nil {
-		return p
-	}
-	msg := "Claude Code CLI not found: run scripts/install-claude-cli.sh or set BENCH_CLAUDE_BIN"
-	if os.Getenv("BENCH_REQUIRE_SERVERS") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
-
 // cliRun is one run of the CLI against the test server with bench's MCP
 // server, and what came of it.
 type cliRun struct {
@@ -63,7 +35,7 @@ type cliRun struct {
 // tools, tool search off.
 func runCLI(t *testing.T, srv *anthropictest.Server, model string, tools []scripted.Tool, allowed ...string) cliRun {
 	t.Helper()
-	bin := claudeBin(t)
+	bin := anthropictest.ClaudeBin(t)
 	dir := t.TempDir()
 	task, err := MarshalTask(tools)
 	if err != nil {

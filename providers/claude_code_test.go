@@ -23,34 +23,6 @@ import (
 	"bench/results"
 )
 
-// claudeBin finds the Claude Code CLI for the real-CLI tests: BENCH_CLAUDE_BIN,
-// else the copy scripts/install-claude-cli.sh puts in .tools, else PATH. The
-// tests skip without it, unless BENCH_REQUIRE_SERVERS=1 (CI) makes that fatal.
-func claudeBin(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("BENCH_CLAUDE_BIN"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("BENCH_CLAUDE_BIN: %v", err)
-		}
-		return p
-	}
-	if root, err := filepath.Abs(".."); err == nil {
-		p := filepath.Join(root, ".tools", "claude-code", "node_modules", ".bin", "claude")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("claude"); err == nil {
-		return p
-	}
-	msg := "Claude Code CLI not found: run scripts/install-claude-cli.sh or set BENCH_CLAUDE_BIN"
-	if os.Getenv("BENCH_REQUIRE_SERVERS") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
-
 var (
 	claudeVersionOnce sync.Once
 	claudeVersion     string
@@ -200,7 +172,7 @@ func requestFor(t *testing.T, srv *anthropictest.Server, model string) (map[stri
 // TestClaudeCodeCLI runs the real Claude Code CLI against a scripted
 // Anthropic Messages server.
 func TestClaudeCodeCLI(t *testing.T) {
-	bin := claudeBin(t)
+	bin := anthropictest.ClaudeBin(t)
 	version := claudeCLIVersion(t, bin)
 	srv := anthropictest.Start(t)
 	srv.Script("err401-echo", anthropictest.Reply{Status: 401, ErrorType: "authentication_error",
@@ -495,7 +467,7 @@ func newClaude(t testing.TB, command string, env map[string]string) Provider {
 
 // The inventory's --version probe runs the real pinned CLI.
 func TestRealClaudeCLIVersion(t *testing.T) {
-	bin := claudeBin(t)
+	bin := anthropictest.ClaudeBin(t)
 	v, err := cliVersion(context.Background(), bin, os.Environ())
 	if err != nil {
 		t.Fatal(err)

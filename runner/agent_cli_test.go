@@ -2,41 +2,13 @@ package runner
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"bench/internal/anthropictest"
-	"bench/internal/ollamatest"
 	"bench/results"
 )
-
-// claudeBin finds the real Claude Code CLI: BENCH_CLAUDE_BIN, the copy
-// scripts/install-claude-cli.sh puts in .tools/, or PATH; missing, the
-// test skips, or fails under BENCH_REQUIRE_SERVERS=1.
-func claudeBin(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("BENCH_CLAUDE_BIN"); p != "" {
-		return p
-	}
-	if p, err := filepath.Abs("../.tools/claude-code/node_modules/.bin/claude"); err == nil {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("claude"); err == nil {
-		return p
-	}
-	msg := "Claude Code CLI not found: run scripts/install-claude-cli.sh or set BENCH_CLAUDE_BIN"
-	if ollamatest.Required() {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
 
 // The real Claude Code CLI runs built-in task A1 with its own agent loop
 // against the Messages test server, calling bench's scripted tools over MCP
@@ -45,7 +17,7 @@ func claudeBin(t *testing.T) string {
 // does not have never reaches it; a model that keeps calling is stopped at
 // max_turns; the text-mode task is skipped.
 func TestClaudeCodeAgentLoop(t *testing.T) {
-	bin := claudeBin(t)
+	bin := anthropictest.ClaudeBin(t)
 	srv := anthropictest.Start(t)
 	srv.Conversation("cli-weather",
 		anthropictest.Reply{Text: []string{"Let me check."}, ToolName: "mcp__bench__get_weather", ToolInput: []string{`{"city": `, `"Paris"}`}},

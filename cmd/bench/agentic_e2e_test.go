@@ -182,7 +182,7 @@ func TestMCPServeCommandUsage(t *testing.T) {
 // calls reach bench's scripted tools, and the cell completes with a valid
 // work trace naming the tools as the model saw them.
 func TestAgenticClaudeCodeThroughBench(t *testing.T) {
-	cli := claudeCLI(t)
+	cli := anthropictest.ClaudeBin(t)
 	anth := anthropictest.Start(t)
 	anth.Conversation("cli-agent",
 		anthropictest.Reply{ToolName: "mcp__bench__get_order_status", ToolInput: []string{`{"order_id": "A-1042"}`}},

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"bench/internal/anthropictest"
 	"bench/internal/faultserver"
 	"bench/results"
 )
@@ -155,7 +156,7 @@ func checkClasses(t *testing.T, recs []results.Record, want map[string]string, m
 // process, and the machine may be small.
 func TestFaultMatrixCLI(t *testing.T) {
 	s := faultserver.Start(t)
-	cli := claudeCLI(t)
+	cli := anthropictest.ClaudeBin(t)
 	t.Setenv("BENCH_FAULT_KEY", "sk-fault-matrix-0123456789abcdef")
 	var models []string
 	for m := range cliClasses {

@@ -6,37 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"bench/internal/anthropictest"
-	"bench/internal/ollamatest"
 )
-
-// claudeCLI finds the real Claude Code CLI: BENCH_CLAUDE_BIN, the copy
-// scripts/install-claude-cli.sh puts in .tools/, or PATH.
-func claudeCLI(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("BENCH_CLAUDE_BIN"); p != "" {
-		return p
-	}
-	if p, err := filepath.Abs("../../.tools/claude-code/node_modules/.bin/claude"); err == nil {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("claude"); err == nil {
-		return p
-	}
-	msg := "Claude Code CLI not found: run scripts/install-claude-cli.sh or set BENCH_CLAUDE_BIN"
-	if ollamatest.Required() {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
 
 // One sweep over every provider type, each against a real server or CLI
 // (the OpenAI one against a server that answers as OpenAI does to a bad
@@ -44,7 +19,7 @@ func claudeCLI(t *testing.T) string {
 // secrets: they must be nowhere.
 func TestEveryProviderAndNoSecretOnDisk(t *testing.T) {
 	s := needServer(t)
-	cli := claudeCLI(t)
+	cli := anthropictest.ClaudeBin(t)
 	anth := anthropictest.Start(t)
 	openaiKey := "sk-e2e-openai-0123456789abcdefSECRET"
 	anthToken := "anth-e2e-token-0123456789SECRET"

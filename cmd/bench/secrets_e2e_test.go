@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"bench/internal/anthropictest"
 	"bench/internal/faultserver"
 )
 
@@ -72,7 +73,7 @@ esac
 
 func TestSecretMatrix(t *testing.T) {
 	s := faultserver.Start(t)
-	cli := claudeCLI(t)
+	cli := anthropictest.ClaudeBin(t)
 	key := newKey()
 	t.Setenv("BENCH_SECRET_KEY", key)
 

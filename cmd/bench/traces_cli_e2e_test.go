@@ -64,7 +64,7 @@ func TestTraceparentReachesTheCLI(t *testing.T) {
 // Bash tool prints the variable, and the tool result the CLI sends back to
 // the (scripted) model holds the cell span's traceparent.
 func TestTraceparentReachesTheRealCLI(t *testing.T) {
-	cli := claudeCLI(t)
+	cli := anthropictest.ClaudeBin(t)
 	anth := anthropictest.Start(t)
 	const model = "trace-env"
 	anth.Conversation(model,

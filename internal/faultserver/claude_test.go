@@ -7,37 +7,13 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// claudeBin finds the Claude Code CLI: BENCH_CLAUDE_BIN, else the copy
-// scripts/install-claude-cli.sh puts in .tools. Without it the test skips,
-// unless BENCH_REQUIRE_SERVERS=1 (CI) makes that a failure.
-func claudeBin(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("BENCH_CLAUDE_BIN"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("BENCH_CLAUDE_BIN: %v", err)
-		}
-		return p
-	}
-	if root, err := filepath.Abs("../.."); err == nil {
-		p := filepath.Join(root, ".tools", "claude-code", "node_modules", ".bin", "claude")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	msg := "Claude Code CLI not found: run scripts/install-claude-cli.sh or set BENCH_CLAUDE_BIN"
-	if os.Getenv("BENCH_REQUIRE_SERVERS") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
+	"bench/internal/anthropictest"
+)
 
 // cliResult is the CLI's final stream-json line, and all it printed.
 type cliResult struct {
@@ -98,7 +74,7 @@ func runClaude(t *testing.T, bin, baseURL, model string, env ...string) cliResul
 // an API error from http401, and the echoed key from echo_key, with the
 // key sent as a bearer token or as x-api-key.
 func TestClaudeCodeCLI(t *testing.T) {
-	bin := claudeBin(t)
+	bin := anthropictest.ClaudeBin(t)
 	s := Start(t)
 	key := newKey()
 	token := "ANTHROPIC_AUTH_TOKEN=" + key
