@@ -385,12 +385,9 @@ func (c *comparison) readSnapshots(r *runData, lines map[int]*pending, fn func(p
 		seen++
 		return nil
 	})
-	var le *lineError
 	switch {
-	case errors.As(err, &le):
-		return &InputError{File: path, Line: le.Line, Err: le.Err}
 	case err != nil:
-		return &InputError{File: path, Err: err}
+		return inputError(path, err)
 	case seen != len(lines):
 		return &InputError{File: path, Err: fmt.Errorf("the file changed while it was being compared (%d of %d lines found again)", seen, len(lines))}
 	}

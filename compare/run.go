@@ -363,19 +363,22 @@ func lineOf(data []byte, offset int64) int {
 // readResults is the first pass: every line decoded lean, each cell kept
 // as a cell. Any bad line is an error naming the file and line; a cell key
 // recorded twice is one too.
+// inputError names the file, and the line when scanLines gave one.
+func inputError(path string, err error) error {
+	if le := (*lineError)(nil); errors.As(err, &le) {
+		return &InputError{File: path, Line: le.Line, Err: le.Err}
+	}
+	return &InputError{File: path, Err: err}
+}
+
 func (r *runData) readResults() error {
 	path := rundir.Path(r.dir, rundir.ResultsFile)
 	if n := estimateLines(path); n > 0 {
 		r.cells = make([]cell, 0, n)
 		r.index = make(map[cellKey]int32, n)
 	}
-	err := scanLines(path, nil, decodeLean, r.add)
-	var le *lineError
-	switch {
-	case errors.As(err, &le):
-		return &InputError{File: path, Line: le.Line, Err: le.Err}
-	case err != nil:
-		return &InputError{File: path, Err: err}
+	if err := scanLines(path, nil, decodeLean, r.add); err != nil {
+		return inputError(path, err)
 	}
 	if len(r.cells) == 0 {
 		return &InputError{File: path, Err: errors.New("no results: the run recorded no cell")}
