@@ -17,6 +17,17 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
+func TestNewDist(t *testing.T) {
+	d := NewDist([]float64{50, 15, 40, 20, math.NaN(), 35, math.Inf(1)})
+	// The hand-computed figures below: p95 = 48, p99 = 49.6; NaN and Inf dropped.
+	if d.N != 5 || d.Q[0] != 15 || d.Q[50] != 35 || d.Q[95] != 48 || d.Q[99] != 49.6 || d.Q[100] != 50 {
+		t.Errorf("dist %+v", d)
+	}
+	if d := NewDist(nil); d.N != 0 || d.Q != nil {
+		t.Errorf("empty: %+v", d)
+	}
+}
+
 func TestPercentileHandComputed(t *testing.T) {
 	tests := []struct {
 		xs            []float64
@@ -31,6 +42,10 @@ func TestPercentileHandComputed(t *testing.T) {
 		{[]float64{7}, 7, 7, 7, 7},
 		// n=2: p95 -> h=0.95 -> 100 + 0.95*100 = 195.
 		{[]float64{100, 200}, 150, 195, 199, 150},
+		// Whole values held as int32 until a fraction: then all as float64.
+		{[]float64{3, 1, 2.5, 4}, 2.75, 3.85, 3.97, 2.625},
+		// Past int32: held as float64 from the start of it.
+		{[]float64{1, 3e9, 2}, 2, 2700000000.2, 2940000000.04, 1e9 + 1},
 	}
 	for _, tt := range tests {
 		e := &exact{}

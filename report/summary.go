@@ -108,6 +108,16 @@ type Group struct {
 
 	// Tier is the group's tool-use tier (written to tiers.json, not here).
 	Tier *Tier `json:"-"`
+	// Dists are the distributions the latency Stats are computed over,
+	// for report.html's plots: set when the summary is built from
+	// results.jsonl, nil when it is read from summary.json.
+	Dists *Dists `json:"-"`
+}
+
+// Dists are a group's plotted distributions: the same cells (no cold
+// start) as its LatencyMS, TTFTMS and TokensPerS.
+type Dists struct {
+	TTFTMS, LatencyMS, TokensPerS Dist
 }
 
 // Label names the group in tables: provider/model, plus (thinking).
@@ -434,6 +444,8 @@ func (a *aggregator) summary() *Summary {
 			gr.WallClockMS = &w
 		}
 		gr.LatencyMS, gr.TTFTMS, gr.TokensPerS, gr.ReasoningTokensPerS = g.lat.Stats(), g.ttft.Stats(), g.tps.Stats(), g.rtps.Stats()
+		gr.Dists = &Dists{TTFTMS: g.ttft.Dist(), LatencyMS: g.lat.Dist(), TokensPerS: g.tps.Dist()}
+		g.lat, g.ttft, g.tps, g.rtps = nil, nil, nil, nil // a million values each, not needed past here
 		gr.Agentic.finish()
 		t := g.tool
 		t.classify()

@@ -38,10 +38,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"bench/report"
@@ -115,46 +113,9 @@ func (a *Agentic) empty() bool {
 		a.UnknownToolRate == nil && a.RecoveryRate == nil && a.RoutingReady == nil)
 }
 
-// Dist is a metric's distribution in one group: how many values, and the
-// quantiles at 0, 1, ..., 100 % computed as summary.json's percentiles are
-// (Hyndman-Fan type 7, rounded to three decimals), so Q[50], Q[95] and Q[99]
-// are summary.json's p50, p95 and p99. Q is nil when N is 0.
-type Dist struct {
-	N int       `json:"n"`
-	Q []float64 `json:"q"`
-}
-
-// NewDist summarises xs (which it sorts); NaN and infinite values are
-// dropped as the summary drops them.
-func NewDist(xs []float64) Dist {
-	clean := xs[:0]
-	for _, x := range xs {
-		if !math.IsNaN(x) && !math.IsInf(x, 0) {
-			clean = append(clean, x)
-		}
-	}
-	if len(clean) == 0 {
-		return Dist{}
-	}
-	sort.Float64s(clean)
-	q := make([]float64, 101)
-	for i := range q {
-		q[i] = round3(quantile(clean, float64(i)/100))
-	}
-	return Dist{N: len(clean), Q: q}
-}
-
-// quantile is report's percentile (type 7) on sorted, non-empty xs.
-func quantile(xs []float64, p float64) float64 {
-	h := float64(len(xs)-1) * p
-	lo := int(math.Floor(h))
-	if lo >= len(xs)-1 {
-		return xs[len(xs)-1]
-	}
-	return xs[lo] + (h-float64(lo))*(xs[lo+1]-xs[lo])
-}
-
-func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+// Dist is a metric's distribution in one group (report.Dist): Q[50], Q[95]
+// and Q[99] are summary.json's p50, p95 and p99.
+type Dist = report.Dist
 
 // Load builds the report data of a run directory: the summary (report.Load
 // streams results.jsonl), then FromSummary's pass for the samples.
@@ -201,18 +162,16 @@ func keyOf(provider, model string, thinking *string) groupKey {
 }
 
 // Samples collects, one record at a time and in any order, what
-// report.html needs beyond the summary: per group the values its statistics
-// are computed over (same cells, same filters as summary.json) and per
-// prompt the first violation or error. Memory is 8 bytes per value (about
-// 2.4 MB for 100,000 cells) plus one short text per matrix cell.
+// report.html needs beyond the summary: per prompt the first violation or
+// error, one short text per matrix cell. The plotted distributions are the
+// summary's own (report.Group.Dists), so the values are held once.
 type Samples struct {
 	groups map[groupKey]*groupSamples
 }
 
 type groupSamples struct {
-	ttft, e2e, tps []float64
-	cells          map[string]*CellDetail
-	violation      map[string]bool // the cell's detail is a violation
+	cells     map[string]*CellDetail
+	violation map[string]bool // the cell's detail is a violation
 }
 
 // NewSamples returns an empty collector.
@@ -236,15 +195,6 @@ func (c *Samples) Add(r *results.Record) {
 		cell.NotRun++
 	}
 	success := r.AvailabilityStatus == "ok" && r.Success
-	if success {
-		a.e2e = append(a.e2e, float64(r.E2EMS))
-		if r.TTFTMS != nil {
-			a.ttft = append(a.ttft, float64(*r.TTFTMS))
-		}
-		if r.TokensPerS != nil {
-			a.tps = append(a.tps, *r.TokensPerS)
-		}
-	}
 	failedCheck := success && r.ObjectivePass != nil && !*r.ObjectivePass
 	switch {
 	case failedCheck && !a.violation[r.PromptID]:
@@ -271,7 +221,10 @@ func (c *Samples) Data(s *report.Summary, runDir string) *Data {
 		if a == nil {
 			a = &groupSamples{}
 		}
-		d.Groups[i] = &GroupData{TTFT: NewDist(a.ttft), E2E: NewDist(a.e2e), TokensPerS: NewDist(a.tps), Cells: a.cells}
+		d.Groups[i] = &GroupData{Cells: a.cells}
+		if g.Dists != nil {
+			d.Groups[i].TTFT, d.Groups[i].E2E, d.Groups[i].TokensPerS = g.Dists.TTFTMS, g.Dists.LatencyMS, g.Dists.TokensPerS
+		}
 		if d.Groups[i].Cells == nil {
 			d.Groups[i].Cells = map[string]*CellDetail{}
 		}
