@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,4 +58,56 @@ func TestDuplicateLinesCountedOnce(t *testing.T) {
 	if s, _ := Load(one); s.NDuplicateLines != 0 || len(s.Warnings) != 0 || s.Groups[0].NTotal != 2 {
 		t.Errorf("no duplicates: %+v", s)
 	}
+}
+
+// Hashes held in several chunks, with cells recorded up to four times in
+// any order: the summary counts exactly each cell's last record, as a map
+// of every key finds them, and so it does when every hash collides (each
+// line a candidate, told apart by its key) and when hashes collide but no
+// cell is recorded twice.
+func TestDedupeAcrossChunksAndCollisions(t *testing.T) {
+	defer func(n int, h func(*results.Record) uint64) { chunkLen, hashOf = n, h }(chunkLen, hashOf)
+	chunkLen = 4
+	write := func(n int, prompt func(i int) string) (string, map[results.Key]int) {
+		dir := t.TempDir()
+		w, err := results.Create(filepath.Join(dir, "results.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lastOf := map[results.Key]int{}
+		for i := range n {
+			r := &results.Record{RecordType: results.RecordType, RunID: "r", Provider: "p", ProviderType: "ollama", Model: "m",
+				PromptID: prompt(i), Repetition: i % 2, AvailabilityStatus: "ok", Success: true, E2EMS: int64(i)}
+			if err := w.Write(r); err != nil {
+				t.Fatal(err)
+			}
+			lastOf[r.Key()] = i
+		}
+		w.Close()
+		return dir, lastOf
+	}
+	check := func(name, dir string, lastOf map[results.Key]int, lines int) {
+		t.Helper()
+		s, err := Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// E2E is the line's index: the kept records' sum tells which.
+		want := 0.0
+		for _, i := range lastOf {
+			want += float64(i)
+		}
+		g := s.Groups[0]
+		if g.NTotal != len(lastOf) || s.NDuplicateLines != lines-len(lastOf) || *g.LatencyMS.Mean != *round(want / float64(len(lastOf))) {
+			t.Errorf("%s: %d cells, %d duplicate lines, mean e2e %v; want %d, %d, %v", name, g.NTotal, s.NDuplicateLines,
+				*g.LatencyMS.Mean, len(lastOf), lines-len(lastOf), want/float64(len(lastOf)))
+		}
+	}
+	dups, lastDups := write(60, func(i int) string { return fmt.Sprintf("P%d", i*7%13) })
+	unique, lastUnique := write(30, func(i int) string { return fmt.Sprintf("P%d", i) })
+	check("duplicates", dups, lastDups, 60)
+	check("unique", unique, lastUnique, 30)
+	hashOf = func(*results.Record) uint64 { return 42 }
+	check("duplicates, every hash colliding", dups, lastDups, 60)
+	check("unique, every hash colliding", unique, lastUnique, 30)
 }
