@@ -85,6 +85,7 @@ func BenchmarkBuildReports100k(b *testing.B) {
 			if err := ju.WriteFile(filepath.Join(dir, "junit.xml")); err != nil {
 				b.Fatal(err)
 			}
+			ju.Close()
 		}
 	})
 }

@@ -27,6 +27,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,9 +47,14 @@ const FileName = "junit.xml"
 // element's text keeps the whole violation.
 const maxMessage = 500
 
-// Builder collects the cells of a run, in any order, into test suites.
+// Builder collects the cells of a run, in any order, into test suites. It
+// keeps 20 bytes a cell; the texts of failed, skipped and errored cells
+// are on a tape (tape.go) that moves to a temporary file past a few MB, so
+// Close a Builder when done with it.
 type Builder struct {
 	suites map[suiteKey]*suite
+	tape   tape
+	refs   []ref // where each result's texts are on the tape
 }
 
 type suiteKey struct {
@@ -82,24 +88,33 @@ func (s *suite) prompt(id, name string) int32 {
 }
 
 // cell is what a testcase needs from a record; the record itself is reused
-// by the reader. It is kept small (32 bytes): a million-line run holds a
-// million of them until Write.
+// by the reader. It is kept small (16 bytes): a million-line run holds a
+// million of them until Write. Cells are in results.jsonl's order.
 type cell struct {
 	prompt int32 // index of the prompt's id and name in the suite's prompts
 	rep    int32
-	seq    int32 // order in results.jsonl
-	e2eMS  int64
-	// res is the failure, skip or error; nil for a plain testcase.
-	res *result
+	e2eMS  int32 // clamped: 2^31 ms is 24 days
+	// res is the failure, skip or error: its verdict in the top two bits,
+	// and 1 + the index of its texts in Builder.refs below; 0 for a plain
+	// testcase.
+	res uint32
 }
 
-type result struct {
-	kind verdict
-	junit.Result
-}
+const (
+	resKindShift = 30
+	resIndexMask = 1<<resKindShift - 1
+)
+
+func (c cell) kind() verdict { return verdict(c.res >> resKindShift) }
+
+// result is a failure's, skip's or error's texts.
+type result = junit.Result
 
 // New returns an empty Builder.
 func New() *Builder { return &Builder{suites: map[suiteKey]*suite{}} }
+
+// Close drops the Builder's temporary file, if it made one.
+func (b *Builder) Close() error { return b.tape.close() }
 
 // Add records one cell. It keeps no reference to r.
 func (b *Builder) Add(r *results.Record) {
@@ -114,25 +129,32 @@ func (b *Builder) Add(r *results.Record) {
 	}
 	s.first, s.last = min(s.first, r.StartedAtMS), max(s.last, r.EndedAtMS)
 	s.reps[r.Repetition] = true
-	c := cell{prompt: s.prompt(r.PromptID, r.PromptName), rep: int32(r.Repetition), seq: int32(len(s.cases)), e2eMS: r.E2EMS}
-	switch outcome(r) {
+	c := cell{prompt: s.prompt(r.PromptID, r.PromptName), rep: int32(r.Repetition),
+		e2eMS: int32(min(max(r.E2EMS, 0), math.MaxInt32))}
+	var res result
+	switch kind := outcome(r); kind {
+	case passed:
+		s.cases = append(s.cases, c)
+		return
 	case failed:
 		v := deref(r.Violation)
 		if v == "" {
 			v = "failed its check"
 		}
-		c.res = &result{failed, junit.Result{Message: message(v), Type: "check_failed", Data: details(r, v)}}
+		res = result{Message: message(v), Type: "check_failed", Data: details(r, v)}
 	case skipped:
 		why := reason(r)
-		c.res = &result{skipped, junit.Result{Message: message(why), Type: deref(r.FailureType), Data: details(r, why)}}
+		res = result{Message: message(why), Type: deref(r.FailureType), Data: details(r, why)}
 	case errored:
 		why := reason(r)
 		typ := deref(r.FailureType)
 		if typ == "" {
 			typ = r.AvailabilityStatus
 		}
-		c.res = &result{errored, junit.Result{Message: message(why), Type: typ, Data: details(r, why)}}
+		res = result{Message: message(why), Type: typ, Data: details(r, why)}
 	}
+	b.refs = append(b.refs, b.tape.put(&res))
+	c.res = uint32(outcome(r))<<resKindShift | uint32(len(b.refs))
 	s.cases = append(s.cases, c)
 }
 
@@ -246,15 +268,21 @@ func validAt(s string, i int) bool {
 
 // Testsuites returns the suites in a stable order (provider, model,
 // thinking level; testcases by prompt id, then repetition), whatever order
-// the cells finished in.
-func (b *Builder) Testsuites() junit.Testsuites {
+// the cells finished in. It holds every testcase in memory; Write streams
+// the same document.
+func (b *Builder) Testsuites() (junit.Testsuites, error) {
 	keys := b.sortedKeys()
 	var out junit.Testsuites
 	out.Name = "bench"
 	var total float64
 	for i, k := range keys {
 		s := b.suites[k]
-		ts := s.testsuite(i)
+		ts := s.header(i)
+		// AddTestcase counts them again.
+		ts.Tests, ts.Failures, ts.Errors, ts.Skipped = 0, 0, 0, 0
+		if err := b.testcases(s, func(tc *junit.Testcase) error { ts.AddTestcase(*tc); return nil }); err != nil {
+			return out, err
+		}
 		total += float64(s.last-s.first) / 1000
 		out.AddSuite(ts)
 	}
@@ -265,7 +293,7 @@ func (b *Builder) Testsuites() junit.Testsuites {
 	// The Jenkins schema has no skipped count on <testsuites>; each
 	// <testsuite> keeps its own.
 	out.Skipped = 0
-	return out
+	return out, nil
 }
 
 func (b *Builder) sortedKeys() []suiteKey {
@@ -280,13 +308,21 @@ func (b *Builder) sortedKeys() []suiteKey {
 	return keys
 }
 
-func (s *suite) testsuite(id int) junit.Testsuite {
-	name := s.key.provider + "/" + s.key.model
-	if s.key.hasLevel {
-		name += " (" + s.key.level + ")"
+// header is the suite's <testsuite> without its testcases, with their
+// counts.
+func (s *suite) header(id int) junit.Testsuite {
+	ts := junit.Testsuite{Name: s.name(), ID: id, Package: clean(s.runID),
+		Time: seconds(float64(s.last-s.first) / 1000), Tests: len(s.cases)}
+	for _, c := range s.cases {
+		switch c.kind() {
+		case failed:
+			ts.Failures++
+		case skipped:
+			ts.Skipped++
+		case errored:
+			ts.Errors++
+		}
 	}
-	ts := junit.Testsuite{Name: clean(name), ID: id, Package: clean(s.runID),
-		Time: seconds(float64(s.last-s.first) / 1000)}
 	if s.first > 0 {
 		ts.SetTimestamp(time.UnixMilli(s.first).UTC())
 	}
@@ -299,12 +335,43 @@ func (s *suite) testsuite(id int) junit.Testsuite {
 		level = s.key.level
 	}
 	ts.AddProperty("thinking_level", clean(level))
-	// A cell is recorded once; the order in the file breaks any tie a
-	// doubled line could make.
-	slices.SortFunc(s.cases, func(a, b cell) int {
-		return cmp.Or(naturalCmp(s.prompts[a.prompt][0], s.prompts[b.prompt][0]), cmp.Compare(a.rep, b.rep), cmp.Compare(a.seq, b.seq))
+	return ts
+}
+
+func (s *suite) name() string {
+	name := s.key.provider + "/" + s.key.model
+	if s.key.hasLevel {
+		name += " (" + s.key.level + ")"
+	}
+	return clean(name)
+}
+
+// testcases gives the suite's testcases to emit in order, one at a time
+// (the testcase is reused; its result is its own).
+func (b *Builder) testcases(s *suite, emit func(*junit.Testcase) error) error {
+	// Prompt ids in natural order, ranked once rather than compared per
+	// cell. A cell is recorded once; the order in the file (a stable sort)
+	// breaks any tie a doubled line could make.
+	byID := make([]int32, len(s.prompts))
+	for i := range byID {
+		byID[i] = int32(i)
+	}
+	slices.SortFunc(byID, func(a, b int32) int {
+		return cmp.Or(naturalCmp(s.prompts[a][0], s.prompts[b][0]), strings.Compare(s.prompts[a][0], s.prompts[b][0]))
+	})
+	rank := make([]int32, len(s.prompts))
+	for i, p := range byID {
+		rank[p] = int32(i)
+		if i > 0 && s.prompts[p][0] == s.prompts[byID[i-1]][0] {
+			rank[p] = rank[byID[i-1]]
+		}
+	}
+	slices.SortStableFunc(s.cases, func(a, b cell) int {
+		return cmp.Or(cmp.Compare(rank[a.prompt], rank[b.prompt]), cmp.Compare(a.rep, b.rep))
 	})
 	manyReps := len(s.reps) > 1
+	classname := s.name()
+	var tc junit.Testcase
 	for _, c := range s.cases {
 		p := s.prompts[c.prompt]
 		n := p[0]
@@ -314,20 +381,26 @@ func (s *suite) testsuite(id int) junit.Testsuite {
 		if manyReps {
 			n += " #" + strconv.Itoa(int(c.rep))
 		}
-		tc := junit.Testcase{Name: clean(n), Classname: ts.Name, Time: seconds(float64(c.e2eMS) / 1000)}
-		if c.res != nil {
-			switch r := &c.res.Result; c.res.kind {
+		tc = junit.Testcase{Name: clean(n), Classname: classname, Time: seconds(float64(c.e2eMS) / 1000)}
+		if c.res != 0 {
+			res, err := b.tape.get(b.refs[c.res&resIndexMask-1])
+			if err != nil {
+				return err
+			}
+			switch c.kind() {
 			case failed:
-				tc.Failure = r
+				tc.Failure = &res
 			case skipped:
-				tc.Skipped = r
+				tc.Skipped = &res
 			default:
-				tc.Error = r
+				tc.Error = &res
 			}
 		}
-		ts.AddTestcase(tc)
+		if err := emit(&tc); err != nil {
+			return err
+		}
 	}
-	return ts
+	return nil
 }
 
 func seconds(s float64) string { return strconv.FormatFloat(max(s, 0), 'f', 3, 64) }
@@ -371,20 +444,20 @@ func digits(s string) int {
 }
 
 // Write writes the XML document (with its declaration) to w: the bytes
-// Testsuites().WriteXML gives, but one suite's testcases at a time, so a
-// million cells never stand in memory as testcases all at once (the
-// <testsuites> totals are counted from the cells first).
+// Testsuites().WriteXML gives, but one testcase at a time, so a million
+// cells never stand in memory as testcases (the totals are counted from
+// the cells first).
 func (b *Builder) Write(w io.Writer) error {
 	keys := b.sortedKeys()
 	var tests, errs, failures int
 	var total float64
-	for _, k := range keys {
+	headers := make([]junit.Testsuite, len(keys))
+	for i, k := range keys {
 		s := b.suites[k]
-		tests += len(s.cases)
-		for _, c := range s.cases {
-			errs += btoi(c.res != nil && c.res.kind == errored)
-			failures += btoi(c.res != nil && c.res.kind == failed)
-		}
+		headers[i] = s.header(i)
+		tests += headers[i].Tests
+		errs += headers[i].Errors
+		failures += headers[i].Failures
 		total += float64(s.last-s.first) / 1000
 	}
 	name := "bench"
@@ -393,29 +466,23 @@ func (b *Builder) Write(w io.Writer) error {
 	}
 	// The attributes junit.Testsuites marshals, in its field order, each
 	// omitted when empty (skipped: none, as in Testsuites).
-	start := xml.StartElement{Name: xml.Name{Local: "testsuites"}}
-	for _, a := range []struct {
-		name, value string
-		omit        bool
-	}{
-		{"name", name, false}, {"time", seconds(total), false},
-		{"tests", strconv.Itoa(tests), tests == 0}, {"errors", strconv.Itoa(errs), errs == 0},
-		{"failures", strconv.Itoa(failures), failures == 0},
-	} {
-		if !a.omit {
-			start.Attr = append(start.Attr, xml.Attr{Name: xml.Name{Local: a.name}, Value: a.value})
-		}
-	}
+	start := xml.StartElement{Name: xml.Name{Local: "testsuites"}, Attr: attrs(
+		attr{"name", name, false}, attr{"time", seconds(total), false},
+		attr{"tests", strconv.Itoa(tests), tests == 0}, attr{"errors", strconv.Itoa(errs), errs == 0},
+		attr{"failures", strconv.Itoa(failures), failures == 0})}
 	if _, err := io.WriteString(w, xmlHeader); err != nil {
 		return err
 	}
-	enc := xml.NewEncoder(w)
+	// EncodeElement flushes its buffer after each testcase: behind a
+	// wrapper, that is its own buffer, not w's (a *bufio.Writer, which
+	// xml would take as its buffer and flush to the file a million times).
+	enc := xml.NewEncoder(struct{ io.Writer }{w})
 	enc.Indent("", "\t")
 	if err := enc.EncodeToken(start); err != nil {
 		return err
 	}
 	for i, k := range keys {
-		if err := enc.EncodeElement(b.suites[k].testsuite(i), xml.StartElement{Name: xml.Name{Local: "testsuite"}}); err != nil {
+		if err := b.writeSuite(enc, b.suites[k], &headers[i]); err != nil {
 			return err
 		}
 	}
@@ -427,6 +494,53 @@ func (b *Builder) Write(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// writeSuite writes one <testsuite> as junit.Testsuite marshals it: its
+// attributes in field order (the omitempty ones left out when empty), its
+// properties, then its testcases one at a time.
+func (b *Builder) writeSuite(enc *xml.Encoder, s *suite, ts *junit.Testsuite) error {
+	if len(s.cases) == 0 {
+		return enc.EncodeElement(ts, xml.StartElement{Name: xml.Name{Local: "testsuite"}})
+	}
+	start := xml.StartElement{Name: xml.Name{Local: "testsuite"}, Attr: attrs(
+		attr{"name", ts.Name, false}, attr{"tests", strconv.Itoa(ts.Tests), false},
+		attr{"failures", strconv.Itoa(ts.Failures), false}, attr{"errors", strconv.Itoa(ts.Errors), false},
+		attr{"id", strconv.Itoa(ts.ID), false},
+		attr{"disabled", strconv.Itoa(ts.Disabled), ts.Disabled == 0}, attr{"hostname", ts.Hostname, ts.Hostname == ""},
+		attr{"package", ts.Package, ts.Package == ""}, attr{"skipped", strconv.Itoa(ts.Skipped), ts.Skipped == 0},
+		attr{"time", ts.Time, false}, attr{"timestamp", ts.Timestamp, ts.Timestamp == ""}, attr{"file", ts.File, ts.File == ""})}
+	if err := enc.EncodeToken(start); err != nil {
+		return err
+	}
+	if ts.Properties != nil && len(*ts.Properties) > 0 {
+		props := struct {
+			Property []junit.Property `xml:"property"`
+		}{*ts.Properties}
+		if err := enc.EncodeElement(props, xml.StartElement{Name: xml.Name{Local: "properties"}}); err != nil {
+			return err
+		}
+	}
+	tcStart := xml.StartElement{Name: xml.Name{Local: "testcase"}}
+	if err := b.testcases(s, func(tc *junit.Testcase) error { return enc.EncodeElement(tc, tcStart) }); err != nil {
+		return err
+	}
+	return enc.EncodeToken(start.End())
+}
+
+type attr struct {
+	name, value string
+	omit        bool
+}
+
+func attrs(as ...attr) []xml.Attr {
+	var out []xml.Attr
+	for _, a := range as {
+		if !a.omit {
+			out = append(out, xml.Attr{Name: xml.Name{Local: a.name}, Value: a.value})
+		}
+	}
+	return out
 }
 
 func btoi(b bool) int {

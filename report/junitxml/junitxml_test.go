@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -252,7 +253,10 @@ func TestWriteStreamsTheSameDocument(t *testing.T) {
 		if err := b.Write(&got); err != nil {
 			t.Fatal(err)
 		}
-		ts := b.Testsuites()
+		ts, err := b.Testsuites()
+		if err != nil {
+			t.Fatal(err)
+		}
 		want.WriteString(xmlHeader)
 		if err := ts.WriteXML(&want); err != nil {
 			t.Fatal(err)
@@ -260,5 +264,47 @@ func TestWriteStreamsTheSameDocument(t *testing.T) {
 		if got.String() != want.String() {
 			t.Errorf("streamed:\n%s\nwhole:\n%s", got.String(), want.String())
 		}
+	}
+}
+
+// Past tapeMem the texts go to a temporary file, unlinked at once: the
+// document is the same byte for byte, it can be written twice, and after
+// Close the file is gone. A tape whose file cannot be made fails Write
+// with the reason rather than writing testcases without their texts.
+func TestTextsSpillToATemporaryFile(t *testing.T) {
+	var inMemory bytes.Buffer
+	if err := build(records()).Write(&inMemory); err != nil {
+		t.Fatal(err)
+	}
+	defer func(n int) { tapeMem = n }(tapeMem)
+	tapeMem = 64
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	b := build(records())
+	if b.tape.file == nil || b.tape.size == 0 {
+		t.Fatalf("nothing spilled past %d bytes", tapeMem)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the tape's file is still named in %s: %v", tmp, left)
+	}
+	for range 2 {
+		var spilled bytes.Buffer
+		if err := b.Write(&spilled); err != nil {
+			t.Fatal(err)
+		}
+		if spilled.String() != inMemory.String() {
+			t.Errorf("spilled:\n%s\nin memory:\n%s", spilled.String(), inMemory.String())
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Setenv("TMPDIR", filepath.Join(tmp, "missing"))
+	b = build(records())
+	defer b.Close()
+	err := b.Write(io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "junit texts") || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("tape without a file: %v", err)
 	}
 }
