@@ -17,14 +17,26 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
-func TestNewDist(t *testing.T) {
-	d := NewDist([]float64{50, 15, 40, 20, math.NaN(), 35, math.Inf(1)})
+func TestDist(t *testing.T) {
+	dist := func(xs ...float64) Dist {
+		e := &exact{}
+		for _, x := range xs {
+			e.Add(x)
+		}
+		e.Stats()
+		return e.Dist()
+	}
+	d := dist(50, 15, 40, 20, math.NaN(), 35, math.Inf(1))
 	// The hand-computed figures below: p95 = 48, p99 = 49.6; NaN and Inf dropped.
 	if d.N != 5 || d.Q[0] != 15 || d.Q[50] != 35 || d.Q[95] != 48 || d.Q[99] != 49.6 || d.Q[100] != 50 {
 		t.Errorf("dist %+v", d)
 	}
-	if d := NewDist(nil); d.N != 0 || d.Q != nil {
+	if d := dist(); d.N != 0 || d.Q != nil {
 		t.Errorf("empty: %+v", d)
+	}
+	// Held as float64 after a fraction: the same quantiles.
+	if d := dist(50, 15, 40, 20, 35.5); d.Q[50] != 35.5 || d.Q[100] != 50 {
+		t.Errorf("float dist %+v", d)
 	}
 }
 

@@ -81,17 +81,6 @@ type Dist struct {
 	Q []float64 `json:"q"`
 }
 
-// NewDist summarises xs (which it sorts); NaN and infinite values are
-// dropped as the Stats drop them.
-func NewDist(xs []float64) Dist {
-	e := exact{}
-	for _, x := range xs {
-		e.Add(x)
-	}
-	e.Stats()
-	return e.Dist()
-}
-
 // Dist is the Dist of e's values, which Stats has sorted.
 func (e *exact) Dist() Dist {
 	if e.xs != nil {

@@ -554,8 +554,9 @@ func Load(runDir string) (*Summary, error) { return LoadEach(runDir, nil) }
 // parsed_output, tool_call_details, provider_metrics) are empty; the func
 // must copy what it keeps.
 // There is one pass, or, when the file records some cell more than once, a
-// second one that hands each cell's last record only: what the first
-// pass's func collected is then to be dropped.
+// second one that hands each cell's last record only (after a read that
+// finds which lines those are, dedupe.go): what the first pass's func
+// collected is then to be dropped.
 func LoadEach(runDir string, start func() func(*results.Record)) (*Summary, error) {
 	a, d, problems, nProblems, err := aggregate(rundir.Path(runDir, rundir.ResultsFile), start)
 	if err != nil {
