@@ -36,6 +36,7 @@ import (
 
 	"github.com/jstemmer/go-junit-report/v2/junit"
 
+	"bench/internal/tape"
 	"bench/results"
 	"bench/rundir"
 )
@@ -48,13 +49,14 @@ const FileName = "junit.xml"
 const maxMessage = 500
 
 // Builder collects the cells of a run, in any order, into test suites. It
-// keeps 20 bytes a cell; the texts of failed, skipped and errored cells
-// are on a tape (tape.go) that moves to a temporary file past a few MB, so
-// Close a Builder when done with it.
+// keeps 16 bytes a cell; the texts of failed, skipped and errored cells
+// are on a tape (internal/tape) that moves to a temporary file past a few
+// MB, so Close a Builder when done with it.
 type Builder struct {
 	suites map[suiteKey]*suite
-	tape   tape
-	refs   []ref // where each result's texts are on the tape
+	tape   tape.Tape
+	refs   []tape.Ref // where each result's texts are on the tape
+	buf    []byte
 }
 
 type suiteKey struct {
@@ -114,7 +116,7 @@ type result = junit.Result
 func New() *Builder { return &Builder{suites: map[suiteKey]*suite{}} }
 
 // Close drops the Builder's temporary file, if it made one.
-func (b *Builder) Close() error { return b.tape.close() }
+func (b *Builder) Close() error { return b.tape.Close() }
 
 // Add records one cell. It keeps no reference to r.
 func (b *Builder) Add(r *results.Record) {
@@ -153,7 +155,8 @@ func (b *Builder) Add(r *results.Record) {
 		}
 		res = result{Message: message(why), Type: typ, Data: details(r, why)}
 	}
-	b.refs = append(b.refs, b.tape.put(&res))
+	b.buf = encodeResult(b.buf, &res)
+	b.refs = append(b.refs, b.tape.Put(b.buf))
 	c.res = uint32(outcome(r))<<resKindShift | uint32(len(b.refs))
 	s.cases = append(s.cases, c)
 }
@@ -383,7 +386,11 @@ func (b *Builder) testcases(s *suite, emit func(*junit.Testcase) error) error {
 		}
 		tc = junit.Testcase{Name: clean(n), Classname: classname, Time: seconds(float64(c.e2eMS) / 1000)}
 		if c.res != 0 {
-			res, err := b.tape.get(b.refs[c.res&resIndexMask-1])
+			p, err := b.tape.Get(b.refs[c.res&resIndexMask-1])
+			if err != nil {
+				return fmt.Errorf("junit texts: %w", err)
+			}
+			res, err := decodeResult(p)
 			if err != nil {
 				return err
 			}

@@ -276,13 +276,20 @@ func TestTextsSpillToATemporaryFile(t *testing.T) {
 	if err := build(records()).Write(&inMemory); err != nil {
 		t.Fatal(err)
 	}
-	defer func(n int) { tapeMem = n }(tapeMem)
-	tapeMem = 64
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	b := build(records())
-	if b.tape.file == nil || b.tape.size == 0 {
-		t.Fatalf("nothing spilled past %d bytes", tapeMem)
+	spilling := func() *Builder {
+		b := New()
+		b.tape.Mem = 64
+		recs := records()
+		for i := range recs {
+			b.Add(&recs[i])
+		}
+		return b
+	}
+	b := spilling()
+	if !b.tape.Spilled() {
+		t.Fatalf("nothing spilled past %d bytes", b.tape.Mem)
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("the tape's file is still named in %s: %v", tmp, left)
@@ -301,7 +308,7 @@ func TestTextsSpillToATemporaryFile(t *testing.T) {
 	}
 
 	t.Setenv("TMPDIR", filepath.Join(tmp, "missing"))
-	b = build(records())
+	b = spilling()
 	defer b.Close()
 	err := b.Write(io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "junit texts") || !strings.Contains(err.Error(), "missing") {
