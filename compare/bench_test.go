@@ -75,9 +75,11 @@ func writeLargeRun(tb testing.TB, dir, id string, n, drift, fail int, slower flo
 // and system CPU seconds per compare) and peak-RSS-MiB:
 // the process's resident high-water mark during the compares (the mark is
 // reset after the runs are written, /proc/self/clear_refs), and file-MiB,
-// the size of one results.jsonl. Run:
+// the size of one results.jsonl. bench compare holds its heap to a soft
+// limit (compareMemoryLimit in cmd/bench); to measure what it does, set
+// the same:
 //
-//	go test ./compare -run '^$' -bench Compare100k -benchtime 3x
+//	GOMEMLIMIT=180MiB go test ./compare -run '^$' -bench Compare100k -benchtime 3x
 func benchmarkCompare(b *testing.B, drift, fail int) {
 	dir := b.TempDir()
 	base := writeLargeRun(b, dir, "base", 100_000, 0, 0, 1)

@@ -256,6 +256,7 @@ func (c *comparison) judgeQuality(out *Cell, b, n *cell, diff *snapshot.Result, 
 	default:
 		out.Verdict = Match
 	}
+	c.hold(out)
 }
 
 // namesChanged says the diff is about which tools were called or their

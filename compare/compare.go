@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"bench/internal/tape"
 	"bench/results"
 	"bench/snapshot"
 	"bench/stats"
@@ -130,6 +131,9 @@ type Result struct {
 	// Cells are every cell key of either run, regressions first. Last, so
 	// that compare.json can be written one cell at a time.
 	Cells []*Cell `json:"cells"`
+
+	// tape holds the cells' long change sides (long.go); Close drops it.
+	tape *tape.Tape
 }
 
 // Regressed reports whether the gate fails.
@@ -174,7 +178,9 @@ type Cell struct {
 	// snapshots; empty when not both ran.
 	Agentsnap string `json:"agentsnap,omitempty"`
 	// Changes are bench's own changes (pass, availability_status,
-	// expected_tools, prompt parts) then agentsnap's.
+	// expected_tools, prompt parts) then agentsnap's. A side longer than
+	// 256 bytes (an answer, as a rule) is nil here, held on the Result's
+	// tape until its Close; the cell's JSON (compare.json) has it whole.
 	Changes []snapshot.Change `json:"changes"`
 	// Ignored are differences neither rule set judges (input, version).
 	Ignored []snapshot.Change `json:"ignored,omitempty"`
@@ -183,6 +189,10 @@ type Cell struct {
 	NewLine  int `json:"new_line,omitempty"`
 
 	k cellKey
+	// long are the change sides longer than longSide bytes: nil in
+	// Changes and Ignored, and held on the Result's tape (long.go). The
+	// cell's JSON has them whole.
+	long *longSides
 }
 
 // key is the cell's results key.

@@ -108,7 +108,13 @@ func WriteJSON(w io.Writer, r *Result) error {
 	enc.SetEscapeHTML(false)
 	for i, c := range r.Cells {
 		buf.Reset()
-		if err := enc.Encode(c); err != nil {
+		// The cell's whole form, encoded here rather than by its
+		// MarshalJSON, whose output encoding/json would compact again.
+		whole, err := c.whole()
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", JSONFile, err)
+		}
+		if err := enc.Encode(whole); err != nil {
 			return err
 		}
 		if i > 0 {
@@ -174,11 +180,10 @@ func WriteJUnit(w io.Writer, r *Result) error {
 
 func cellCase(g *Group, c *Cell, opt Options) junit.Testcase {
 	tc := junit.Testcase{Name: xmlText(fmt.Sprintf("%s rep %d", c.PromptID, c.Repetition)), Classname: xmlText(g.Label()), Time: "0.000"}
-	detail := xmlText(cellDetail(c))
 	switch c.Verdict {
 	case Regression, Drift:
 		if opt.failsOn(c.Category) {
-			tc.Failure = &junit.Result{Message: xmlText(oneLine(c.Verdict+" ("+c.Category+"): "+cellSummary(c), 1000)), Type: c.Category, Data: detail}
+			tc.Failure = &junit.Result{Message: xmlText(oneLine(c.Verdict+" ("+c.Category+"): "+cellSummary(c), 1000)), Type: c.Category, Data: xmlText(cellDetail(c))}
 			return tc
 		}
 	case Changed, Missing, New, Unavailable:
@@ -197,7 +202,7 @@ func skipReason(c *Cell) string { return cellSummary(c) }
 // at maxDetail bytes (compare.json has them whole).
 func cellDetail(c *Cell) string {
 	var b strings.Builder
-	for _, ch := range c.Changes {
+	for _, ch := range c.shownChanges() {
 		fmt.Fprintf(&b, "%s: %s -> %s\n", ch.Path, cut(ch.From, maxDetail), cut(ch.To, maxDetail))
 	}
 	if c.Agentsnap != "" {

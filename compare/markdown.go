@@ -77,7 +77,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 				continue
 			}
 			var ch []string
-			for _, x := range c.Changes {
+			for _, x := range c.shownChanges() {
 				ch = append(ch, fmt.Sprintf("`%s`: %s -> %s", x.Path, short(x.From), short(x.To)))
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", md(c.Label()), c.Category, md(strings.Join(c.Reasons, "; ")), md(strings.Join(ch, "<br>")))

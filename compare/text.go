@@ -263,7 +263,7 @@ func cellSummary(c *Cell) string {
 	if len(c.Reasons) > 0 {
 		parts = append(parts, strings.Join(c.Reasons, "; "))
 	}
-	for _, ch := range c.Changes {
+	for _, ch := range c.shownChanges() {
 		if ch.Path == "pass" {
 			continue
 		}
