@@ -23,7 +23,16 @@ type Tape struct {
 	file *os.File
 	size int64 // bytes in file; mem holds the bytes from size on
 	err  error // the first error moving bytes to the file; every Get returns it
+	// win is a window of the file read ahead from winOff, when a Get
+	// took up where the one before ended: read back in the order put,
+	// the file is read a window at a time, not a pread a Get.
+	win     []byte
+	winOff  int64
+	lastEnd int64
 }
+
+// window is how much a sequential Get reads ahead.
+const window = 256 << 10
 
 // Ref is where one Put's bytes lie.
 type Ref struct {
@@ -84,9 +93,29 @@ func (t *Tape) Get(r Ref) ([]byte, error) {
 	if t.file == nil {
 		return nil, fmt.Errorf("tape: closed")
 	}
-	if _, err := t.file.ReadAt(p, r.off); err != nil {
+	end := r.off + int64(r.n)
+	sequential := r.off == t.lastEnd
+	t.lastEnd = end
+	if r.off >= t.winOff && end <= t.winOff+int64(len(t.win)) {
+		copy(p, t.win[r.off-t.winOff:])
+		return p, nil
+	}
+	if !sequential || int(r.n) >= window {
+		if _, err := t.file.ReadAt(p, r.off); err != nil {
+			return nil, fmt.Errorf("tape: read %s: %w", t.file.Name(), err)
+		}
+		return p, nil
+	}
+	n := min(int64(window), t.size-r.off)
+	if cap(t.win) < int(n) {
+		t.win = make([]byte, window)
+	}
+	t.win, t.winOff = t.win[:n], r.off
+	if _, err := t.file.ReadAt(t.win, r.off); err != nil {
+		t.win = t.win[:0]
 		return nil, fmt.Errorf("tape: read %s: %w", t.file.Name(), err)
 	}
+	copy(p, t.win)
 	return p, nil
 }
 
@@ -95,7 +124,7 @@ func (t *Tape) Spilled() bool { return t.size > 0 }
 
 // Close drops the bytes and the file.
 func (t *Tape) Close() error {
-	t.mem = nil
+	t.mem, t.win = nil, nil
 	if t.file == nil {
 		return nil
 	}

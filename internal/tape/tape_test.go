@@ -58,3 +58,41 @@ func TestNoFile(t *testing.T) {
 	}
 	tp.Close()
 }
+
+// Reads in the order written go through the read-ahead window, across its
+// ends; reads in any other order, and a put larger than the window, read
+// back the same bytes.
+func TestReadAhead(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	tp := &Tape{Mem: 1000}
+	defer tp.Close()
+	var want [][]byte
+	var refs []Ref
+	for i := range 4000 {
+		p := []byte(fmt.Sprintf("%d:%s", i, strings.Repeat("x", i%300)))
+		want = append(want, p)
+		refs = append(refs, tp.Put(p))
+	}
+	big := bytes.Repeat([]byte("big"), window)
+	want, refs = append(want, big), append(refs, tp.Put(big))
+	want, refs = append(want, []byte("last")), append(refs, tp.Put([]byte("last")))
+	check := func(order []int) {
+		t.Helper()
+		for _, i := range order {
+			got, err := tp.Get(refs[i])
+			if err != nil || !bytes.Equal(got, want[i]) {
+				t.Fatalf("put %d: got %.40q, %v; want %.40q", i, got, err, want[i])
+			}
+		}
+	}
+	var forward, backward, strided []int
+	for i := range refs {
+		forward = append(forward, i)
+		backward = append(backward, len(refs)-1-i)
+		strided = append(strided, (i*997)%len(refs))
+	}
+	check(forward)
+	check(backward)
+	check(strided)
+	check(forward)
+}
