@@ -99,6 +99,7 @@ func benchmarkCompare(b *testing.B, drift, fail int) {
 		if err := WriteFiles(filepath.Join(dir, "out"), res); err != nil {
 			b.Fatal(err)
 		}
+		res.Close()
 	}
 	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
 	b.ReportMetric(peakRSSMiB(), "peak-RSS-MiB")
