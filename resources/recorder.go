@@ -126,7 +126,7 @@ func (r *Recorder) SuiteStart(s plan.Suite) {
 
 	// The readings themselves, one line each as they are taken (appended:
 	// a resumed suite adds to its series; a killed run keeps what it had).
-	series, err := os.OpenFile(filepath.Join(r.dir, run.base+SamplesSuffix), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	series, err := os.OpenFile(filepath.Join(r.dir, run.base+rundir.SamplesSuffix), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	r.record(err)
 	if err != nil {
 		series = nil

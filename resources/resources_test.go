@@ -215,7 +215,7 @@ func TestRecorderWritesFilesPerSuite(t *testing.T) {
 		// Every reading is a line of the series, in time order, with the
 		// machine's memory; the first (the CPU baseline) without CPU, later
 		// ones with it unless no clock tick passed between two readings.
-		series, err := os.ReadFile(filepath.Join(dir, base+SamplesSuffix))
+		series, err := os.ReadFile(filepath.Join(dir, base+rundir.SamplesSuffix))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +225,7 @@ func TestRecorderWritesFilesPerSuite(t *testing.T) {
 		}
 		var prev int64
 		for i, l := range lines {
-			var smp Sample
+			var smp rundir.Sample
 			if err := json.Unmarshal([]byte(l), &smp); err != nil || smp.TimeMS < prev || smp.MemUsed == nil || (i == 0 && smp.CPUPercent != nil) {
 				t.Errorf("%s: series line %d %q (%v)", base, i+1, l, err)
 			}

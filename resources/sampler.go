@@ -15,36 +15,6 @@ import (
 	"bench/rundir"
 )
 
-// SamplesSuffix names a suite's sample series: beside its
-// resources_<provider>_<model>[_<thinking>].json, the file with this suffix
-// holds one Sample per line, in time order (report.html's resource
-// timeline).
-const SamplesSuffix = "_samples.jsonl"
-
-// Sample is one reading of the sampler, one line of a samples file. A null
-// figure was not measured at that moment (the suite's first reading has no
-// CPU share: the span it would measure began before the suite did; nor
-// has a reading taken within half an interval of the previous share).
-type Sample struct {
-	// TimeMS is when the reading was taken, in Unix milliseconds.
-	TimeMS int64 `json:"t_ms"`
-	// CPUPercent is the whole machine's busy share since the previous
-	// share was measured.
-	CPUPercent *float64 `json:"cpu_percent"`
-	// MemUsed is the machine's used memory, in bytes.
-	MemUsed *uint64 `json:"mem_used_bytes"`
-	// ServerRSS is the model server tree's resident memory, in bytes.
-	ServerRSS *uint64 `json:"server_rss_bytes"`
-	// ServerCPUPercent is the server tree's CPU since its previous share
-	// was measured, in percent of one core.
-	ServerCPUPercent *float64 `json:"server_cpu_percent"`
-	// OtherCPUPercent is the CPU that neither bench nor the model server
-	// used over the same span, in percent of one core: the rest of the
-	// machine's work, which moves latency from one run to the next
-	// without the model changing (bench compare reports it).
-	OtherCPUPercent *float64 `json:"other_cpu_percent"`
-}
-
 // probe is what one reading of a target gets from the system: the raw
 // counters, before any share is worked out.
 type probe struct {
@@ -91,7 +61,7 @@ func readTarget(ctx context.Context, srv *serverProc) probe {
 // suite's window, so a burst just before a suite starts is not its own.
 type reading struct {
 	at       time.Time
-	sample   Sample
+	sample   rundir.Sample
 	cpuFrom  time.Time
 	srvFrom  time.Time
 	problems map[string]string // field -> why it could not be read
@@ -194,7 +164,7 @@ func (f *feed) loop() {
 // since the baselines when they are at least minSpan old.
 func (f *feed) take(ctx context.Context) *reading {
 	p := f.read(ctx, f.srv)
-	rd := &reading{at: p.at, sample: Sample{TimeMS: p.at.UnixMilli(), ServerRSS: p.rss}}
+	rd := &reading{at: p.at, sample: rundir.Sample{TimeMS: p.at.UnixMilli(), ServerRSS: p.rss}}
 	// others is the machine's busy CPU seconds less bench's own over the
 	// machine share's span; the server's are taken off below.
 	others, haveOthers := 0.0, false
@@ -302,7 +272,7 @@ func newTally(interval time.Duration, server bool, series *os.File) *tally {
 
 // view is a reading as the suite sees it: a CPU share measured from
 // before the suite's window is not the suite's.
-func (t *tally) view(rd *reading) Sample {
+func (t *tally) view(rd *reading) rundir.Sample {
 	s := rd.sample
 	if s.CPUPercent != nil && rd.cpuFrom.Before(t.from) {
 		s.CPUPercent, s.OtherCPUPercent = nil, nil
@@ -342,7 +312,7 @@ func (t *tally) add(rd *reading) {
 
 // write appends a reading to the series; the first failure is kept and
 // ends the series, the peaks go on.
-func (t *tally) write(line *Sample) {
+func (t *tally) write(line *rundir.Sample) {
 	if t.series == nil || t.seriesErr != nil {
 		return
 	}

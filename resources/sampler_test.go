@@ -144,15 +144,15 @@ func (w *watched) readingsIn(t *testing.T, target string, since time.Time, n int
 	}
 }
 
-func readSeries(t *testing.T, dir, base string) []Sample {
+func readSeries(t *testing.T, dir, base string) []rundir.Sample {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, base+SamplesSuffix))
+	data, err := os.ReadFile(filepath.Join(dir, base+rundir.SamplesSuffix))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []Sample
+	var out []rundir.Sample
 	for i, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
-		var s Sample
+		var s rundir.Sample
 		if err := json.Unmarshal([]byte(l), &s); err != nil {
 			t.Fatalf("%s line %d: %v", base, i+1, err)
 		}
@@ -242,7 +242,7 @@ func TestOverlappingSuitesShareOneSampler(t *testing.T) {
 		}
 		// The series is the shared readings inside the window, a CPU share
 		// kept only when its span lies inside too.
-		var want []Sample
+		var want []rundir.Sample
 		for _, rd := range w.readings[key] {
 			if rd.at.Before(win[0]) || rd.at.After(win[1]) {
 				continue

@@ -203,3 +203,34 @@ func Int(v *int) string {
 	}
 	return fmt.Sprint(*v)
 }
+
+// SamplesSuffix names a suite's sample series: beside its
+// resources_<provider>_<model>[_<thinking>].json, the file with this suffix
+// holds one Sample per line, in time order, appended as the sampler
+// reads them (so a killed run keeps what it sampled, like results.jsonl):
+// the resource sampler writes it, report.html's timeline reads it.
+const SamplesSuffix = "_samples.jsonl"
+
+// Sample is one reading of the sampler, one line of a samples file. A null
+// figure was not measured at that moment (the suite's first reading has no
+// CPU share: the span it would measure began before the suite did; nor
+// has a reading taken within half an interval of the previous share).
+type Sample struct {
+	// TimeMS is when the reading was taken, in Unix milliseconds.
+	TimeMS int64 `json:"t_ms"`
+	// CPUPercent is the whole machine's busy share since the previous
+	// share was measured.
+	CPUPercent *float64 `json:"cpu_percent"`
+	// MemUsed is the machine's used memory, in bytes.
+	MemUsed *uint64 `json:"mem_used_bytes"`
+	// ServerRSS is the model server tree's resident memory, in bytes.
+	ServerRSS *uint64 `json:"server_rss_bytes"`
+	// ServerCPUPercent is the server tree's CPU since its previous share
+	// was measured, in percent of one core.
+	ServerCPUPercent *float64 `json:"server_cpu_percent"`
+	// OtherCPUPercent is the CPU that neither bench nor the model server
+	// used over the same span, in percent of one core: the rest of the
+	// machine's work, which moves latency from one run to the next
+	// without the model changing (bench compare reports it).
+	OtherCPUPercent *float64 `json:"other_cpu_percent"`
+}

@@ -10,6 +10,7 @@ import (
 
 	"bench/internal/browsertest"
 	"bench/report"
+	"bench/rundir"
 )
 
 // summaryJSON is the part of summary.json the browser test compares with.
@@ -363,7 +364,7 @@ func TestEdgeReportsInChromium(t *testing.T) {
 
 	noSeries := t.TempDir()
 	realisticFixture().write(t, noSeries)
-	series, _ := filepath.Glob(filepath.Join(noSeries, "*"+SamplesSuffix))
+	series, _ := filepath.Glob(filepath.Join(noSeries, "*"+rundir.SamplesSuffix))
 	if len(series) == 0 {
 		t.Fatal("fixture wrote no series")
 	}

@@ -11,6 +11,7 @@ import (
 
 	"bench/report"
 	"bench/results"
+	"bench/rundir"
 )
 
 // fixture describes a generated run directory.
@@ -189,7 +190,7 @@ func writeResources(tb testing.TB, dir string, m fixtureModel, mi int, start, en
 	if err := os.WriteFile(base+".json", data, 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	fh, err := os.Create(base + SamplesSuffix)
+	fh, err := os.Create(base + rundir.SamplesSuffix)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -197,7 +198,7 @@ func writeResources(tb testing.TB, dir string, m fixtureModel, mi int, start, en
 	enc := json.NewEncoder(fh)
 	for t := start; t <= end; t += 500 {
 		x := float64(t-start) / float64(max(1, end-start))
-		s := ResourceSample{
+		s := rundir.Sample{
 			TimeMS:     t,
 			CPUPercent: ptr(math.Round((40+45*math.Sin(x*20)*math.Sin(x*3))*10)/10 + 45),
 			MemUsed:    ptr(memBase + uint64(x*float64(3<<30))),

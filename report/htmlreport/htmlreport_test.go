@@ -12,6 +12,7 @@ import (
 
 	"bench/report"
 	"bench/results"
+	"bench/rundir"
 )
 
 func loadFixture(t *testing.T, f fixture) (string, *Data) {
@@ -193,7 +194,7 @@ func FuzzReadSamples(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		got, _, _ := ReadSamples(strings.NewReader(in), "fuzz")
 		for i, s := range got {
-			if why := s.check(); why != "" {
+			if why := checkSample(&s); why != "" {
 				t.Fatalf("sample %+v passed through: %s", s, why)
 			}
 			if i > 0 && got[i-1].TimeMS > s.TimeMS {
@@ -217,7 +218,7 @@ func TestTimelineKeepsPeaksAndBreaksGaps(t *testing.T) {
 				cpu = 99.5
 			}
 			rss := uint64(1 << 30)
-			tl.Samples = append(tl.Samples, ResourceSample{TimeMS: start + int64(i)*500, CPUPercent: &cpu, ServerRSS: &rss})
+			tl.Samples = append(tl.Samples, rundir.Sample{TimeMS: start + int64(i)*500, CPUPercent: &cpu, ServerRSS: &rss})
 		}
 		return tl
 	}
@@ -258,7 +259,7 @@ func TestReadTimelinesFromRunDir(t *testing.T) {
 		t.Fatalf("%d timelines, want the 4 local suites", len(d.Timelines))
 	}
 	// A bad samples line is a warning naming the file and line, not a failure.
-	path := filepath.Join(dir, "resources_ollama_gemma3_1b"+SamplesSuffix)
+	path := filepath.Join(dir, "resources_ollama_gemma3_1b"+rundir.SamplesSuffix)
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -12,14 +12,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-)
 
-// SamplesSuffix names a suite's resource sample series: next to the
-// suite's resources_<provider>_<model>[_<thinking>].json, the file with the
-// same stem and this suffix holds one ResourceSample per line, in time
-// order, appended as the sampler reads them (so a killed run keeps what it
-// sampled, like results.jsonl).
-const SamplesSuffix = "_samples.jsonl"
+	"bench/rundir"
+)
 
 // MaxTimelinePoints bounds the points of the resource timeline: a long run
 // sampled every 500 ms is cut into this many time buckets, each keeping the
@@ -30,28 +25,12 @@ const MaxTimelinePoints = 1500
 // maxSampleLine bounds one samples line; a sample is a few numbers.
 const maxSampleLine = 64 << 10
 
-// ResourceSample is one reading of the resource sampler during a suite: one
-// line of a samples file. A null field was not measured at that moment.
-type ResourceSample struct {
-	// TimeMS is when the reading was taken, in Unix milliseconds.
-	TimeMS int64 `json:"t_ms"`
-	// CPUPercent is the whole machine's busy share since the last reading.
-	CPUPercent *float64 `json:"cpu_percent"`
-	// MemUsed is the machine's used memory, in bytes.
-	MemUsed *uint64 `json:"mem_used_bytes"`
-	// ServerRSS is the model server tree's resident memory, in bytes.
-	ServerRSS *uint64 `json:"server_rss_bytes"`
-	// ServerCPUPercent is the server tree's CPU since the last reading, in
-	// percent of one core.
-	ServerCPUPercent *float64 `json:"server_cpu_percent"`
-}
-
 // Timeline is one suite's resource samples, in time order.
 type Timeline struct {
 	Provider      string
 	Model         string
 	ThinkingLevel *string
-	Samples       []ResourceSample
+	Samples       []rundir.Sample
 }
 
 // Label names the suite as report.Group.Label does.
@@ -82,7 +61,7 @@ func ReadTimelines(runDir string) ([]*Timeline, []string, error) {
 	var out []*Timeline
 	var warnings []string
 	for _, p := range paths {
-		samplesPath := strings.TrimSuffix(p, ".json") + SamplesSuffix
+		samplesPath := strings.TrimSuffix(p, ".json") + rundir.SamplesSuffix
 		f, err := os.Open(samplesPath)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -126,10 +105,10 @@ func ReadTimelines(runDir string) ([]*Timeline, []string, error) {
 // not a sample (bad JSON, no t_ms, a negative figure) is skipped with a
 // warning naming name and the line; samples come back sorted by time. Only
 // a read error is an error.
-func ReadSamples(r io.Reader, name string) ([]ResourceSample, []string, error) {
+func ReadSamples(r io.Reader, name string) ([]rundir.Sample, []string, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxSampleLine)
-	var out []ResourceSample
+	var out []rundir.Sample
 	var warnings []string
 	const maxWarnings = 10
 	bad := 0
@@ -146,7 +125,7 @@ func ReadSamples(r io.Reader, name string) ([]ResourceSample, []string, error) {
 		if len(text) == 0 {
 			continue
 		}
-		var s ResourceSample
+		var s rundir.Sample
 		dec := json.NewDecoder(bytes.NewReader(text))
 		if err := dec.Decode(&s); err != nil {
 			warn(line, err.Error())
@@ -156,7 +135,7 @@ func ReadSamples(r io.Reader, name string) ([]ResourceSample, []string, error) {
 			warn(line, "more than one JSON value on the line")
 			continue
 		}
-		if why := s.check(); why != "" {
+		if why := checkSample(&s); why != "" {
 			warn(line, why)
 			continue
 		}
@@ -175,8 +154,8 @@ func ReadSamples(r io.Reader, name string) ([]ResourceSample, []string, error) {
 	return out, warnings, nil
 }
 
-// check says why a decoded sample cannot be plotted, or "".
-func (s *ResourceSample) check() string {
+// checkSample says why a decoded sample cannot be plotted, or "".
+func checkSample(s *rundir.Sample) string {
 	switch {
 	case s.TimeMS <= 0:
 		return "t_ms missing or not positive"
