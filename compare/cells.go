@@ -11,13 +11,13 @@ import (
 	"strings"
 
 	"bench/rundir"
-	"bench/snapshot"
+	"bench/agentsnap"
 )
 
 // promptChanges finds the prompts whose definition differs between the
 // runs' config.json prompt sets.
 func (c *comparison) promptChanges() {
-	c.changed = map[string][]snapshot.Change{}
+	c.changed = map[string][]agentsnap.Change{}
 	if c.base.prompts == nil || c.cur.prompts == nil {
 		return
 	}
@@ -30,20 +30,20 @@ func (c *comparison) promptChanges() {
 	sort.Strings(ids)
 	for _, id := range ids {
 		b, n := c.base.prompts[id], c.cur.prompts[id]
-		var ch []snapshot.Change
+		var ch []agentsnap.Change
 		for _, part := range []struct {
 			path     string
 			from, to json.RawMessage
 		}{
-			{"prompt.system", snapshot.JSONValue(b.System), snapshot.JSONValue(n.System)},
-			{"prompt.prompt", snapshot.JSONValue(b.Prompt), snapshot.JSONValue(n.Prompt)},
+			{"prompt.system", agentsnap.JSONValue(b.System), agentsnap.JSONValue(n.System)},
+			{"prompt.prompt", agentsnap.JSONValue(b.Prompt), agentsnap.JSONValue(n.Prompt)},
 			{"prompt.tools", b.Tools, n.Tools},
 			{"prompt.max_turns", b.MaxTurns, n.MaxTurns},
 			{"prompt.validator", b.Validator, n.Validator},
 			{"prompt.validators", b.Validators, n.Validators},
 		} {
 			if !sameValue(part.from, part.to) {
-				ch = append(ch, snapshot.Change{Path: part.path, From: snapshot.OrNull(part.from), To: snapshot.OrNull(part.to)})
+				ch = append(ch, agentsnap.Change{Path: part.path, From: agentsnap.OrNull(part.from), To: agentsnap.OrNull(part.to)})
 			}
 		}
 		if len(ch) > 0 {
@@ -92,7 +92,7 @@ type pending struct {
 	out        *Cell
 	b, n       *cell
 	toolPrompt bool
-	base       *snapshot.Snapshot
+	base       *agentsnap.Snapshot
 }
 
 // judgeCells gives every key of either run its verdict. Pairs whose
@@ -149,7 +149,7 @@ func (c *comparison) judgeCells() error {
 
 // noChanges is every unchanged cell's change list: shared, so 100,000
 // matches cost no allocation (appending to it allocates a new one).
-var noChanges = []snapshot.Change{}
+var noChanges = []agentsnap.Change{}
 
 func (c *comparison) newCell(k cellKey) *Cell {
 	t := c.base.tab
@@ -200,7 +200,7 @@ func (c *comparison) judgeInfra(out *Cell, b, n *cell) {
 
 // judgeQuality judges a pair where both sides reached the model. diff is
 // nil when the snapshots are equal (equal digests).
-func (c *comparison) judgeQuality(out *Cell, b, n *cell, diff *snapshot.Result, toolPrompt bool) {
+func (c *comparison) judgeQuality(out *Cell, b, n *cell, diff *agentsnap.Result, toolPrompt bool) {
 	var reg, imp []string
 	bp, np := c.base.passed(b), c.cur.passed(n)
 	switch {
@@ -208,7 +208,7 @@ func (c *comparison) judgeQuality(out *Cell, b, n *cell, diff *snapshot.Result, 
 		reg = append(reg, "pass -> fail")
 		out.Changes = append(out.Changes, change("pass", true, false))
 		if why := c.failWhy(n); why != "" {
-			out.Changes = append(out.Changes, snapshot.Change{Path: "why", From: jsonNull, To: snapshot.JSONValue(why)})
+			out.Changes = append(out.Changes, agentsnap.Change{Path: "why", From: jsonNull, To: agentsnap.JSONValue(why)})
 		}
 	case !bp && np:
 		imp = append(imp, "fail -> pass")
@@ -219,20 +219,20 @@ func (c *comparison) judgeQuality(out *Cell, b, n *cell, diff *snapshot.Result, 
 		expected := c.base.tab.listOf(b.expected)
 		out.Changes = append(out.Changes, change("expected_tools", c.calledExpected(b, expected), c.calledExpected(n, expected)))
 	}
-	out.Agentsnap = snapshot.AgentsnapPassed
+	out.Agentsnap = agentsnap.AgentsnapPassed
 	drift := false
 	if diff != nil {
 		out.Agentsnap = diff.Agentsnap
 		switch diff.Agentsnap {
-		case snapshot.AgentsnapRegression:
+		case agentsnap.AgentsnapRegression:
 			reg = append(reg, "new error")
-		case snapshot.AgentsnapToolsReordered, snapshot.AgentsnapToolsChanged:
+		case agentsnap.AgentsnapToolsReordered, agentsnap.AgentsnapToolsChanged:
 			if toolPrompt && namesChanged(diff) {
 				reg = append(reg, "tool calls "+strings.ToLower(strings.TrimPrefix(diff.Agentsnap, "TOOLS_"))+" on a tool prompt")
 			} else {
 				drift = true
 			}
-		case snapshot.AgentsnapOutputDrift:
+		case agentsnap.AgentsnapOutputDrift:
 			drift = true
 		}
 		out.Changes = append(out.Changes, diff.Changes...)
@@ -261,7 +261,7 @@ func (c *comparison) judgeQuality(out *Cell, b, n *cell, diff *snapshot.Result, 
 
 // namesChanged says the diff is about which tools were called or their
 // order, not only their arguments.
-func namesChanged(d *snapshot.Result) bool {
+func namesChanged(d *agentsnap.Result) bool {
 	for _, ch := range d.Changes {
 		if ch.Path == "tools[].name" || ch.Path == "tools[].order" {
 			return true
@@ -321,8 +321,8 @@ func (c *comparison) lostTools(b, n *cell) []string {
 	return lost
 }
 
-func change(path string, from, to any) snapshot.Change {
-	return snapshot.Change{Path: path, From: snapshot.JSONValue(from), To: snapshot.JSONValue(to)}
+func change(path string, from, to any) agentsnap.Change {
+	return agentsnap.Change{Path: path, From: agentsnap.JSONValue(from), To: agentsnap.JSONValue(to)}
 }
 
 func nullable(s string) any {
@@ -347,12 +347,12 @@ func (c *comparison) secondPass(todo []*pending) error {
 			baseLines[p.b.line] = p
 			curLines[p.n.line] = p
 		}
-		err := c.readSnapshots(c.base, baseLines, func(p *pending, s *snapshot.Snapshot) { p.base = s })
+		err := c.readSnapshots(c.base, baseLines, func(p *pending, s *agentsnap.Snapshot) { p.base = s })
 		if err != nil {
 			return err
 		}
-		err = c.readSnapshots(c.cur, curLines, func(p *pending, s *snapshot.Snapshot) {
-			d := snapshot.Diff(p.base, s)
+		err = c.readSnapshots(c.cur, curLines, func(p *pending, s *agentsnap.Snapshot) {
+			d := agentsnap.Diff(p.base, s)
 			c.judgeQuality(p.out, p.b, p.n, &d, p.toolPrompt)
 			p.base = nil
 		})
@@ -369,7 +369,7 @@ const secondPassChunk = 20_000
 
 // readSnapshots decodes the chosen lines of r's results.jsonl in full and
 // hands each cell's snapshot to fn.
-func (c *comparison) readSnapshots(r *runData, lines map[int]*pending, fn func(p *pending, s *snapshot.Snapshot)) error {
+func (c *comparison) readSnapshots(r *runData, lines map[int]*pending, fn func(p *pending, s *agentsnap.Snapshot)) error {
 	path := rundir.Path(r.dir, rundir.ResultsFile)
 	seen := 0
 	err := scanLines(path, func(line int) bool { return lines[line] != nil }, fullRecord, func(line int, sr *snapRecord) error {
@@ -380,9 +380,9 @@ func (c *comparison) readSnapshots(r *runData, lines map[int]*pending, fn func(p
 		}
 		input := ""
 		if pd := r.prompts[rec.PromptID]; pd != nil {
-			input = snapshot.Input(pd.System, pd.Prompt)
+			input = agentsnap.Input(pd.System, pd.Prompt)
 		}
-		fn(p, snapshot.FromRecord(rec, input))
+		fn(p, agentsnap.FromRecord(rec, input))
 		seen++
 		return nil
 	})

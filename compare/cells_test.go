@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"bench/results"
-	"bench/snapshot"
+	"bench/agentsnap"
 )
 
 // Every rule of the cell verdicts, one pair of cells each.
@@ -24,42 +24,42 @@ func TestCellVerdicts(t *testing.T) {
 		paths     []string // the changes' paths, in order
 		reason    string   // a substring of the reasons
 	}{
-		{name: "identical", prompt: "P0", verdict: Match, agentsnap: snapshot.AgentsnapPassed, paths: []string{}},
+		{name: "identical", prompt: "P0", verdict: Match, agentsnap: agentsnap.AgentsnapPassed, paths: []string{}},
 		{name: "output drift, still passes", prompt: "P0", cur: mods(withOutput("another answer")),
-			verdict: Drift, category: DriftCat, agentsnap: snapshot.AgentsnapOutputDrift, paths: []string{"output"}, reason: "output"},
+			verdict: Drift, category: DriftCat, agentsnap: agentsnap.AgentsnapOutputDrift, paths: []string{"output"}, reason: "output"},
 		{name: "pass to fail", prompt: "P0", cur: mods(withOutput("wrong"), failing(`want "answer P0"`)),
-			verdict: Regression, category: Quality, agentsnap: snapshot.AgentsnapOutputDrift, paths: []string{"pass", "why", "output"}, reason: "pass -> fail"},
+			verdict: Regression, category: Quality, agentsnap: agentsnap.AgentsnapOutputDrift, paths: []string{"pass", "why", "output"}, reason: "pass -> fail"},
 		{name: "fail to pass", prompt: "P0", base: mods(withOutput("wrong"), failing("x")),
-			verdict: Improvement, agentsnap: snapshot.AgentsnapOutputDrift, paths: []string{"pass", "output"}, reason: "fail -> pass"},
+			verdict: Improvement, agentsnap: agentsnap.AgentsnapOutputDrift, paths: []string{"pass", "output"}, reason: "fail -> pass"},
 		{name: "expected tool call lost", prompt: "P1", base: mods(tool), cur: mods(withCalls([]string{"get_memory_usage"}), withOutput("about 2 GB")),
-			verdict: Regression, category: Quality, agentsnap: snapshot.AgentsnapToolsChanged,
+			verdict: Regression, category: Quality, agentsnap: agentsnap.AgentsnapToolsChanged,
 			paths: []string{"pass", "why", "expected_tools", "tools[].name"}, reason: "expected tool call lost: get_memory_usage"},
 		{name: "tool calls reordered on a tool prompt", prompt: "P1",
 			base:    mods(withCalls([]string{"get_memory_usage"}, memCall, call("df", `{}`))),
 			cur:     mods(withCalls([]string{"get_memory_usage"}, call("df", `{}`), memCall)),
-			verdict: Regression, category: Quality, agentsnap: snapshot.AgentsnapToolsReordered, paths: []string{"tools[].order"}, reason: "tool calls reordered"},
+			verdict: Regression, category: Quality, agentsnap: agentsnap.AgentsnapToolsReordered, paths: []string{"tools[].order"}, reason: "tool calls reordered"},
 		{name: "extra tool call on a tool prompt", prompt: "P1", base: mods(tool),
 			cur:     mods(withCalls([]string{"get_memory_usage"}, memCall, call("rm", `{}`))),
-			verdict: Regression, category: Quality, agentsnap: snapshot.AgentsnapToolsChanged, paths: []string{"tools[].name"}, reason: "tool calls changed"},
+			verdict: Regression, category: Quality, agentsnap: agentsnap.AgentsnapToolsChanged, paths: []string{"tools[].name"}, reason: "tool calls changed"},
 		{name: "tool arguments changed, still passes", prompt: "P1", base: mods(tool),
 			cur:     mods(withCalls([]string{"get_memory_usage"}, call("get_memory_usage", `{"unit":"GB"}`))),
-			verdict: Drift, category: DriftCat, agentsnap: snapshot.AgentsnapToolsChanged, paths: []string{"tools[0].args"}, reason: "tools[].args"},
+			verdict: Drift, category: DriftCat, agentsnap: agentsnap.AgentsnapToolsChanged, paths: []string{"tools[0].args"}, reason: "tools[].args"},
 		{name: "argument key order is no change", prompt: "P1",
 			base:    mods(withCalls([]string{"get_memory_usage"}, call("get_memory_usage", `{"a":1,"b":2}`))),
 			cur:     mods(withCalls([]string{"get_memory_usage"}, call("get_memory_usage", `{"b":2,"a":1.0}`))),
-			verdict: Match, agentsnap: snapshot.AgentsnapPassed, paths: []string{}},
+			verdict: Match, agentsnap: agentsnap.AgentsnapPassed, paths: []string{}},
 		{name: "a command in prose changed on a prompt without tools", prompt: "P0",
 			base:    mods(withOutput("answer P0"), withCalls(nil, results.ToolCall{Name: "free", Arguments: json.RawMessage(`{"command":"free -h"}`), Source: results.SourceText})),
 			cur:     mods(withOutput("answer P0"), withCalls(nil, results.ToolCall{Name: "top", Arguments: json.RawMessage(`{"command":"top"}`), Source: results.SourceText})),
-			verdict: Drift, category: DriftCat, agentsnap: snapshot.AgentsnapToolsChanged, paths: []string{"tools[].name"}},
+			verdict: Drift, category: DriftCat, agentsnap: agentsnap.AgentsnapToolsChanged, paths: []string{"tools[].name"}},
 		{name: "new error", prompt: "P0", cur: mods(status(results.StatusError, results.FailTimeout, "no complete answer within run.timeout")),
-			verdict: Regression, category: Quality, agentsnap: snapshot.AgentsnapRegression, paths: []string{"pass", "why", "error"}, reason: "new error"},
+			verdict: Regression, category: Quality, agentsnap: agentsnap.AgentsnapRegression, paths: []string{"pass", "why", "error"}, reason: "new error"},
 		{name: "empty answer", prompt: "P0", cur: mods(status(results.StatusOK, results.FailEmptyResponse, "no text and no tool call")),
-			verdict: Regression, category: Quality, agentsnap: snapshot.AgentsnapRegression, paths: []string{"pass", "why", "error"}},
+			verdict: Regression, category: Quality, agentsnap: agentsnap.AgentsnapRegression, paths: []string{"pass", "why", "error"}},
 		{name: "failure text changed, failing in both", prompt: "P0",
 			base:    mods(status(results.StatusError, results.FailTimeout, "no complete answer within run.timeout")),
 			cur:     mods(status(results.StatusError, results.FailStreamTruncated, "the stream ended early")),
-			verdict: Drift, category: DriftCat, agentsnap: snapshot.AgentsnapPassed, paths: []string{"error"}},
+			verdict: Drift, category: DriftCat, agentsnap: agentsnap.AgentsnapPassed, paths: []string{"error"}},
 		{name: "ok to unavailable", prompt: "P0", cur: mods(status(results.StatusSkippedUnavailable, results.FailConnectionRefused, "connection refused")),
 			verdict: Regression, category: Availability, paths: []string{"availability_status", "failure_type"}, reason: "did not reach the model"},
 		{name: "ok to cancelled", prompt: "P0", cur: mods(status(results.StatusError, results.FailCancelled, "run aborted")),
@@ -232,7 +232,7 @@ func TestAgenticCells(t *testing.T) {
 	if c := cellOf(t, res, "P1", 0); c.Verdict != Drift || !slices.Equal(paths(c.Changes), []string{"tools[0].result_hash"}) {
 		t.Errorf("changed result: %s %s", c.Verdict, mustJSON(c.Changes))
 	}
-	if c := cellOf(t, res, "P1", 1); c.Verdict != Regression || c.Agentsnap != snapshot.AgentsnapToolsChanged {
+	if c := cellOf(t, res, "P1", 1); c.Verdict != Regression || c.Agentsnap != agentsnap.AgentsnapToolsChanged {
 		t.Errorf("an extra call: %s %s %s", c.Verdict, c.Agentsnap, mustJSON(c.Changes))
 	}
 }
@@ -240,5 +240,5 @@ func TestAgenticCells(t *testing.T) {
 func resultsTurn(i int, result string) results.Turn {
 	return results.Turn{StartMS: float64(i), EndMS: float64(i) + 5, Calls: []results.TurnCall{{
 		ID: "call_" + result, Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`),
-		Result: result, ResultHash: snapshot.ResultHash(result), Rule: 0}}}
+		Result: result, ResultHash: agentsnap.ResultHash(result), Rule: 0}}}
 }

@@ -8,7 +8,7 @@ import (
 
 	"bench/internal/tape"
 	"bench/results"
-	"bench/snapshot"
+	"bench/agentsnap"
 	"bench/stats"
 )
 
@@ -181,9 +181,9 @@ type Cell struct {
 	// expected_tools, prompt parts) then agentsnap's. A side longer than
 	// 256 bytes (an answer, as a rule) is nil here, held on the Result's
 	// tape until its Close; the cell's JSON (compare.json) has it whole.
-	Changes []snapshot.Change `json:"changes"`
+	Changes []agentsnap.Change `json:"changes"`
 	// Ignored are differences neither rule set judges (input, version).
-	Ignored []snapshot.Change `json:"ignored,omitempty"`
+	Ignored []agentsnap.Change `json:"ignored,omitempty"`
 	// BaseLine and NewLine are the cell's lines in each results.jsonl.
 	BaseLine int `json:"base_line,omitempty"`
 	NewLine  int `json:"new_line,omitempty"`
@@ -210,7 +210,7 @@ func (c *Cell) Label() string { return keyString(c.key()) }
 // PromptChange is a prompt whose definition differs between the runs.
 type PromptChange struct {
 	PromptID string            `json:"prompt_id"`
-	Changes  []snapshot.Change `json:"changes"`
+	Changes  []agentsnap.Change `json:"changes"`
 }
 
 // Compare reads the base and new run directories (only reading) and
@@ -260,7 +260,7 @@ type comparison struct {
 	base, cur *runData
 	res       *Result
 	// changed prompts by id, with their changes.
-	changed map[string][]snapshot.Change
+	changed map[string][]agentsnap.Change
 	// union is every key of either run, in the order of res.Cells until
 	// finish sorts them.
 	union []cellKey

@@ -12,10 +12,10 @@ import (
 
 	"bench/results"
 	"bench/rundir"
-	"bench/snapshot"
+	"bench/agentsnap"
 )
 
-type snapshotChange = snapshot.Change
+type snapshotChange = agentsnap.Change
 
 func ptr[T any](v T) *T { return &v }
 

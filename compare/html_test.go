@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"bench/internal/browsertest"
+	"bench/internal/testpeer/browsertest"
 )
 
 // compareInspectJS collects what a person sees on compare.html: the

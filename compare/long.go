@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"bench/internal/tape"
-	"bench/snapshot"
+	"bench/agentsnap"
 )
 
 // longSide is the length past which a side of a cell's change (an answer,
@@ -35,7 +35,7 @@ type side struct {
 // hold moves out's long change sides onto the tape, leaving them nil in
 // memory; Cell.changes gives them back whole.
 func (c *comparison) hold(out *Cell) {
-	move := func(chs []snapshot.Change, ignored bool) {
+	move := func(chs []agentsnap.Change, ignored bool) {
 		for i := range chs {
 			for _, to := range []bool{false, true} {
 				v := &chs[i].From
@@ -62,11 +62,11 @@ func (c *comparison) hold(out *Cell) {
 
 // changes are the cell's Changes and Ignored with every side whole (read
 // back from the tape when held there; the cell's own slices otherwise).
-func (c *Cell) changes() (changes, ignored []snapshot.Change, err error) {
+func (c *Cell) changes() (changes, ignored []agentsnap.Change, err error) {
 	if c.long == nil {
 		return c.Changes, c.Ignored, nil
 	}
-	changes, ignored = append([]snapshot.Change(nil), c.Changes...), append([]snapshot.Change(nil), c.Ignored...)
+	changes, ignored = append([]agentsnap.Change(nil), c.Changes...), append([]agentsnap.Change(nil), c.Ignored...)
 	for _, s := range c.long.sides {
 		p, err := c.long.tape.Get(s.ref)
 		if err != nil {
@@ -87,12 +87,12 @@ func (c *Cell) changes() (changes, ignored []snapshot.Change, err error) {
 
 // shownChanges are the cell's changes for a page or a message: whole, or
 // when the tape cannot give a side back, with that side saying so.
-func (c *Cell) shownChanges() []snapshot.Change {
+func (c *Cell) shownChanges() []agentsnap.Change {
 	chs, _, err := c.changes()
 	if err == nil {
 		return chs
 	}
-	chs = append([]snapshot.Change(nil), c.Changes...)
+	chs = append([]agentsnap.Change(nil), c.Changes...)
 	unreadable, _ := json.Marshal("(unreadable: " + err.Error() + ")")
 	for i := range chs {
 		for _, v := range []*json.RawMessage{&chs[i].From, &chs[i].To} {

@@ -10,7 +10,7 @@ import (
 	fastjson "github.com/segmentio/encoding/json"
 
 	"bench/results"
-	"bench/snapshot"
+	"bench/agentsnap"
 )
 
 // SchemaVersion is the results schema compare reads: the fields of
@@ -209,7 +209,7 @@ func (r *leanRecord) snapshotDigest() (digest, bool) {
 		for _, t := range r.TurnDetails {
 			for _, c := range t.Calls {
 				put(c.Name, c.Arguments, c.ResultHash)
-				ok = ok && snapshot.ValidResultHash(c.ResultHash)
+				ok = ok && agentsnap.ValidResultHash(c.ResultHash)
 			}
 		}
 	case len(r.ToolCallDetails) > 0:
@@ -234,7 +234,7 @@ func deref(s *string) string {
 }
 
 // snapRecord is a line decoded for the second pass: the record as
-// results.Record holds it, for snapshot.FromRecord, without the fields a
+// results.Record holds it, for agentsnap.FromRecord, without the fields a
 // snapshot does not hold (the outer fields shadow the embedded ones of
 // the same JSON name, and are read past).
 type snapRecord struct {

@@ -5,11 +5,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"bench/internal/junitschema"
+	"bench/internal/testpeer/junitschema"
 )
 
 // validJUnit checks an XML document against the Jenkins JUnit schema
-// (internal/junitschema). Without xmllint the test is skipped, or fails
+// (internal/testpeer/junitschema). Without xmllint the test is skipped, or fails
 // when BENCH_REQUIRE_SERVERS=1 (CI).
 func validJUnit(t *testing.T, doc []byte) error {
 	t.Helper()

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"bench/internal/anthropictest"
+	"bench/internal/testpeer/anthropictest"
 	"bench/scripted"
 )
 

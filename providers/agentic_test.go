@@ -146,7 +146,7 @@ func TestClaudeArgsMCP(t *testing.T) {
 }
 
 // The CLI's own loop, recorded from Claude Code 2.1.330 against
-// internal/anthropictest with bench's MCP server: turn 1 writes text and
+// internal/testpeer/anthropictest with bench's MCP server: turn 1 writes text and
 // calls mcp__bench__get_weather (which bench answered), turn 2 calls an
 // unknown tool (the CLI answers that itself, with an error, while the
 // reply is still streaming), turn 3 answers. Each turn is stamped with the

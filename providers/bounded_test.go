@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"bench/internal/faultserver"
+	"bench/internal/testpeer/faultserver"
 )
 
 // shortBounds shortens the bounds of calls outside a cell for one test.

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"bench/internal/anthropictest"
+	"bench/internal/testpeer/anthropictest"
 	"bench/results"
 )
 

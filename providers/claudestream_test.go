@@ -14,7 +14,7 @@ import (
 
 // claudeFixture reads a recorded Claude Code 2.1.330 stream-json output from
 // testdata/claude (copied from the shared fixtures, plus recordings of the
-// same CLI against internal/anthropictest).
+// same CLI against internal/testpeer/anthropictest).
 func claudeFixture(tb testing.TB, name string) [][]byte {
 	tb.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "claude", name))

@@ -20,8 +20,8 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"bench/config"
-	"bench/internal/ollamatest"
-	"bench/internal/testmodel"
+	"bench/internal/testpeer/ollamatest"
+	"bench/internal/testpeer/testmodel"
 	"bench/prompts"
 	"bench/results"
 )

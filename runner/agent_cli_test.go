@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"bench/internal/anthropictest"
+	"bench/internal/testpeer/anthropictest"
 	"bench/results"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"bench/config"
 	"bench/forsy"
-	"bench/internal/ollamatest"
-	"bench/internal/testmodel"
+	"bench/internal/testpeer/ollamatest"
+	"bench/internal/testpeer/testmodel"
 	"bench/plan"
 	"bench/prompts"
 	"bench/providers"

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"bench/config"
-	"bench/internal/ollamatest"
-	"bench/internal/testmodel"
+	"bench/internal/testpeer/ollamatest"
+	"bench/internal/testpeer/testmodel"
 	"bench/plan"
 	"bench/providers"
 	"bench/report"
@@ -22,7 +22,7 @@ import (
 	"bench/runner"
 )
 
-// These run the real runner against a real Ollama (internal/ollamatest):
+// These run the real runner against a real Ollama (internal/testpeer/ollamatest):
 // two scripted models behind one server reached by two provider entries,
 // its native API and its /v1.
 

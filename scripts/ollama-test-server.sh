@@ -7,7 +7,7 @@
 #       OLLAMA_MODELS in a new temp dir, and creates one scripted model per
 #       argument (NAME defaults to "scripted"). A script maps trigger words (the
 #       prompt's last word) to reply pieces, e.g. {"OK": ["OK"]}; see
-#       internal/testmodel. Prints the base URL (append /v1 for the
+#       internal/testpeer/testmodel. Prints the base URL (append /v1 for the
 #       OpenAI-compatible API) and writes it, the pid and the dir to the state
 #       file.
 #   scripts/ollama-test-server.sh url      prints the base URL of the running server
@@ -96,7 +96,7 @@ start() {
 	bin=$(install)
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/bench-ollama.XXXXXX")
 	mkdir -p "$dir/models"
-	(cd "$ROOT" && go build -o "$dir/scriptedgguf" ./internal/testmodel/cmd/scriptedgguf) || die "build scriptedgguf"
+	(cd "$ROOT" && go build -o "$dir/scriptedgguf" ./internal/testpeer/testmodel/cmd/scriptedgguf) || die "build scriptedgguf"
 
 	# The caller's own OLLAMA_* settings must not leak into the test server.
 	local unset=()

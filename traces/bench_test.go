@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"bench/config"
-	"bench/internal/otelcoltest"
+	"bench/internal/testpeer/otelcoltest"
 	"bench/plan"
 	"bench/providers"
 	"bench/results"

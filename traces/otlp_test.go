@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"bench/config"
-	"bench/internal/otelcoltest"
+	"bench/internal/testpeer/otelcoltest"
 )
 
 // syncBuffer is a log the SDK's goroutines may write to.

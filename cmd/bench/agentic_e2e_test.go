@@ -14,8 +14,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"bench/forsy"
-	"bench/internal/anthropictest"
-	"bench/internal/testmodel"
+	"bench/internal/testpeer/anthropictest"
+	"bench/internal/testpeer/testmodel"
 )
 
 // validTrace checks a work trace file against the upstream Forsy JSON

@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"bench/compare"
-	"bench/internal/junitschema"
-	"bench/internal/ollamatest"
-	"bench/internal/testmodel"
-	"bench/snapshot"
+	"bench/internal/testpeer/junitschema"
+	"bench/internal/testpeer/ollamatest"
+	"bench/internal/testpeer/testmodel"
+	"bench/agentsnap"
 )
 
 // The compare end-to-end tests run the real bench binary twice and compare
@@ -101,7 +101,7 @@ prompts:
 }
 
 // validJUnit checks a junit.xml against the Jenkins xUnit JUnit schema
-// (internal/junitschema; without xmllint the check is skipped, or fails
+// (internal/testpeer/junitschema; without xmllint the check is skipped, or fails
 // when BENCH_REQUIRE_SERVERS=1).
 func validJUnit(t *testing.T, path string) {
 	t.Helper()
@@ -204,11 +204,11 @@ func TestCompareRealOllamaIdentical(t *testing.T) {
 		}
 	}
 
-	snaps, err := os.ReadDir(filepath.Join(base, snapshot.DirName))
+	snaps, err := os.ReadDir(filepath.Join(base, agentsnap.DirName))
 	if err != nil || len(snaps) != 24 {
 		t.Fatalf("snapshots: %d files, %v", len(snaps), err)
 	}
-	s, err := snapshot.Read(filepath.Join(base, snapshot.DirName, snapshot.FileName(snapshot.Key{
+	s, err := agentsnap.Read(filepath.Join(base, agentsnap.DirName, agentsnap.FileName(agentsnap.Key{
 		Provider: "ollama_openai", ProviderType: "ollama_openai", Model: "gate", PromptID: "G1", Repetition: 1})))
 	if err != nil {
 		t.Fatal(err)

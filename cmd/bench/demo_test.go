@@ -11,9 +11,9 @@ import (
 
 	"github.com/jstemmer/go-junit-report/v2/junit"
 
-	"bench/internal/browsertest"
-	"bench/internal/junitschema"
-	"bench/internal/testmodel"
+	"bench/internal/testpeer/browsertest"
+	"bench/internal/testpeer/junitschema"
+	"bench/internal/testpeer/testmodel"
 	"bench/prompts"
 	"bench/results"
 )

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"bench/internal/ollamatest"
-	"bench/internal/testmodel"
+	"bench/internal/testpeer/ollamatest"
+	"bench/internal/testpeer/testmodel"
 	"bench/results"
 )
 

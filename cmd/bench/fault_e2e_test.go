@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"bench/internal/anthropictest"
-	"bench/internal/faultserver"
+	"bench/internal/testpeer/anthropictest"
+	"bench/internal/testpeer/faultserver"
 	"bench/results"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"bench/internal/anthropictest"
+	"bench/internal/testpeer/anthropictest"
 )
 
 // One sweep over every provider type, each against a real server or CLI

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"bench/internal/faultserver"
+	"bench/internal/testpeer/faultserver"
 	"bench/results"
 	"bench/rundir"
 )

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"bench/internal/anthropictest"
-	"bench/internal/faultserver"
+	"bench/internal/testpeer/anthropictest"
+	"bench/internal/testpeer/faultserver"
 )
 
 // The secret matrix: a key planted in every place a server or a CLI can

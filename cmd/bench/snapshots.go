@@ -7,23 +7,23 @@ import (
 	"bench/internal/version"
 	"bench/inventory"
 	"bench/providers"
-	"bench/snapshot"
+	"bench/agentsnap"
 )
 
 // newSnapshotWriter is the observer that writes runDir/snapshots/: each
 // cell's agent snapshot, with the prompt as sent and the setup the
 // inventory probe found (server version, model digest).
-func newSnapshotWriter(runDir string, cfg *config.Config, inv *inventory.Inventory) (*snapshot.Writer, error) {
-	prompts := make(map[string]snapshot.Prompt, len(cfg.PromptSet))
+func newSnapshotWriter(runDir string, cfg *config.Config, inv *inventory.Inventory) (*agentsnap.Writer, error) {
+	prompts := make(map[string]agentsnap.Prompt, len(cfg.PromptSet))
 	for _, p := range cfg.PromptSet {
-		prompts[p.ID] = snapshot.Prompt{System: p.System, Text: p.Prompt}
+		prompts[p.ID] = agentsnap.Prompt{System: p.System, Text: p.Prompt}
 	}
-	return snapshot.NewWriter(runDir, prompts, snapshotEnv(inv))
+	return agentsnap.NewWriter(runDir, prompts, snapshotEnv(inv))
 }
 
 // snapshotEnv turns the inventory's probes into the fingerprints' setup.
-func snapshotEnv(inv *inventory.Inventory) snapshot.Env {
-	env := snapshot.Env{Bench: version.String(), Servers: map[string]snapshot.Server{}}
+func snapshotEnv(inv *inventory.Inventory) agentsnap.Env {
+	env := agentsnap.Env{Bench: version.String(), Servers: map[string]agentsnap.Server{}}
 	if inv == nil {
 		return env
 	}
@@ -31,7 +31,7 @@ func snapshotEnv(inv *inventory.Inventory) snapshot.Env {
 		if p.Probe == nil {
 			continue
 		}
-		srv := snapshot.Server{Digests: map[string]string{}}
+		srv := agentsnap.Server{Digests: map[string]string{}}
 		switch {
 		case p.ServerVersion != nil:
 			srv.Version = *p.ServerVersion

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"bench/internal/faultserver"
+	"bench/internal/testpeer/faultserver"
 	"bench/results"
 )
 

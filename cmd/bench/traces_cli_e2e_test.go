@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"bench/internal/anthropictest"
+	"bench/internal/testpeer/anthropictest"
 	"bench/traces"
 )
 

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"bench/internal/otelcoltest"
+	"bench/internal/testpeer/otelcoltest"
 	"bench/results"
 	"bench/traces"
 )

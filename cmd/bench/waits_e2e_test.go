@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"bench/internal/faultserver"
+	"bench/internal/testpeer/faultserver"
 )
 
 // Every wait outside a cell ends at the first Ctrl-C: the inventory's

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"bench/internal/browsertest"
+	"bench/internal/testpeer/browsertest"
 )
 
 // writeScaleReport generates models x prompts x reps cells, builds the

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"bench/internal/browsertest"
+	"bench/internal/testpeer/browsertest"
 	"bench/report"
 	"bench/rundir"
 )

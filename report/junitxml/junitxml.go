@@ -13,7 +13,7 @@
 // no check are plain testcases.
 //
 // The XML is checked against the Jenkins xUnit plugin's JUnit schema
-// (internal/junitschema/junit-10.xsd, MIT): for that schema the <testsuites> element
+// (internal/testpeer/junitschema/junit-10.xsd, MIT): for that schema the <testsuites> element
 // carries no skipped count (the <testsuite> elements do).
 //
 // Like every report of a run it is built from results.jsonl alone: feed

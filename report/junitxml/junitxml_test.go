@@ -12,7 +12,7 @@ import (
 
 	"github.com/jstemmer/go-junit-report/v2/junit"
 
-	"bench/internal/junitschema"
+	"bench/internal/testpeer/junitschema"
 	"bench/results"
 )
 

@@ -1,4 +1,4 @@
-// Package snapshot writes and reads one agent snapshot per cell, in the
+// Package agentsnap writes and reads one agent snapshot per cell, in the
 // agent trace format that the agentsnap CLI (github.com/MukundaKatta/agentsnap,
 // `agentsnap diff BASE CURRENT`) reads, and diffs two snapshots with
 // agentsnap's own rules (see Diff).
@@ -20,7 +20,7 @@
 //
 // agentsnap ignores the fingerprint when diffing; bench keeps the cell's key
 // there (with model) so a snapshot file says which cell it is.
-package snapshot
+package agentsnap
 
 import (
 	"bytes"

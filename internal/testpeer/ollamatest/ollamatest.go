@@ -34,7 +34,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"bench/internal/testmodel"
+	"bench/internal/testpeer/testmodel"
 )
 
 // Version is the Ollama release the tests and fixtures are pinned to.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"bench/internal/anthropictest"
+	"bench/internal/testpeer/anthropictest"
 )
 
 // cliResult is the CLI's final stream-json line, and all it printed.

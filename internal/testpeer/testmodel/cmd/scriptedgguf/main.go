@@ -1,6 +1,6 @@
 // Command scriptedgguf writes a scripted test model:
 //
-//	go run ./internal/testmodel/cmd/scriptedgguf [-modelfile Modelfile] [-thinking] script.json out.gguf
+//	go run ./internal/testpeer/testmodel/cmd/scriptedgguf [-modelfile Modelfile] [-thinking] script.json out.gguf
 //
 // script.json maps trigger words to reply pieces, e.g.
 // {"OK": ["OK"], "memory": ["<tool_call>{\"name\": \"get_memory_usage\", \"arguments\": {\"unit\": \"MB\"}}</tool_call>"]}.
@@ -16,7 +16,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"bench/internal/testmodel"
+	"bench/internal/testpeer/testmodel"
 )
 
 func main() {

@@ -21,7 +21,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"bench/internal/otelcoltest"
+	"bench/internal/testpeer/otelcoltest"
 )
 
 // base is the tree's start: a fixed time with nanoseconds that a rounding

@@ -1,4 +1,4 @@
-package snapshot
+package agentsnap
 
 import (
 	"encoding/json"

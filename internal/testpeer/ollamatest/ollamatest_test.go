@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"bench/internal/testmodel"
+	"bench/internal/testpeer/testmodel"
 )
 
 // script replies to the last words of prompts/default.yaml-style prompts.

@@ -408,7 +408,7 @@ func (r *responses) whole(f *frames, t text) {
 // ---- Anthropic Messages (POST /v1/messages) ----
 
 // anthropic frames Messages API events as the real API (and
-// internal/anthropictest) send them: message_start, a ping, content blocks,
+// internal/testpeer/anthropictest) send them: message_start, a ping, content blocks,
 // message_delta with the stop reason and usage, message_stop.
 type anthropic struct {
 	model string
