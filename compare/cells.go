@@ -10,8 +10,8 @@ import (
 	"sort"
 	"strings"
 
-	"bench/rundir"
 	"bench/agentsnap"
+	"bench/rundir"
 )
 
 // promptChanges finds the prompts whose definition differs between the

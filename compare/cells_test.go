@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"bench/results"
 	"bench/agentsnap"
+	"bench/results"
 )
 
 // Every rule of the cell verdicts, one pair of cells each.

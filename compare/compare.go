@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"bench/agentsnap"
 	"bench/internal/tape"
 	"bench/results"
-	"bench/agentsnap"
 	"bench/stats"
 )
 
@@ -209,7 +209,7 @@ func (c *Cell) Label() string { return keyString(c.key()) }
 
 // PromptChange is a prompt whose definition differs between the runs.
 type PromptChange struct {
-	PromptID string            `json:"prompt_id"`
+	PromptID string             `json:"prompt_id"`
 	Changes  []agentsnap.Change `json:"changes"`
 }
 

@@ -10,9 +10,9 @@ import (
 	"sort"
 	"testing"
 
+	"bench/agentsnap"
 	"bench/results"
 	"bench/rundir"
-	"bench/agentsnap"
 )
 
 type snapshotChange = agentsnap.Change

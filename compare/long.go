@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"bench/internal/tape"
 	"bench/agentsnap"
+	"bench/internal/tape"
 )
 
 // longSide is the length past which a side of a cell's change (an answer,

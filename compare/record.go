@@ -9,8 +9,8 @@ import (
 
 	fastjson "github.com/segmentio/encoding/json"
 
-	"bench/results"
 	"bench/agentsnap"
+	"bench/results"
 )
 
 // SchemaVersion is the results schema compare reads: the fields of

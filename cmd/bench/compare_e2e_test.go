@@ -17,11 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"bench/agentsnap"
 	"bench/compare"
 	"bench/internal/testpeer/junitschema"
 	"bench/internal/testpeer/ollamatest"
 	"bench/internal/testpeer/testmodel"
-	"bench/agentsnap"
 )
 
 // The compare end-to-end tests run the real bench binary twice and compare

@@ -3,11 +3,11 @@ package main
 import (
 	"strings"
 
+	"bench/agentsnap"
 	"bench/config"
 	"bench/internal/version"
 	"bench/inventory"
 	"bench/providers"
-	"bench/agentsnap"
 )
 
 // newSnapshotWriter is the observer that writes runDir/snapshots/: each
