@@ -20,6 +20,8 @@
 //
 // agentsnap ignores the fingerprint when diffing; bench keeps the cell's key
 // there (with model) so a snapshot file says which cell it is.
+//
+// Layer: outputs of a run (one file per cell, which compare reads back).
 package agentsnap
 
 import (

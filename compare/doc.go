@@ -106,4 +106,7 @@
 // latency testcases; a finding that fails the gate is a <failure> listing
 // the changes, an unjudged cell is <skipped>), valid against the Jenkins
 // xUnit JUnit schema.
+//
+// Layer: verdicts (reads run directories only; no provider, runner or
+// resources code).
 package compare

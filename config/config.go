@@ -1,6 +1,9 @@
 // Package config reads bench.yaml: the types, the defaults, and one place
 // where everything is validated before any request is sent. Every error names
 // the file, the line and the field.
+//
+// Layer: configuration (below planning; each provider kind decodes its own
+// options).
 package config
 
 import (

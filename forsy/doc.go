@@ -57,4 +57,7 @@
 // calls and every check's verdict. trace_mode live, validation_level
 // self_traced, release_tier and release_sensitivity private (the operator
 // decides what to publish), learning/skills/memory null.
+//
+// Layer: formats (the Forsy work-trace format; the run writes one per
+// agentic cell; imports no bench package).
 package forsy

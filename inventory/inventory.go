@@ -2,6 +2,8 @@
 // the bench build and each configured provider without running a prompt.
 // Whatever cannot be found is recorded with its error, never guessed; API
 // keys are reported as set or not, never their value.
+//
+// Layer: outputs of a run (written once, before the sweep).
 package inventory
 
 import (

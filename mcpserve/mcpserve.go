@@ -12,6 +12,8 @@
 //
 // A cell runs it as `bench mcp-serve TASKFILE CALLLOG` (Run), named in the
 // CLI's --mcp-config (CLIConfig); the CLI starts and stops the process.
+//
+// Layer: providers (the Claude Code CLI's side of an agentic task's tools).
 package mcpserve
 
 import (

@@ -9,6 +9,9 @@
 // that ran them, and refuses what would give wrong figures: shards of
 // different configs, a cell recorded by two shards, a shard missing (unless
 // the caller allows a partial merge).
+//
+// Layer: verdicts (run directories in, one run directory out; no provider or
+// runner code).
 package merge
 
 import (

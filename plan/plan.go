@@ -1,5 +1,7 @@
 // Package plan expands a config into the cells of a run, grouped into
 // suites, and identifies cells across runs (resume, compare, merge).
+//
+// Layer: planning (config in, cells out; below the run).
 package plan
 
 import (

@@ -94,6 +94,8 @@
 //     and every tool a tool_sequence names is one of the task's tools.
 //
 // Existing prompts without max_turns load and run as before.
+//
+// Layer: scoring (the prompt suite and its loader).
 package prompts
 
 import (

@@ -2,6 +2,9 @@
 // wire protocol. A provider knows its protocol and nothing else: it streams a
 // request, reports deltas through a callback, and returns what happened,
 // classified. It never validates, scores or writes files.
+//
+// Layer: providers (wire protocols; called by the run, knows nothing of
+// files or scores).
 package providers
 
 import (

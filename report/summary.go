@@ -27,6 +27,9 @@
 // n_wrong_argument_calls, n_unknown_tool_calls, wrong_argument_rate,
 // unknown_tool_rate, n_failed_call_cells, n_recovered, recovery_rate; see
 // AgenticMethods).
+//
+// Layer: verdicts (reads run directories only: results.jsonl and the
+// resource files, through results and rundir).
 package report
 
 import (

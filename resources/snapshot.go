@@ -3,6 +3,9 @@
 // processes, and the local model server's RSS and CPU), and a light sampler
 // in between that keeps the peaks. Every figure the platform cannot give is
 // null with a reason in Unavailable, never a made-up 0.
+//
+// Layer: outputs of a run (brackets each suite through the runner's suite
+// hooks).
 package resources
 
 import (

@@ -1,5 +1,8 @@
 // Package results defines the results.jsonl record, the source of truth of a
 // run, and the append-only writer that puts one line per finished cell.
+//
+// Layer: the record, the bottom layer: every other layer speaks it, and it
+// imports no bench package.
 package results
 
 import "encoding/json"

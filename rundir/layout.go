@@ -17,6 +17,9 @@
 // Every package that reads or writes these files takes the names from here,
 // so report, compare and merge read run directories without importing the
 // code that wrote them.
+//
+// Layer: the run directory (below the run's outputs and the verdicts, which
+// read and write run directories through it).
 package rundir
 
 import "path/filepath"

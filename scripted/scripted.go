@@ -16,4 +16,6 @@
 //
 // The same Match is what the tool_sequence validator uses to check the
 // arguments of expected calls (package validators).
+//
+// Layer: scoring (an agentic task's scripted tools).
 package scripted

@@ -157,6 +157,8 @@
 //
 // Detection is linear in the reply and the question: spans, quotes and
 // the clauses read around them are bounded.
+//
+// Layer: scoring (pure functions of prompt and response).
 package toolparse
 
 import (

@@ -31,4 +31,7 @@
 // value. Tracing never changes a result and never stops or stalls a run:
 // its failures are one warning each, and the export's final flush is
 // bounded by traces.timeout.
+//
+// Layer: outputs of a run (fed the finished cells; never changes a result or
+// stops the run).
 package traces

@@ -143,4 +143,6 @@
 // parsed_output is the single check's object, or with several judging
 // checks their objects merged (a json_keys object under "json"; on a key
 // clash the earlier check wins).
+//
+// Layer: scoring (pure functions of prompt and response).
 package validators

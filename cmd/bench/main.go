@@ -7,6 +7,8 @@
 //	bench report RUN_DIR               rebuild the reports from results.jsonl
 //	bench merge OUT_DIR SHARD_DIR...   put a sharded run's directories together
 //	bench compare BASE_DIR NEW_DIR     the regression gate between two runs
+//
+// Layer: command: flags and one call per subcommand into the packages below.
 package main
 
 import (

@@ -1,5 +1,7 @@
 // Package suggest finds the word a user probably meant, for "did you mean"
 // hints on commands, flags and config keys.
+//
+// Layer: internal helpers (imports no bench package).
 package suggest
 
 import (

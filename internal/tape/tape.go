@@ -3,6 +3,8 @@
 // The reports keep a large run's bulky texts on one (junit.xml's failure
 // texts, compare's long answers) rather than in the heap until they are
 // written.
+//
+// Layer: internal helpers (imports no bench package).
 package tape
 
 import (

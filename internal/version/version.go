@@ -1,5 +1,7 @@
 // Package version says which bench is running, for run.json, inventory.json,
 // snapshots and traces.
+//
+// Layer: internal helpers (imports no bench package).
 package version
 
 import (

@@ -1,5 +1,7 @@
 // Package yamlerr turns YAML decoding problems into errors that name the
 // file, the line and the field, the form every bench config error takes.
+//
+// Layer: internal helpers (imports no bench package).
 package yamlerr
 
 import (

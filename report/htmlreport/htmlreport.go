@@ -29,6 +29,9 @@
 //	d, err := htmlreport.FromSummary(s, runDir) // or htmlreport.Load(runDir)
 //	...
 //	err = htmlreport.WriteFile(runDir, d)        // runDir/report.html
+//
+// Layer: verdicts (renders what report computed; reads run directories
+// only).
 package htmlreport
 
 import (

@@ -19,6 +19,8 @@
 // Like every report of a run it is built from results.jsonl alone: feed
 // each record to Builder.Add (report.LoadEach does it in the summary's
 // pass), then Write or WriteFile.
+//
+// Layer: verdicts (from results.jsonl; reads run directories only).
 package junitxml
 
 import (

@@ -5,6 +5,8 @@
 // chunk against a bare Go client reading the same stream, and how close
 // the decode rates come to the rates the server streams at. The figures
 // are benchmarks' metrics; nothing here asserts a time.
+//
+// Layer: benchmarks of the run layer (tests only).
 package harnessbench
 
 import (

@@ -11,6 +11,8 @@
 // client's agent loop: the first reply can be a tool_use, the request that
 // carries its tool_result gets the next reply, and the test reads the
 // tool_result a client sent with Request.ToolResults.
+//
+// Layer: test peers (tests only; production code never imports it).
 package anthropictest
 
 import (

@@ -7,6 +7,8 @@
 // prints it), else /usr/bin/chromium. A missing browser skips the test,
 // unless BENCH_REQUIRE_SERVERS=1, where it fails: CI must not pass a browser
 // test it never ran.
+//
+// Layer: test peers (tests only; production code never imports it).
 package browsertest
 
 import (

@@ -92,6 +92,8 @@
 // Floods write in 32 KiB batches from a fixed frame: the server's memory
 // does not grow with the stream. Every request is recorded (Requests, with
 // credentials redacted) and counted by model name (Count).
+//
+// Layer: test peers (tests only; production code never imports it).
 package faultserver
 
 import (

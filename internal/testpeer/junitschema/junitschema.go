@@ -1,6 +1,8 @@
 // Package junitschema checks JUnit XML against the Jenkins xUnit plugin's
 // JUnit schema (junit-10.xsd, MIT; see README.md) with xmllint, for the
 // tests of every package that writes junit.xml.
+//
+// Layer: test peers (tests only; production code never imports it).
 package junitschema
 
 import (

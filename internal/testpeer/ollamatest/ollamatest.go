@@ -11,6 +11,8 @@
 // or a package shares one from TestMain with StartServer, Close and Check.
 // When the ollama binary is missing the tests are skipped, unless
 // BENCH_REQUIRE_SERVERS=1 is set (as in CI), in which case they fail.
+//
+// Layer: test peers (tests only; production code never imports it).
 package ollamatest
 
 import (

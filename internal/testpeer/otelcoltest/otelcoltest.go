@@ -12,6 +12,8 @@
 // it and exports BENCH_OTELCOL_BIN). When the binary is missing the tests are
 // skipped, unless BENCH_REQUIRE_SERVERS=1 is set (as in CI), in which case
 // they fail.
+//
+// Layer: test peers (tests only; production code never imports it).
 package otelcoltest
 
 import (

@@ -16,6 +16,9 @@
 // any non-space characters (upper case, digits, punctuation: "OK", "2021",
 // "JSON."); the trigger must be the whole last word, trailing punctuation
 // included, because a word followed by "." ends in a "." token.
+//
+// Layer: test peers (tests and scripts/ollama-test-server.sh; production
+// code never imports it).
 package testmodel
 
 import (

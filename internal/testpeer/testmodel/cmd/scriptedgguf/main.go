@@ -6,6 +6,9 @@
 // {"OK": ["OK"], "memory": ["<tool_call>{\"name\": \"get_memory_usage\", \"arguments\": {\"unit\": \"MB\"}}</tool_call>"]}.
 // With -modelfile it also writes a Modelfile for `ollama create` whose
 // template turns a scripted <tool_call> reply into native tool calls.
+//
+// Layer: test peers (the command scripts/ollama-test-server.sh makes models
+// with).
 package main
 
 import (
