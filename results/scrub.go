@@ -1,0 +1,145 @@
+package results
+
+import (
+	"encoding/json"
+)
+
+// A Cleaner makes what a server, a CLI or a file put into a record safe to
+// keep (providers.Secrets is the one bench uses).
+type Cleaner interface {
+	// Text cleans a string.
+	Text(s string) string
+	// JSON cleans a JSON value (decoding it first, so an escaped secret is
+	// found) and returns valid JSON.
+	JSON(v json.RawMessage) json.RawMessage
+}
+
+// Scrub passes every string the record holds through c: the one place
+// where a record is cleaned, after the runner has put it together and
+// before anything writes, prints or exports it. Only the cell's
+// coordinates are left alone (record_type, run_id, provider,
+// provider_type, model, thinking_level, prompt_id): they are bench's own
+// config, written as they are to config.json, and what resume, compare and
+// merge match cells by. A field added to Record, ToolCall, TimelineEvent,
+// Turn or TurnCall must be added here; TestScrubCoversRecord walks the
+// types by reflection and fails until it is.
+//
+// The walk is written out rather than reflected: it runs once per cell,
+// and a string that holds nothing to clean costs one scan and no copy.
+func (r *Record) Scrub(c Cleaner) {
+	if r == nil || c == nil {
+		return
+	}
+	r.PromptName = c.Text(r.PromptName)
+	r.AvailabilityStatus = c.Text(r.AvailabilityStatus)
+	textPtr(c, r.FailureType)
+	textPtr(c, r.Violation)
+	r.RawOutput = c.Text(r.RawOutput)
+	r.ParsedOutput = jsonValue(c, r.ParsedOutput)
+	texts(c, r.ToolCalls)
+	textPtr(c, r.ErrorMessage)
+	r.Reasoning = c.Text(r.Reasoning)
+	r.FinishReason = c.Text(r.FinishReason)
+	texts(c, r.ExpectedTools)
+	for i := range r.ToolCallDetails {
+		tc := &r.ToolCallDetails[i]
+		tc.Name = c.Text(tc.Name)
+		tc.Arguments = jsonValue(c, tc.Arguments)
+		tc.Source = c.Text(tc.Source)
+		tc.Match = c.Text(tc.Match)
+		tc.ID = c.Text(tc.ID)
+	}
+	if r.ProviderMetrics != nil {
+		r.ProviderMetrics = CleanValue(r.ProviderMetrics, c).(map[string]any)
+	}
+	for i := range r.Timeline {
+		e := &r.Timeline[i]
+		e.Event = c.Text(e.Event)
+		e.Detail = c.Text(e.Detail)
+	}
+	for i := range r.TurnDetails {
+		t := &r.TurnDetails[i]
+		t.Text = c.Text(t.Text)
+		t.Reasoning = c.Text(t.Reasoning)
+		t.Error = c.Text(t.Error)
+		for j := range t.Calls {
+			tc := &t.Calls[j]
+			tc.ID = c.Text(tc.ID)
+			tc.Name = c.Text(tc.Name)
+			tc.Arguments = jsonValue(c, tc.Arguments)
+			tc.Result = c.Text(tc.Result)
+			tc.ResultHash = c.Text(tc.ResultHash)
+		}
+	}
+}
+
+func textPtr(c Cleaner, s *string) {
+	if s != nil {
+		*s = c.Text(*s)
+	}
+}
+
+func texts(c Cleaner, list []string) {
+	for i, s := range list {
+		list[i] = c.Text(s)
+	}
+}
+
+func jsonValue(c Cleaner, v json.RawMessage) json.RawMessage {
+	if len(v) == 0 {
+		return v
+	}
+	return c.JSON(v)
+}
+
+// CleanValue cleans a decoded JSON value (or a provider_metrics value):
+// strings and object keys through c.Text, raw JSON through c.JSON, maps and
+// slices element by element (in place where they can be). Numbers,
+// booleans and nil are returned as they are; a value of any other type is
+// cleaned as its JSON encoding, decoded back.
+func CleanValue(v any, c Cleaner) any {
+	switch x := v.(type) {
+	case nil, bool, json.Number, float64, float32, int, int64, int32, uint, uint64, uint32,
+		[]int, []int64, []float64, []bool:
+		return v
+	case string:
+		return c.Text(x)
+	case []string:
+		texts(c, x)
+		return x
+	case json.RawMessage:
+		return jsonValue(c, x)
+	case []any:
+		for i := range x {
+			x[i] = CleanValue(x[i], c)
+		}
+		return x
+	case map[string]any:
+		for k, e := range x {
+			if ck := c.Text(k); ck != k {
+				delete(x, k)
+				k = ck
+			}
+			x[k] = CleanValue(e, c)
+		}
+		return x
+	case map[string]string:
+		for k, e := range x {
+			if ck := c.Text(k); ck != k {
+				delete(x, k)
+				k = ck
+			}
+			x[k] = c.Text(e)
+		}
+		return x
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	if json.Unmarshal(c.JSON(b), &out) != nil {
+		return nil
+	}
+	return out
+}
