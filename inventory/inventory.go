@@ -82,7 +82,13 @@ func Gather(ctx context.Context, cfg *config.Config, provs map[string]providers.
 		if inv.Providers[i].Models == nil {
 			inv.Providers[i].Models = []string{}
 		}
-		wg.Go(func() { inv.Providers[i].Probe = provs[p.Name].Probe(ctx) })
+		wg.Go(func() {
+			prov := provs[p.Name]
+			pr := prov.Probe(ctx)
+			// The one scrub of what a probe learned from a server or a CLI.
+			pr.Clean(prov.Secrets())
+			inv.Providers[i].Probe = pr
+		})
 	}
 	inv.Host = gatherHost(ctx)
 	wg.Wait()

@@ -39,8 +39,8 @@ type chatCompletions struct {
 }
 
 func newChatCompletions(o *httpOptions, request func(*openai.ChatCompletionRequest)) *chatCompletions {
-	key := o.key()
-	c := &chatCompletions{url: o.BaseURL + "/chat/completions", secrets: Secrets{key}, key: key, request: request}
+	cr := o.credentials()
+	c := &chatCompletions{url: o.BaseURL + "/chat/completions", secrets: cr.secrets, key: cr.key, request: request}
 	c.http = o.endpoint(c.secrets)
 	c.http.errorBody = chatErrorBody
 	return c

@@ -39,7 +39,7 @@ func FuzzReadChatStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var text strings.Builder
 		resp := &Response{}
-		err := readChatStream(bytes.NewReader(body), nil, resp, func(e Event) {
+		err := readChatStream(bytes.NewReader(body), Secrets{}, resp, func(e Event) {
 			if e.Kind == EventText {
 				text.WriteString(e.Text)
 			}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"syscall"
 )
 
@@ -40,6 +41,12 @@ func HTTPFailure(status int, msg string, err error) *Failure {
 func NetFailure(err error, secrets Secrets) *Failure {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return nil
+	}
+	// net/http shows a URL's password as ***, but keeps the user: the URL
+	// is shown without either.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = StripUserinfo(ue.URL)
 	}
 	msg := secrets.Clean(err.Error(), maxMessage)
 	var dnsErr *net.DNSError

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -96,6 +95,9 @@ func (claudeCodeKind) Hint(p *config.Provider, failureType string, models []stri
 // so the rest of a sweep still runs.
 type ClaudeCode struct {
 	opts *claudeCodeOptions
+
+	once    sync.Once
+	secrets Secrets
 }
 
 // claudeWaitDelay bounds how long a killed CLI may hold its pipes open (a
@@ -109,16 +111,20 @@ const claudeReapGrace = 20 * time.Millisecond
 // claudeStderrTail is how much of the CLI's stderr is kept for messages.
 const claudeStderrTail = 4 << 10
 
-// Secrets are the expanded values of env.
+// Secrets are the credentials the CLI's process can see: every env value
+// that came from a ${VAR} or is named like a credential (secretName), and
+// the credentials it inherits from bench's own environment (an
+// ANTHROPIC_API_KEY exported in the shell: see EnvCredentials). Compiled
+// once, on first use.
 func (c *ClaudeCode) Secrets() Secrets {
-	_, secrets := c.environ()
-	return secrets
+	c.once.Do(func() { c.secrets = ProviderSecrets(c.envSecrets()...) })
+	return c.secrets
 }
 
 // Probe runs `<command> --version` in its own process group, bounded.
 func (c *ClaudeCode) Probe(ctx context.Context) *Probe {
 	pr := &Probe{Command: c.opts.Command}
-	env, secrets := c.environ()
+	env, secrets := c.environ(), c.Secrets()
 	v, err := cliVersion(ctx, c.opts.Command, env)
 	if err != nil {
 		pr.Errors = append(pr.Errors, secrets.Clean(err.Error(), maxMessage))
@@ -176,28 +182,29 @@ func (c *ClaudeCode) OwnsToolLoop() bool { return true }
 // environ is the CLI's environment: ours, minus CLAUDECODE (set when bench
 // itself runs inside a Claude Code session; each cell is a session of its
 // own, not a child of that one), plus the configured env with ${VAR}
-// expanded. It also returns the secrets among the values: every value that
-// came from a ${VAR}, and any value of a variable named like a credential.
-func (c *ClaudeCode) environ() (env []string, secrets Secrets) {
+// expanded.
+func (c *ClaudeCode) environ() (env []string) {
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "CLAUDECODE=") {
 			env = append(env, kv)
 		}
 	}
-	keys := make([]string, 0, len(c.opts.Env))
-	for k := range c.opts.Env {
-		keys = append(keys, k)
+	for _, k := range slices.Sorted(maps.Keys(c.opts.Env)) {
+		env = append(env, k+"="+os.Expand(c.opts.Env[k], os.Getenv)) // exec keeps the last value of a key
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		raw := c.opts.Env[k]
-		v := os.Expand(raw, os.Getenv)
-		env = append(env, k+"="+v) // exec keeps the last value of a key
-		if v != raw || secretName(k) {
-			secrets = append(secrets, v)
+	return env
+}
+
+// envSecrets are the secrets among env's values: every value that came
+// from a ${VAR}, and any value of a variable named like a credential.
+func (c *ClaudeCode) envSecrets() []string {
+	var out []string
+	for k, raw := range c.opts.Env {
+		if v := os.Expand(raw, os.Getenv); v != raw || secretName(k) {
+			out = append(out, v)
 		}
 	}
-	return env, secrets
+	return out
 }
 
 // secretName says whether an environment variable's name marks its value
@@ -216,7 +223,7 @@ func secretName(k string) bool {
 // Stream runs one CLI process in a fresh working directory and reads its
 // stream until it exits. Cancelling ctx kills the whole process group.
 func (c *ClaudeCode) Stream(ctx context.Context, req Request, emit EmitFunc) (*Response, error) {
-	env, secrets := c.environ()
+	env, secrets := c.environ(), c.Secrets()
 	scrub := func(s string) string { return secrets.Clean(s, 0) }
 	if req.TraceParent != "" {
 		env = append(env, "TRACEPARENT="+req.TraceParent)

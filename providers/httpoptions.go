@@ -21,7 +21,14 @@ const MaxRetriesLimit = 10
 
 // httpOptions are the keys every HTTP kind takes.
 type httpOptions struct {
-	BaseURL string `yaml:"base_url" json:"base_url"`
+	// BaseURL is where requests go. A password in it (user:pass@host) is
+	// sent as Basic auth and scrubbed from everything bench writes;
+	// config.json records the URL without its userinfo (SavedURL) and
+	// only that it had one (URLUserinfo), so a resume takes the URL from
+	// the config it is given (config.Restore).
+	BaseURL     string `yaml:"base_url" json:"-"`
+	SavedURL    string `yaml:"-" json:"base_url"`
+	URLUserinfo bool   `yaml:"-" json:"base_url_userinfo,omitempty"`
 	// APIKeyEnv names the environment variable holding the key; the key
 	// itself is never in the config or anything bench writes.
 	APIKeyEnv string `yaml:"api_key_env" json:"api_key_env,omitempty"`
@@ -55,7 +62,23 @@ func (o *httpOptions) resolve(p *config.Provider, problem func(key, msg string),
 	if o.MaxRetries < 0 || o.MaxRetries > MaxRetriesLimit {
 		problem("max_retries", fmt.Sprintf("must be from 0 to %d", MaxRetriesLimit))
 	}
-	p.Server = config.Server{Endpoint: o.BaseURL, ProcessNames: processNames}
+	o.SavedURL = StripUserinfo(o.BaseURL)
+	o.URLUserinfo = o.SavedURL != o.BaseURL
+	p.Server = config.Server{Endpoint: o.SavedURL, ProcessNames: processNames}
+}
+
+// creds are what a provider's calls need of its entry: the key they send
+// (Bearer) and the secrets they scrub.
+type creds struct {
+	key     string
+	secrets Secrets
+}
+
+// credentials are the entry's key and its secrets: the key, the
+// credentials in base_url's userinfo, and those of the environment.
+func (o *httpOptions) credentials() creds {
+	key := o.key()
+	return creds{key: key, secrets: ProviderSecrets(append([]string{key}, URLSecrets(o.BaseURL)...)...)}
 }
 
 // key returns the API key from the named variable ("" when none is named).
@@ -69,7 +92,7 @@ func (o *httpOptions) key() string {
 // probeKey fills the key fields of a probe: whether the variable is set,
 // never its value.
 func (o *httpOptions) probeKey(pr *Probe) {
-	pr.BaseURL, pr.APIKeyEnv = o.BaseURL, o.APIKeyEnv
+	pr.BaseURL, pr.APIKeyEnv = StripUserinfo(o.BaseURL), o.APIKeyEnv
 	if o.APIKeyEnv != "" {
 		set := "no"
 		if os.Getenv(o.APIKeyEnv) != "" {

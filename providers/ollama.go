@@ -63,10 +63,11 @@ func (ollamaKind) New(p *config.Provider) (Provider, error) {
 		name:    p.Name,
 		opts:    o,
 		base:    nativeRoot(o.BaseURL),
-		secrets: Secrets{o.key()},
+		side:    o.credentials(),
 		options: map[string]any{},
 		missing: map[string]string{},
 	}
+	pr.secrets = pr.side.secrets
 	pr.http = o.endpoint(pr.secrets)
 	pr.http.errorBody = ollamaErrorBody
 	pr.http.refine = func(f *Failure, _ string) {
@@ -108,6 +109,8 @@ type Ollama struct {
 	opts    *ollamaOptions
 	base    string
 	secrets Secrets
+	// side is the key and secrets of the calls beside the stream.
+	side    creds
 	http    *httpEndpoint
 	options map[string]any
 
@@ -127,7 +130,7 @@ func (o *Ollama) Secrets() Secrets { return o.secrets }
 func (o *Ollama) Probe(ctx context.Context) *Probe {
 	pr := &Probe{}
 	o.opts.probeKey(pr)
-	probeOllama(ctx, o.base, o.secrets, pr)
+	probeOllama(ctx, o.base, o.side, pr)
 	if pr.ServerModels != nil {
 		o.mu.Lock()
 		o.models = pr.ServerModels
@@ -237,7 +240,7 @@ func (o *Ollama) Stream(ctx context.Context, req Request, emit EmitFunc) (*Respo
 	if err != nil {
 		return resp, fmt.Errorf("encode /api/chat request: %w", err)
 	}
-	hres, err := o.http.post(ctx, req, httpRequest{URL: o.base + "/api/chat", Body: body, Accept: "application/x-ndjson", Bearer: o.secrets[0]}, resp, emit)
+	hres, err := o.http.post(ctx, req, httpRequest{URL: o.base + "/api/chat", Body: body, Accept: "application/x-ndjson", Bearer: o.side.key}, resp, emit)
 	if err != nil {
 		return resp, err
 	}
@@ -414,22 +417,22 @@ func (o *Ollama) Prepare(ctx context.Context, models []string, log io.Writer) er
 	log = &scrubWriter{w: log, secrets: o.secrets}
 	have, err := o.serverModels(ctx)
 	if err != nil {
-		return errors.New(o.secrets.Clean(fmt.Sprintf("list models at %s: %v", o.base, err), maxMessage))
+		return errors.New(o.secrets.Clean(fmt.Sprintf("list models at %s: %v", StripUserinfo(o.base), err), maxMessage))
 	}
 	for _, m := range models {
 		if have[canonicalModel(m)] {
 			continue
 		}
 		if !o.opts.Pull {
-			o.markMissing(m, fmt.Sprintf("model %q is not on the server at %s (checked /api/tags before the sweep; set pull: true to pull it)", m, o.base))
-			fmt.Fprintf(log, "%s: model %s not found on %s; its cells are skipped\n", o.name, m, o.base)
+			o.markMissing(m, fmt.Sprintf("model %q is not on the server at %s (checked /api/tags before the sweep; set pull: true to pull it)", m, StripUserinfo(o.base)))
+			fmt.Fprintf(log, "%s: model %s not found on %s; its cells are skipped\n", o.name, m, StripUserinfo(o.base))
 			continue
 		}
 		if err := o.pull(ctx, m, log); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			o.markMissing(m, fmt.Sprintf("model %q is not on the server at %s and pulling it failed: %v", m, o.base, err))
+			o.markMissing(m, fmt.Sprintf("model %q is not on the server at %s and pulling it failed: %v", m, StripUserinfo(o.base), err))
 			fmt.Fprintf(log, "%s: pull %s failed: %v; its cells are skipped\n", o.name, m, err)
 			continue
 		}
@@ -460,7 +463,7 @@ func (o *Ollama) serverModels(ctx context.Context) (map[string]bool, error) {
 	o.mu.Unlock()
 	if models == nil {
 		var err error
-		if models, err = listModels(ctx, o.base, o.secrets); err != nil {
+		if models, err = listModels(ctx, o.base, o.side); err != nil {
 			return nil, err
 		}
 	}
@@ -477,7 +480,7 @@ func (o *Ollama) pull(ctx context.Context, model string, log io.Writer) error {
 	stream := true
 	ctx, cancel := context.WithTimeout(ctx, pullTimeout)
 	defer cancel()
-	body, err := sideCall(ctx, http.MethodPost, o.base+"/api/pull", o.secrets, &api.PullRequest{Model: model, Stream: &stream})
+	body, err := sideCall(ctx, http.MethodPost, o.base+"/api/pull", o.side, &api.PullRequest{Model: model, Stream: &stream})
 	if err != nil {
 		return err
 	}
@@ -539,10 +542,10 @@ func (o *Ollama) Warmup(ctx context.Context, req Request) error {
 	if reason, ok := o.missingReason(req.Model); ok {
 		return errors.New(reason)
 	}
-	return ollamaLoad(withTraceParent(ctx, req.TraceParent), o.base, o.secrets, req.Model, o.options, o.opts.keepAlive)
+	return ollamaLoad(withTraceParent(ctx, req.TraceParent), o.base, o.side, req.Model, o.options, o.opts.keepAlive)
 }
 
 // Preconnect opens n connections to the server for the cells to come.
 func (o *Ollama) Preconnect(ctx context.Context, n int) error {
-	return o.http.preconnect(ctx, o.base+"/api/version", o.secrets[0], n)
+	return o.http.preconnect(ctx, o.base+"/api/version", o.side.key, n)
 }

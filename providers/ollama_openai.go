@@ -52,7 +52,7 @@ func (ollamaOpenAIKind) Hint(p *config.Provider, failureType string, models []st
 func ollamaHint(p *config.Provider, baseURL, failureType string, models []string) (string, bool) {
 	switch failureType {
 	case results.FailConnectionRefused, results.FailHostUnreachable:
-		return fmt.Sprintf("start Ollama (`ollama serve`) so %s answers", baseURL), true
+		return fmt.Sprintf("start Ollama (`ollama serve`) so %s answers", StripUserinfo(baseURL)), true
 	case results.FailModelNotFound:
 		return "pull the models (`ollama pull " + strings.Join(models, "`, `ollama pull ") + "`)", false
 	case results.FailMissingAPIKey:
@@ -60,6 +60,10 @@ func ollamaHint(p *config.Provider, baseURL, failureType string, models []string
 	}
 	return fmt.Sprintf("%s: %s", p.Name, failureType), false
 }
+
+// side is the key and secrets of the calls beside the stream (the native
+// API's probes, warm-up and /api/ps).
+func (c *chatCompletions) side() creds { return creds{key: c.key, secrets: c.secrets} }
 
 // OllamaOpenAI is an ollama_openai entry: the chat-completions protocol,
 // probed through Ollama's native API.
@@ -75,7 +79,7 @@ func (o *OllamaOpenAI) Secrets() Secrets { return o.secrets }
 func (o *OllamaOpenAI) Probe(ctx context.Context) *Probe {
 	pr := &Probe{}
 	o.opts.probeKey(pr)
-	probeOllama(ctx, nativeRoot(o.opts.BaseURL), o.secrets, pr)
+	probeOllama(ctx, nativeRoot(o.opts.BaseURL), o.side(), pr)
 	return pr
 }
 
@@ -83,13 +87,13 @@ func (o *OllamaOpenAI) Probe(ctx context.Context) *Probe {
 // without generating; another compatible server gives
 // ErrWarmupUnsupported, and the runner warms it with a short request.
 func (o *OllamaOpenAI) Warmup(ctx context.Context, req Request) error {
-	return ollamaLoad(withTraceParent(ctx, req.TraceParent), nativeRoot(o.opts.BaseURL), o.secrets, req.Model, nil, nil)
+	return ollamaLoad(withTraceParent(ctx, req.TraceParent), nativeRoot(o.opts.BaseURL), o.side(), req.Model, nil, nil)
 }
 
 // LoadedModels lists what the Ollama behind /v1 holds (/api/ps): the
 // OpenAI protocol reports no load time, so cold starts are seen there.
 func (o *OllamaOpenAI) LoadedModels(ctx context.Context) ([]string, error) {
-	return ollamaPS(ctx, nativeRoot(o.opts.BaseURL), o.secrets)
+	return ollamaPS(ctx, nativeRoot(o.opts.BaseURL), o.side())
 }
 
 // SameModel says whether a name /api/ps gave is model ("m" is "m:latest").

@@ -53,7 +53,8 @@ func withTraceParent(ctx context.Context, tp string) context.Context {
 
 // sideCall makes a call outside any cell (listing, pulling, warming up) and
 // returns the body of a 2xx answer; ctx must carry its bound.
-func sideCall(ctx context.Context, method, url string, secrets Secrets, body any) (io.ReadCloser, error) {
+func sideCall(ctx context.Context, method, url string, c creds, body any) (io.ReadCloser, error) {
+	shown := StripUserinfo(url)
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -64,23 +65,23 @@ func sideCall(ctx context.Context, method, url string, secrets Secrets, body any
 	}
 	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, url, err)
+		return nil, fmt.Errorf("%s %s: %s", method, shown, c.secrets.Clean(err.Error(), maxMessage))
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if len(secrets) > 0 && secrets[0] != "" {
-		req.Header.Set("Authorization", "Bearer "+secrets[0])
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
 	}
 	if tp, _ := ctx.Value(traceParentKey{}).(string); tp != "" {
 		req.Header.Set("Traceparent", tp)
 	}
 	res, err := sideClient.Do(req)
 	if err != nil {
-		if f := NetFailure(err, secrets); f != nil {
-			return nil, fmt.Errorf("%s %s: %s", method, url, f.Message)
+		if f := NetFailure(err, c.secrets); f != nil {
+			return nil, fmt.Errorf("%s %s: %s", method, shown, f.Message)
 		}
-		return nil, fmt.Errorf("%s %s: %s", method, url, secrets.Clean(err.Error(), maxMessage))
+		return nil, fmt.Errorf("%s %s: %s", method, shown, c.secrets.Clean(err.Error(), maxMessage))
 	}
 	if res.StatusCode/100 != 2 {
 		defer res.Body.Close()
@@ -89,8 +90,8 @@ func sideCall(ctx context.Context, method, url string, secrets Secrets, body any
 		if msg == "" {
 			msg = strings.TrimSpace(string(raw))
 		}
-		msg = secrets.Clean(msg, maxMessage)
-		return nil, &sideError{status: res.StatusCode, msg: msg, text: fmt.Sprintf("%s %s: HTTP %d: %s", method, url, res.StatusCode, msg)}
+		msg = c.secrets.Clean(msg, maxMessage)
+		return nil, &sideError{status: res.StatusCode, msg: msg, text: fmt.Sprintf("%s %s: HTTP %d: %s", method, shown, res.StatusCode, msg)}
 	}
 	return res.Body, nil
 }
@@ -106,27 +107,27 @@ type sideError struct {
 func (e *sideError) Error() string { return e.text }
 
 // getJSON GETs url into v within ProbeTimeout.
-func getJSON(ctx context.Context, url string, secrets Secrets, v any) error {
+func getJSON(ctx context.Context, url string, c creds, v any) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	body, err := sideCall(ctx, http.MethodGet, url, secrets, nil)
+	body, err := sideCall(ctx, http.MethodGet, url, c, nil)
 	if err == nil {
 		defer body.Close()
 		err = json.NewDecoder(io.LimitReader(body, 32<<20)).Decode(v)
 		if err != nil {
-			err = fmt.Errorf("GET %s: decode: %w", url, err)
+			err = fmt.Errorf("GET %s: decode: %w", StripUserinfo(url), err)
 		}
 	}
 	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("GET %s: no complete answer within %s", url, probeTimeout)
+		return fmt.Errorf("GET %s: no complete answer within %s", StripUserinfo(url), probeTimeout)
 	}
 	return err
 }
 
 // listModels lists the models of the Ollama server at root (/api/tags).
-func listModels(ctx context.Context, root string, secrets Secrets) ([]ServerModel, error) {
+func listModels(ctx context.Context, root string, c creds) ([]ServerModel, error) {
 	var list api.ListResponse
-	if err := getJSON(ctx, root+"/api/tags", secrets, &list); err != nil {
+	if err := getJSON(ctx, root+"/api/tags", c, &list); err != nil {
 		return nil, err
 	}
 	out := make([]ServerModel, 0, len(list.Models))
@@ -140,25 +141,25 @@ func listModels(ctx context.Context, root string, secrets Secrets) ([]ServerMode
 // probeOllama fills a probe with the server's version and models. What the
 // server said is scrubbed and cut like any message: a hostile server could
 // echo the key as its version or a model's name.
-func probeOllama(ctx context.Context, root string, secrets Secrets, pr *Probe) {
+func probeOllama(ctx context.Context, root string, c creds, pr *Probe) {
 	var v struct {
 		Version string `json:"version"`
 	}
-	if err := getJSON(ctx, root+"/api/version", secrets, &v); err != nil {
-		pr.Errors = append(pr.Errors, secrets.Clean(err.Error(), maxMessage))
+	if err := getJSON(ctx, root+"/api/version", c, &v); err != nil {
+		pr.Errors = append(pr.Errors, c.secrets.Clean(err.Error(), maxMessage))
 	} else {
-		v.Version = secrets.Clean(v.Version, maxMessage)
+		v.Version = c.secrets.Clean(v.Version, maxMessage)
 		pr.ServerVersion = &v.Version
 	}
-	models, err := listModels(ctx, root, secrets)
+	models, err := listModels(ctx, root, c)
 	if err != nil {
-		pr.Errors = append(pr.Errors, secrets.Clean(err.Error(), maxMessage))
+		pr.Errors = append(pr.Errors, c.secrets.Clean(err.Error(), maxMessage))
 		return
 	}
 	for i := range models {
 		m := &models[i]
 		for _, f := range []*string{&m.Name, &m.Digest, &m.Family, &m.ParameterSize, &m.QuantizationLevel} {
-			*f = secrets.Clean(*f, maxMessage)
+			*f = c.secrets.Clean(*f, maxMessage)
 		}
 	}
 	pr.ServerModels = models
@@ -172,11 +173,11 @@ var ErrWarmupUnsupported = errors.New("the server cannot load a model without ge
 // /api/chat request with no messages, which Ollama answers once the model
 // is ready, without generating. A server that has no /api/chat (an OpenAI
 // compatible server that is not Ollama) gives ErrWarmupUnsupported.
-func ollamaLoad(ctx context.Context, root string, secrets Secrets, model string, options map[string]any, keepAlive *api.Duration) error {
+func ollamaLoad(ctx context.Context, root string, c creds, model string, options map[string]any, keepAlive *api.Duration) error {
 	stream := false
 	ctx, cancel := context.WithTimeout(ctx, warmupTimeout)
 	defer cancel()
-	body, err := sideCall(ctx, http.MethodPost, root+"/api/chat", secrets, &api.ChatRequest{
+	body, err := sideCall(ctx, http.MethodPost, root+"/api/chat", c, &api.ChatRequest{
 		Model: model, Messages: []api.Message{}, Stream: &stream, Options: options, KeepAlive: keepAlive,
 	})
 	var se *sideError
@@ -187,21 +188,21 @@ func ollamaLoad(ctx context.Context, root string, secrets Secrets, model string,
 		return err
 	}
 	defer body.Close()
-	var c ollamaChunk
-	if err := json.NewDecoder(io.LimitReader(body, 1<<20)).Decode(&c); err != nil {
+	var reply ollamaChunk
+	if err := json.NewDecoder(io.LimitReader(body, 1<<20)).Decode(&reply); err != nil {
 		return fmt.Errorf("decode warm-up reply: %w", err)
 	}
-	if c.Error != "" {
-		return errors.New(c.Error)
+	if reply.Error != "" {
+		return errors.New(reply.Error)
 	}
 	return nil
 }
 
 // ollamaPS names the models the Ollama server at root holds (/api/ps),
 // loaded or being loaded.
-func ollamaPS(ctx context.Context, root string, secrets Secrets) ([]string, error) {
+func ollamaPS(ctx context.Context, root string, c creds) ([]string, error) {
 	var ps api.ProcessResponse
-	if err := getJSON(ctx, root+"/api/ps", secrets, &ps); err != nil {
+	if err := getJSON(ctx, root+"/api/ps", c, &ps); err != nil {
 		return nil, err
 	}
 	names := make([]string, 0, len(ps.Models))

@@ -42,7 +42,7 @@ func (responsesKind) Resolve(p *config.Provider, problem func(key, msg string)) 
 func (responsesKind) New(p *config.Provider) (Provider, error) {
 	o := options[responsesOptions](p)
 	r := &OpenAIResponses{opts: o, url: o.BaseURL + "/responses"}
-	r.secrets = Secrets{o.key()}
+	r.secrets = o.credentials().secrets
 	r.http = o.endpoint(r.secrets)
 	r.http.errorBody = responsesErrorBody
 	return r, nil
@@ -54,7 +54,7 @@ func (responsesKind) Hint(p *config.Provider, failureType string, models []strin
 	case results.FailMissingAPIKey:
 		return fmt.Sprintf("export %s for %s", o.APIKeyEnv, p.Name), true
 	case results.FailConnectionRefused, results.FailHostUnreachable:
-		return fmt.Sprintf("nothing answers at %s for %s", o.BaseURL, p.Name), true
+		return fmt.Sprintf("nothing answers at %s for %s", StripUserinfo(o.BaseURL), p.Name), true
 	case results.FailModelNotFound:
 		return fmt.Sprintf("check the model names of %s (%s)", p.Name, strings.Join(models, ", ")), false
 	}

@@ -1,6 +1,9 @@
 package providers
 
 import (
+	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -8,7 +11,7 @@ import (
 
 func TestSecretsClean(t *testing.T) {
 	key := "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx"
-	s := Secrets{key, "", "ab"}
+	s := NewSecrets(key, "", "ab")
 	cases := []struct {
 		name, in string
 		max      int
@@ -38,7 +41,7 @@ func TestSecretsCleanEveryOffsetAndCut(t *testing.T) {
 	for off := 0; off < 40; off++ {
 		text := strings.Repeat("é", off) + "token=" + key + "; retry"
 		for cut := 1; cut < len(text)+2; cut++ {
-			got := Secrets{key}.Clean(text, cut)
+			got := NewSecrets(key).Clean(text, cut)
 			if p := secretPiece(got, key); p != "" {
 				t.Fatalf("offset %d cut %d: %q left in %q", off, cut, p, got)
 			}
@@ -56,7 +59,7 @@ func FuzzSecretsClean(f *testing.F) {
 		if max < 0 || max > 1<<16 {
 			return
 		}
-		got := Secrets{key}.Clean(text, max)
+		got := NewSecrets(key).Clean(text, max)
 		if len(key) >= fragment && secretPiece(got, key) != "" && !strings.Contains(Redacted, key[:fragment]) {
 			// A piece may only remain when it is part of the marker itself.
 			for i := 0; i+fragment <= len(key); i++ {
@@ -64,6 +67,192 @@ func FuzzSecretsClean(f *testing.F) {
 					t.Fatalf("Clean(%q, %q, %d) = %q keeps %q", text, key, max, got, key[i:i+fragment])
 				}
 			}
+		}
+	})
+}
+
+func jsonEscaped(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		fmt.Fprintf(&b, `\u%04X`, r)
+	}
+	return b.String()
+}
+
+// A key hidden by JSON escapes is found in the text the escapes stand for,
+// and the whole escaped run is replaced.
+func TestSecretsCleanEscaped(t *testing.T) {
+	key := "sk-test-" + "Zx9Cv8Bn7Mq6Wp5"
+	s := NewSecrets(key)
+	cases := []struct{ name, in, want string }{
+		{"all escaped", `{"a":"` + jsonEscaped(key) + `"}`, `{"a":"[redacted]"}`},
+		{"some escaped", `key=\u0073k-test-Zx9Cv8Bn7Mq6Wp5 end`, `key=[redacted] end`},
+		{"piece escaped", `tail \u005a\u0078\u0039Cv8Bn7Mq6Wp5!`, `tail [redacted]!`},
+		{"escapes of other text are kept", `line\nnext \u00e9 \"q\"`, `line\nnext \u00e9 \"q\"`},
+		{"double escaped", `{\"k\":\"\u0073k-test-Zx9Cv8Bn7Mq6Wp5\"}`, `{\"k\":\"[redacted]\"}`},
+	}
+	for _, c := range cases {
+		if got := s.Clean(c.in, 0); got != c.want {
+			t.Errorf("%s: Clean(%q) = %q, want %q", c.name, c.in, got, c.want)
+		}
+	}
+	// Some encoders write "/" as "\/" (a base64 key holds slashes).
+	if got := NewSecrets("ghs/Ab12Cd34Ef56").Clean(`k=ghs\/Ab12Cd34Ef56`, 0); got != "k=[redacted]" {
+		t.Errorf("slash escaped: %q", got)
+	}
+}
+
+// JSON decodes a value before cleaning it and re-encodes it after, so no
+// JSON parser can recover the key from what is kept; a clean value is kept
+// byte for byte.
+func TestSecretsJSON(t *testing.T) {
+	key := "sk-test-" + "Zx9Cv8Bn7Mq6Wp5"
+	s := NewSecrets(key)
+	cases := []struct{ name, in, want string }{
+		{"escaped value", `{"cmd": "echo ` + jsonEscaped(key) + `", "n": 10.50}`, `{"cmd":"echo [redacted]","n":10.50}`},
+		{"escaped key", `{"` + jsonEscaped(key) + `": true}`, `{"[redacted]":true}`},
+		{"nested", `[1, {"a": ["` + key + `"]}]`, `[1,{"a":["[redacted]"]}]`},
+		{"clean kept as sent", `{ "unit" :  "MB" }`, `{ "unit" :  "MB" }`},
+		{"not JSON", `oops ` + key + ` {`, `"oops [redacted] {"`},
+		{"edge of a string", `{"a":"ends sk-te"}`, `{"a":"ends [redacted]"}`},
+	}
+	for _, c := range cases {
+		got := string(s.JSON(json.RawMessage(c.in)))
+		if got != c.want {
+			t.Errorf("%s: JSON(%s) = %s, want %s", c.name, c.in, got, c.want)
+		}
+		if !json.Valid([]byte(got)) {
+			t.Errorf("%s: %s is not JSON", c.name, got)
+		}
+	}
+	if got := (Secrets{}).JSON(json.RawMessage(`{"a":1}`)); string(got) != `{"a":1}` {
+		t.Errorf("no secrets: %s", got)
+	}
+}
+
+// Every variable named like a credential in the environment is a secret;
+// flags and variables that only contain the word are not.
+func TestEnvCredentials(t *testing.T) {
+	env := []string{
+		"ANTHROPIC_API_KEY=sk-ant-0123456789",
+		"GITHUB_TOKEN=ghp_abcdefghijklmnop",
+		"AWS_SECRET_ACCESS_KEY=abc/def+ghi0123",
+		"db_password=hunter2hunter2",
+		"NPM_AUTH=npmauth-0123",
+		"TOKENIZERS_PARALLELISM=false-but-long",
+		"SSH_AUTH_SOCK=/tmp/ssh-XXXX/agent.1",
+		"HOME=/home/someone",
+		"SHORT_TOKEN=1",
+		"PEM_PRIVATE_KEY=-----BEGIN KEY-----\nabc\n-----END KEY-----",
+		"NOEQUALS",
+	}
+	pieces, whole := EnvCredentials(env)
+	wantPieces := []string{"sk-ant-0123456789", "ghp_abcdefghijklmnop", "abc/def+ghi0123", "hunter2hunter2", "npmauth-0123"}
+	if !slices.Equal(pieces, wantPieces) {
+		t.Errorf("pieces = %q, want %q", pieces, wantPieces)
+	}
+	if len(whole) != 1 || !strings.HasPrefix(whole[0], "-----BEGIN") {
+		t.Errorf("whole = %q", whole)
+	}
+	// A spaced value is found whole, never by its ordinary pieces.
+	s := compile(nil, whole)
+	if got := s.Clean("a -----BEGIN KEY----- header", 0); got != "a -----BEGIN KEY----- header" {
+		t.Errorf("a piece of a whole-only secret was redacted: %q", got)
+	}
+	if got := s.Clean("x"+whole[0]+"y", 0); got != "x[redacted]y" {
+		t.Errorf("whole-only secret kept: %q", got)
+	}
+}
+
+func TestProviderSecretsInheritEnvironment(t *testing.T) {
+	t.Setenv("SOME_SERVICE_API_KEY", "inherited-0123456789")
+	t.Setenv("UNRELATED_VALUE", "visible-abcdefghij")
+	s := ProviderSecrets("configured-key-01")
+	got := s.Clean("a inherited-0123456789 b configured-key-01 c visible-abcdefghij", 0)
+	if got != "a [redacted] b [redacted] c visible-abcdefghij" {
+		t.Errorf("Clean = %q", got)
+	}
+}
+
+func TestURLUserinfo(t *testing.T) {
+	u := "http://bob:s3cr3t-pass@127.0.0.1:11434/v1"
+	if got := StripUserinfo(u); got != "http://127.0.0.1:11434/v1" {
+		t.Errorf("StripUserinfo = %q", got)
+	}
+	for _, plain := range []string{"http://127.0.0.1:1/v1", "not a url", ""} {
+		if got := StripUserinfo(plain); got != plain {
+			t.Errorf("StripUserinfo(%q) = %q", plain, got)
+		}
+	}
+	sec := URLSecrets(u)
+	if !slices.Contains(sec, "s3cr3t-pass") || !slices.Contains(sec, "Ym9iOnMzY3IzdC1wYXNz") {
+		t.Errorf("URLSecrets = %q", sec)
+	}
+	if URLSecrets("http://bob@host/") != nil {
+		t.Error("a user without a password is no secret")
+	}
+}
+
+func TestSecretsWith(t *testing.T) {
+	s := NewSecrets("first-secret-01").With("second-secret-02")
+	if got := s.Clean("first-secret-01 second-secret-02", 0); got != "[redacted] [redacted]" {
+		t.Errorf("Clean = %q", got)
+	}
+	if v := s.Values(); len(v) != 2 {
+		t.Errorf("Values = %q", v)
+	}
+}
+
+// naiveSpans is spans by brute force: every 8-byte window of text looked up
+// in every secret, then every whole-only secret found.
+func naiveSpans(t *secretSet, text string) []span {
+	var out []span
+	for i := 0; i+fragment <= len(text); i++ {
+		hit := false
+		for _, v := range t.values {
+			if !slices.Contains(t.whole, v) && strings.Contains(v, text[i:i+fragment]) {
+				hit = true
+			}
+		}
+		if !hit {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].j > i {
+			out[n-1].j = i + fragment
+		} else {
+			out = append(out, span{i, i + fragment})
+		}
+	}
+	for _, v := range t.whole {
+		for off := 0; ; {
+			k := strings.Index(text[off:], v)
+			if k < 0 {
+				break
+			}
+			out = append(out, span{off + k, off + k + len(v)})
+			off += k + len(v)
+		}
+	}
+	return out
+}
+
+// The sampled scan finds exactly what looking at every window finds,
+// wherever a piece of whatever length sits.
+func FuzzSpansSampled(f *testing.F) {
+	f.Add("sk-test-Zx9Cv8Bn7Mq6Wp5", "lorem sk-test-Zx9 ipsum Cv8Bn7Mq6Wp5 x", 3, 11)
+	f.Add("abcdefghij", "xxabcdefghxx", 0, 0)
+	f.Fuzz(func(t *testing.T, key, text string, at, n int) {
+		s := NewSecrets(key)
+		if s.set == nil || len(text) > 1<<12 {
+			return
+		}
+		// Plant a piece of the key in the text.
+		if at >= 0 && at <= len(text) && n >= 0 && n <= len(key) {
+			text = text[:at] + key[len(key)-n:] + text[at:]
+		}
+		got, want := s.set.spans(text, nil), naiveSpans(s.set, text)
+		if !slices.Equal(got, want) {
+			t.Fatalf("spans(%q) with key %q = %v, brute force %v", text, key, got, want)
 		}
 	})
 }

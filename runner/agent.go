@@ -95,7 +95,9 @@ func runAgentCell(parent context.Context, cfg *config.Config, clock Clock, prov 
 	var l *agentLoop
 	if lo, ok := prov.(providers.LoopOwner); ok && lo.OwnsToolLoop() {
 		if c.Prompt.TextMode() {
-			return textModeSkip(rec, start, clock.Now())
+			textModeSkip(rec, start, clock.Now())
+			finish(rec, cfg, secrets)
+			return rec
 		}
 		l = runOwnLoop(ctx, cfg, clock, prov, c.Prompt, req, start)
 	} else {
@@ -106,10 +108,7 @@ func runAgentCell(parent context.Context, cfg *config.Config, clock Clock, prov 
 	fillAgentRecord(rec, cfg, l, start, end)
 	classify(rec, ctx, parent, l.err, l.last, secrets)
 	scoreAgent(rec, c.Prompt, l)
-	if len(rec.ParsedOutput) > cfg.Run.MaxOutputBytes {
-		rec.ParsedOutput = nil
-	}
-	fit(rec, MaxRecordBytes)
+	finish(rec, cfg, secrets)
 	return rec
 }
 
@@ -143,6 +142,7 @@ func runLoop(ctx context.Context, cfg *config.Config, clock Clock, prov provider
 			resp = &providers.Response{}
 		}
 		clean(resp, secrets)
+		cleanText(resp, secrets)
 		l.addTurnStats(k, resp)
 		if n == 1 {
 			l.first = k

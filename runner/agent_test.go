@@ -32,7 +32,7 @@ type turnsProvider struct {
 }
 
 func (p *turnsProvider) Probe(context.Context) *providers.Probe { return &providers.Probe{} }
-func (p *turnsProvider) Secrets() providers.Secrets             { return nil }
+func (p *turnsProvider) Secrets() providers.Secrets             { return providers.Secrets{} }
 
 func (p *turnsProvider) Stream(ctx context.Context, req providers.Request, emit providers.EmitFunc) (*providers.Response, error) {
 	p.mu.Lock()

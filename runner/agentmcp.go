@@ -56,6 +56,7 @@ func runOwnLoop(ctx context.Context, cfg *config.Config, clock Clock, prov provi
 	}
 	secrets := prov.Secrets()
 	clean(resp, secrets)
+	cleanText(resp, secrets)
 	cleanTurns(resp.Turns, secrets)
 	l.addTurnStats(k, resp)
 	l.last, l.err = resp, err
@@ -251,9 +252,6 @@ func taskToolName(called string, offered []string) string {
 
 // cleanTurns removes the provider's secrets from the turns it reported.
 func cleanTurns(turns []providers.Turn, secrets providers.Secrets) {
-	if len(secrets) == 0 {
-		return
-	}
 	for i := range turns {
 		t := &turns[i]
 		t.Text, t.Reasoning = secrets.Clean(t.Text, 0), secrets.Clean(t.Reasoning, 0)
@@ -261,9 +259,8 @@ func cleanTurns(turns []providers.Turn, secrets providers.Secrets) {
 			c := &t.Calls[j]
 			c.Result = secrets.Clean(c.Result, 0)
 			c.Call.Name = secrets.Clean(c.Call.Name, 0)
-			if a := secrets.Clean(string(c.Call.Arguments), 0); a != string(c.Call.Arguments) {
-				c.Call.Arguments = results.Arguments(a)
-			}
+			c.Call.ID = secrets.Clean(c.Call.ID, maxShortField)
+			c.Call.Arguments = secrets.JSON(c.Call.Arguments)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -95,5 +96,62 @@ func BenchmarkRunner(b *testing.B) {
 			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/cells, "cpu-µs/cell")
 			b.ReportMetric(float64(chunks), "chunks/cell")
 		})
+	}
+}
+
+// scrubRecord is a cell's record as finish gets it: an answer and its
+// reasoning of out bytes each, a tool call with arguments, a timeline, the
+// turns of an agentic cell and provider metrics; nothing in it is a secret
+// (the common case, where the scrub must find nothing and copy nothing).
+func scrubRecord(out int) *results.Record {
+	text := strings.Repeat("I will run `free -h` to check memory, then {\"unit\": \"MB\"}. ", out/59+1)[:out]
+	args := json.RawMessage(`{"command":"free -h","path":"/var/log/syslog","lines":20}`)
+	rec := &results.Record{RawOutput: text, Reasoning: text, FinishReason: "stop", PromptName: "native_tool",
+		AvailabilityStatus: results.StatusOK, ToolCalls: []string{"get_memory_usage"}, ExpectedTools: []string{"get_memory_usage"},
+		ToolCallDetails: []results.ToolCall{{Name: "get_memory_usage", Arguments: args, Source: results.SourceNative, ID: "call_0"}},
+		ProviderMetrics: map[string]any{"response_id": "resp_0123456789", "status": "completed", "eval_count": 120, "retry_statuses": []int{429}},
+		ParsedOutput:    json.RawMessage(`{"unit":"MB"}`)}
+	for _, e := range []string{"request_start", "connected", "request_written", "first_byte", "first_text", "tool_call", "end"} {
+		rec.Timeline = append(rec.Timeline, results.TimelineEvent{Event: e, Detail: "new"})
+	}
+	for range 3 {
+		rec.TurnDetails = append(rec.TurnDetails, results.Turn{Text: text[:min(len(text), 512)],
+			Calls: []results.TurnCall{{ID: "call_1", Name: "get_weather", Arguments: args, Result: "18 C", ResultHash: "sha256:0123"}}})
+	}
+	return rec
+}
+
+// BenchmarkFinish is the per-cell cost of the record's one scrub
+// (results.Record.Scrub with the provider's secrets: an API key and a
+// dozen credentials from the environment) and its bounds, for answers of
+// 1 KiB and of the default max_output_bytes (64 KiB); "none" is the same
+// record with no secret at all, the floor.
+func BenchmarkFinish(b *testing.B) {
+	env := []string{"OPENAI_API_KEY=sk-proj-0123456789abcdefghijklmnopqrstuvwxyzABCD"}
+	for i := range 12 {
+		env = append(env, fmt.Sprintf("SERVICE%d_TOKEN=tok-%d-Zq8Xw7Cv6Bn5Mm4Ll3Kk2Jj1Hh0Gg", i, i))
+	}
+	pieces, whole := providers.EnvCredentials(env)
+	withSecrets := providers.NewSecrets(append(pieces, whole...)...)
+	cfg := &config.Config{Run: config.Run{MaxOutputBytes: providers.DefaultMaxOutputBytes}}
+	for _, out := range []int{1 << 10, 64 << 10} {
+		for _, sec := range []struct {
+			name string
+			s    providers.Secrets
+		}{{"none", providers.Secrets{}}, {"13-secrets", withSecrets}} {
+			b.Run(fmt.Sprintf("out=%dKiB/%s", out>>10, sec.name), func(b *testing.B) {
+				recs := make([]*results.Record, b.N)
+				for i := range recs {
+					recs[i] = scrubRecord(out)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu0 := cpuTime()
+				for i := 0; i < b.N; i++ {
+					finish(recs[i], cfg, sec.s)
+				}
+				b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N)/1000, "cpu-µs/cell")
+			})
+		}
 	}
 }

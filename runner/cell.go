@@ -291,41 +291,54 @@ func runCellTimed(parent context.Context, cfg *config.Config, clock Clock, prov 
 
 	classify(rec, ctx, parent, err, resp, secrets)
 	score(rec, c, resp)
+	finish(rec, cfg, secrets)
+	return rec, cellTimes{sent: k.attempt, firstOrEnd: first, loadReported: resp.Load != nil}
+}
+
+// finish is the last step of every record: the one scrub every field
+// passes through (results.Record.Scrub with the provider's secrets: the
+// finish reason, the tool calls' names, ids and arguments decoded, the
+// metrics, the turns...), then the bounds. Fields cleaned earlier (the
+// answer before its cut, error messages) are scanned again, which finds
+// nothing and copies nothing.
+func finish(rec *results.Record, cfg *config.Config, secrets providers.Secrets) {
+	rec.Scrub(secrets)
 	// parsed_output comes from raw_output, so about its size; one that
 	// re-encoding grew past max_output_bytes is left out, not cut.
 	if len(rec.ParsedOutput) > cfg.Run.MaxOutputBytes {
 		rec.ParsedOutput = nil
 	}
 	fit(rec, MaxRecordBytes)
-	return rec, cellTimes{sent: k.attempt, firstOrEnd: first, loadReported: resp.Load != nil}
 }
 
-// clean removes the provider's secrets from everything of resp that is
-// kept: the last guarantee, after the provider's own cleaning of its
-// messages, that no key reaches a record, a report or a trace. The answer
-// and the reasoning are scrubbed whole (keepOutput cuts them after); the
-// short fields a server controls (a tool call's name and id, a metric)
-// are cut here too, so none can make a record large.
+// clean removes the provider's secrets from what of resp is kept besides
+// the answer and the reasoning (keepOutput scrubs those whole, then cuts
+// them; an agentic turn, cleanText): the short fields a server controls (a
+// tool call's name and id, the finish reason, a metric) are cut here too,
+// so none can make a record large; tool-call arguments are decoded,
+// scrubbed and re-encoded (providers.Secrets.JSON), so a key written with
+// \u escapes is found. Agentic turns are built from resp, so this comes
+// first; the record's own scrub (finish) is the last guarantee.
 func clean(resp *providers.Response, secrets providers.Secrets) {
-	if len(secrets) > 0 {
-		resp.Text = secrets.Clean(resp.Text, 0)
-		resp.Reasoning = secrets.Clean(resp.Reasoning, 0)
-	}
+	resp.FinishReason = secrets.Clean(resp.FinishReason, maxShortField)
 	for i := range resp.ToolCalls {
 		tc := &resp.ToolCalls[i]
 		tc.Name = secrets.Clean(tc.Name, maxShortField)
 		tc.ID = secrets.Clean(tc.ID, maxShortField)
-		if len(secrets) > 0 {
-			if a := secrets.Clean(string(tc.Arguments), 0); a != string(tc.Arguments) {
-				tc.Arguments = results.Arguments(a)
-			}
-		}
+		tc.Arguments = secrets.JSON(tc.Arguments)
 	}
 	for k, v := range resp.Metrics {
 		if s, ok := v.(string); ok {
 			resp.Metrics[k] = secrets.Clean(s, maxShortField)
 		}
 	}
+}
+
+// cleanText scrubs the answer and the reasoning whole, before an agentic
+// turn cuts them.
+func cleanText(resp *providers.Response, secrets providers.Secrets) {
+	resp.Text = secrets.Clean(resp.Text, 0)
+	resp.Reasoning = secrets.Clean(resp.Reasoning, 0)
 }
 
 // keepOutput puts the answer and the reasoning into the record: scrubbed

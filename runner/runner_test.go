@@ -565,7 +565,7 @@ func TestRecordAssembly(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newFakeClock()
-			p := &scripted{secrets: providers.Secrets{"sk-test-0123456789abcdef"}}
+			p := &scripted{secrets: providers.NewSecrets("sk-test-0123456789abcdef")}
 			p.stream = func(ctx context.Context, req providers.Request, emit providers.EmitFunc) (*providers.Response, error) {
 				return tc.stream(ctx, clk, emit)
 			}

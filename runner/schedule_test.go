@@ -201,7 +201,7 @@ func TestWarmup(t *testing.T) {
 	tr := &trace{}
 	loader := &warmingProvider{clk: clk, tr: tr, name: "loader"}
 	broken := &warmingProvider{clk: clk, tr: tr, name: "broken", fail: fmt.Errorf("model gone sk-test-0123456789abcdef")}
-	broken.secrets = providers.Secrets{"sk-test-0123456789abcdef"}
+	broken.secrets = providers.NewSecrets("sk-test-0123456789abcdef")
 	plain := tracedProvider(tr, "plain")
 	cold := tracedProvider(tr, "cold")
 	provs := []config.Provider{
