@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"bench/internal/printable"
 )
 
 // maxMarkdownCells bounds the cells of each verdict compare.md lists.
@@ -100,7 +102,9 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	for _, k := range []string{"matching", "pass", "cell_verdicts", "pass_rate", "tier", "infrastructure", "latency"} {
 		fmt.Fprintf(&b, "- **%s**: %s\n", k, md(r.Methods[k]))
 	}
-	_, err := io.WriteString(w, b.String())
+	// Values came from the runs' files: no control character, and no line
+	// a CI runner reads as a command (compare.md is shown in job summaries).
+	_, err := io.WriteString(w, printable.String(b.String()))
 	return err
 }
 

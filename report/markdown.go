@@ -1,11 +1,13 @@
 package report
 
 import (
-	"bench/rundir"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+
+	"bench/internal/printable"
+	"bench/rundir"
 )
 
 // WriteMarkdown renders summary.md: the ranking, the prompt x model pass
@@ -28,7 +30,10 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 	writeResources(&b, s)
 	writeFailures(&b, s)
 	writeSkipped(&b, s)
-	_, err := io.WriteString(w, b.String())
+	// Every value came from a server, a CLI or a file: no control
+	// character, and no line a CI runner reads as a command, however the
+	// file is shown (cat in a CI log, a job summary).
+	_, err := io.WriteString(w, printable.String(b.String()))
 	return err
 }
 

@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 
+	"bench/internal/printable"
 	"bench/internal/suggest"
 	"bench/internal/version"
 	"bench/runner"
@@ -65,8 +66,25 @@ of some provider's, without --allow-unavailable), 130 interrupted.
 // commands are the subcommands, for "did you mean".
 var commands = []string{"init", "run", "report", "compare", "merge", "version", "help"}
 
-// run is the whole program, testable in-process.
+// run is the whole program, testable in-process. Everything it prints is
+// made printable here, where stdout and stderr enter the program: a
+// server's bytes in an error or a warning cannot drive the terminal or
+// pass for a CI workflow command (see package printable). The one
+// exception is the MCP server's stdout, which is its protocol.
 func run(args []string, stdout, stderr io.Writer) int {
+	errw := printable.New(stderr)
+	defer errw.Flush()
+	if len(args) > 0 && args[0] == runner.MCPServeCommand {
+		// Hidden: what a claude_code_cli cell runs as its MCP server.
+		return mcpServeCmd(args[1:], stdout, errw)
+	}
+	out := printable.New(stdout)
+	defer out.Flush()
+	return command(args, out, errw)
+}
+
+// command runs the subcommand args name.
+func command(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
@@ -88,9 +106,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
-	case runner.MCPServeCommand:
-		// Hidden: what a claude_code_cli cell runs as its MCP server.
-		return mcpServeCmd(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "bench: unknown command %q%s; see 'bench help'\n", args[0], suggest.Hint(args[0], commands))
 	return exitUsage

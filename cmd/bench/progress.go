@@ -14,6 +14,7 @@ import (
 	"github.com/vbauerster/mpb/v8/cwriter"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"bench/internal/printable"
 	"bench/plan"
 	"bench/report"
 	"bench/results"
@@ -175,8 +176,18 @@ func newProgress(w io.Writer, quiet bool) *progress {
 }
 
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := raw(w).(*os.File)
 	return ok && cwriter.IsTerminal(int(f.Fd()))
+}
+
+// raw is the writer under bench's printable writer (see run), for the
+// terminal check and for the bar's own cursor control; what the bar shows
+// is made printable before it is drawn.
+func raw(w io.Writer) io.Writer {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		return u.Unwrap()
+	}
+	return w
 }
 
 // log is where one-line notes go while the sweep runs (the runner's log,
@@ -207,7 +218,7 @@ func (p *progress) begin(pl *plan.Plan) {
 // startBar draws the bar at once: the first frame shows 0 of N cells and
 // the suites starting, before any cell has ended.
 func (p *progress) startBar() {
-	p.pb = mpb.New(mpb.WithOutput(p.w), mpb.WithRefreshRate(200*time.Millisecond))
+	p.pb = mpb.New(mpb.WithOutput(raw(p.w)), mpb.WithRefreshRate(200*time.Millisecond))
 	p.bar = p.pb.New(int64(p.total),
 		mpb.BarStyle().Lbound("[").Filler("=").Tip(">").Padding("-").Rbound("]"),
 		mpb.BarWidth(40), // narrower on a narrow terminal; the counts come first
@@ -215,7 +226,7 @@ func (p *progress) startBar() {
 		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return p.headline() })),
 		mpb.BarExtender(mpb.BarFillerFunc(func(w io.Writer, st decor.Statistics) error {
 			for _, line := range p.detail() {
-				fmt.Fprintln(w, fit(line, st.AvailableWidth))
+				fmt.Fprintln(w, fit(printable.String(line), st.AvailableWidth))
 			}
 			return nil
 		}), false),
@@ -418,8 +429,9 @@ func (l *logWriter) Write(b []byte) (int, error) {
 	pb := l.bar
 	l.mu.Unlock()
 	if pb != nil {
-		if n, err := pb.Write(b); err == nil {
-			return n, nil
+		// Above the bar, mpb writes to the terminal itself.
+		if _, err := pb.Write(printable.Bytes(b)); err == nil {
+			return len(b), nil
 		}
 	}
 	return l.w.Write(b)
