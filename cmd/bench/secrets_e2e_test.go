@@ -5,19 +5,28 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"bench/internal/testpeer/anthropictest"
 	"bench/internal/testpeer/faultserver"
+	"bench/internal/testpeer/otelcoltest"
+	"bench/results"
 )
 
 // The secret matrix: a key planted in every place a server or a CLI can
 // echo it — an error body, a mid-stream error event, an answer's text, a
-// key split across deltas, at every offset where bench cuts a message, an
+// key split across deltas, a stop reason, tool-call arguments that hide it
+// behind \u escapes, at every offset where bench cuts a message, an
 // answer, a log line, a stderr tail or a long line — for every provider,
-// through the real bench binary; then every file of the run directory,
-// stdout and stderr are searched for any 8-byte piece of it.
+// through the real bench binary; keys the CLI only inherits from bench's
+// environment (an exported ANTHROPIC_API_KEY) are echoed too. Then every
+// file of the run directories (agentic snapshots and work traces, the
+// compare outputs), the OTLP export a real collector received, stdout and
+// stderr are searched for any 8-byte piece of any key, as written and
+// with their JSON escapes read (as any JSON parser reads them).
 
 // newKey is a key no output can hold by chance: 48 random letters and
 // digits (an 8-byte piece of it is 1 in 2e14 of any 8 bytes).
@@ -71,16 +80,108 @@ error:*)
 esac
 `
 
+// agenticPrompt is a task whose tool is the one the fault server calls
+// (get_memory), so echo_key_args puts its arguments into turn_details, the
+// snapshots and the work traces.
+const agenticPrompt = `prompts:
+  - id: AG
+    name: agentic_echo
+    prompt: "Check the memory, then answer."
+    max_turns: 2
+    tools:
+      - name: get_memory
+        description: "Memory usage."
+        parameters: {type: object, properties: {data: {type: string}}}
+        on_unmatched: "no data"
+    validator: {type: noop}
+`
+
+// secretRun runs bench in a new directory with the prompt file and the
+// prompts given, then bench compare of the run against itself (its
+// outputs land in the run directory), and returns what was printed, the
+// records and the run directory.
+func secretRun(t *testing.T, runBlock, provs, promptYAML, only string) (stdout, stderr string, recs []results.Record, runDir string) {
+	t.Helper()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "prompts.yaml"), []byte(promptYAML), 0o644)
+	cfg := runBlock + provs + "prompts:\n  files: [prompts.yaml]\n  only: [" + only + "]\n"
+	os.WriteFile(filepath.Join(dir, "bench.yaml"), []byte(cfg), 0o644)
+	// Not --quiet: every skipped or failed cell's message is printed too.
+	_, stdout, stderr = runIn(t, dir, "run", "--config", "bench.yaml", "--run-id", "secrets")
+	runDir = filepath.Join(dir, "runs", "secrets")
+	_, cout, cerr := runIn(t, dir, "compare", runDir, runDir)
+	return stdout + cout, stderr + cerr, readRecords(t, filepath.Join(runDir, "results.jsonl")), runDir
+}
+
+var unicodeEscape = regexp.MustCompile(`\\u[0-9a-fA-F]{4}`)
+
+// unescape reads a text's JSON escapes: \uXXXX as its character (an
+// escaped key becomes the key), \/ as /, \\ as \.
+func unescape(s string) string {
+	s = unicodeEscape.ReplaceAllStringFunc(s, func(m string) string {
+		n, _ := strconv.ParseUint(m[2:], 16, 16)
+		return string(rune(n))
+	})
+	return strings.NewReplacer(`\/`, "/", `\\`, `\`).Replace(s)
+}
+
+// leaks reports every 8-byte piece of a key in texts, as written, with its
+// JSON escapes read once, and twice (a JSON string holding JSON).
+func leaks(t *testing.T, where map[string]string, keys ...string) {
+	t.Helper()
+	for name, text := range where {
+		views := []string{text, unescape(text), unescape(unescape(text))}
+	next:
+		for _, key := range keys {
+			for v, view := range views {
+				for i := 0; i+8 <= len(key); i++ {
+					if j := strings.Index(view, key[i:i+8]); j >= 0 {
+						t.Errorf("%s holds %q, a piece of a key (view %d), in: %q", name, key[i:i+8], v, view[max(0, j-120):min(len(view), j+60)])
+						break next
+					}
+				}
+			}
+		}
+	}
+}
+
+// readTree reads every file under dir into where, by path under dir
+// prefixed with label.
+func readTree(t *testing.T, where map[string]string, label, dir string) {
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(dir, path)
+		where[label+rel] = string(b)
+		return nil
+	})
+}
+
 func TestSecretMatrix(t *testing.T) {
 	s := faultserver.Start(t)
 	cli := anthropictest.ClaudeBin(t)
+	col := otelcoltest.Start(t)
 	key := newKey()
+	// inherited is exported as ANTHROPIC_API_KEY, as users do: the CLI
+	// entries that set no key inherit it and send it; fakeInherited is
+	// exported as FAKE_TOKEN, which the fake CLI echoes when its entry
+	// does not set one. Neither is named anywhere in the config.
+	inherited, fakeInherited := newKey(), newKey()
 	t.Setenv("BENCH_SECRET_KEY", key)
+	t.Setenv("ANTHROPIC_API_KEY", inherited)
+	t.Setenv("FAKE_TOKEN", fakeInherited)
+	// The spans go to a real collector as OTLP/JSON, besides traces/.
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", col.HTTPEndpoint())
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
 
-	var httpModels []string
-	for _, b := range []string{"echo_key", "echo_key_event", "echo_key_frame", "echo_key_split"} {
-		httpModels = append(httpModels, b)
-	}
+	newPositions := []string{faultserver.EchoKeyFinish, faultserver.EchoKeyArgs}
+	httpModels := []string{"echo_key", "echo_key_event", "echo_key_frame", "echo_key_split"}
+	httpModels = append(httpModels, newPositions...)
 	for _, n := range echoOffsets {
 		for _, b := range []string{"echo_key_long", "echo_key_long_event", "echo_key_long_frame"} {
 			httpModels = append(httpModels, fmt.Sprintf("%s:%d", b, n))
@@ -111,10 +212,13 @@ func TestSecretMatrix(t *testing.T) {
 	for _, n := range []int{0, 250, 290, 2000, 2040, 5000} {
 		fakeModels = append(fakeModels, fmt.Sprintf("error:%d", n))
 	}
-	realModels := []string{"echo_key", "echo_key_event", "echo_key_frame", "echo_key_long:1000"}
+	fakeInheritModels := []string{"noise", "text:1000", "malformed:0", "stderr:4000", "error:290"}
+	realModels := append([]string{"echo_key", "echo_key_event", "echo_key_frame", "echo_key_long:1000"}, newPositions...)
+	inheritModels := append([]string{"echo_key", "echo_key_event", "echo_key_frame"}, newPositions...)
 
 	run := "run:\n  timeout: 60s\n  warmup: false\n  interleave: true\n  concurrency: 8\n  max_output_bytes: 1000\n"
-	provs := fmt.Sprintf(`providers:
+	provs := func(http, real, inherit, fakes, fakeInherit []string) string {
+		b := fmt.Sprintf(`providers:
   - type: ollama_openai
     base_url: %[1]s/v1
     api_key_env: BENCH_SECRET_KEY
@@ -142,57 +246,122 @@ func TestSecretMatrix(t *testing.T) {
       CLAUDE_CODE_MAX_RETRIES: "0"
       HOME: %[4]s
     models: [%[5]s]
-  - name: fake_cli
+  - name: claude_inherits
     type: claude_code_cli
-    command: %[6]s
+    command: %[3]s
+    concurrency: 2
+    env:
+      ANTHROPIC_BASE_URL: %[1]s
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1"
+      CLAUDE_CODE_MAX_RETRIES: "0"
+      HOME: %[4]s
+    models: [%[6]s]
+`, s.URL(), strings.Join(http, ", "), cli, t.TempDir(), strings.Join(real, ", "), strings.Join(inherit, ", "))
+		if len(fakes) > 0 {
+			b += fmt.Sprintf(`  - name: fake_cli
+    type: claude_code_cli
+    command: %[1]s
     env: {FAKE_TOKEN: "${BENCH_SECRET_KEY}"}
-    models: ["%[7]s"]
-`, s.URL(), strings.Join(httpModels, ", "), cli, t.TempDir(), strings.Join(realModels, ", "), fake, strings.Join(fakeModels, `", "`))
+    models: ["%[2]s"]
+  - name: fake_inherits
+    type: claude_code_cli
+    command: %[1]s
+    models: ["%[3]s"]
+`, fake, strings.Join(fakes, `", "`), strings.Join(fakeInherit, `", "`))
+		}
+		return b
+	}
 
-	// Not --quiet: every skipped or failed cell's message is printed too.
-	code, stdout, stderr, recs, runDir := faultRun(t, run, provs[:len(provs)])
-	_ = code // every cell fails one way or another; the exit code is not the point
-	if want := 3*len(httpModels) + len(realModels) + len(fakeModels); len(recs) != want {
+	stdout, stderr, recs, runDir := secretRun(t, run, provs(httpModels, realModels, inheritModels, fakeModels, fakeInheritModels), promptFile, "T0")
+	if want := 3*len(httpModels) + len(realModels) + len(inheritModels) + len(fakeModels) + len(fakeInheritModels); len(recs) != want {
 		t.Fatalf("%d records, want %d\n%s%s", len(recs), want, stdout, stderr)
 	}
-	// The key was sent: the matrix means something only if it came back.
-	echoed := 0
+	// The agentic task: the escaped arguments in turn_details, the
+	// snapshots and the work traces, on every protocol.
+	agentModels := []string{faultserver.EchoKeyArgs, faultserver.EchoKeyFinish, faultserver.EchoKeyFrame}
+	astdout, astderr, arecs, agentDir := secretRun(t, run, provs(agentModels, agentModels, agentModels, nil, nil), agenticPrompt, "AG")
+	if want := 5 * len(agentModels); len(arecs) != want {
+		t.Fatalf("%d agentic records, want %d\n%s%s", len(arecs), want, astdout, astderr)
+	}
+
+	// The keys were sent: the matrix means something only if they came back.
+	echoed, inheritedSent := 0, 0
 	for _, r := range s.Requests() {
 		if r.SentCredential(key) && strings.HasPrefix(r.Behaviour, "echo_key") {
 			echoed++
+		}
+		if r.SentCredential(inherited) {
+			inheritedSent++
 		}
 	}
 	if echoed < 3*len(httpModels) {
 		t.Errorf("only %d requests carried the key to an echo behaviour", echoed)
 	}
+	if inheritedSent < len(inheritModels) {
+		t.Errorf("only %d requests carried the inherited ANTHROPIC_API_KEY: the CLI did not inherit it", inheritedSent)
+	}
+	// Where the new positions were, [redacted] is now: a finish reason, the
+	// arguments (still JSON), a turn's call.
+	for _, r := range append(recs, arecs...) {
+		if r.ProviderType == "claude_code_cli" {
+			continue // what the CLI makes of a stop reason or a call is its own
+		}
+		switch r.Model {
+		case faultserver.EchoKeyFinish:
+			if r.FinishReason != providersRedacted {
+				t.Errorf("%s %s: finish_reason %q, want %q", r.Provider, r.Model, r.FinishReason, providersRedacted)
+			}
+		case faultserver.EchoKeyArgs:
+			found := false
+			for _, c := range r.ToolCallDetails {
+				found = found || strings.Contains(string(c.Arguments), providersRedacted)
+			}
+			for _, turn := range r.TurnDetails {
+				for _, c := range turn.Calls {
+					found = found || strings.Contains(string(c.Arguments), providersRedacted)
+				}
+			}
+			if !found {
+				t.Errorf("%s %s %s: no call's arguments hold %s: %+v %+v", r.Provider, r.Model, r.PromptID, providersRedacted, r.ToolCallDetails, r.TurnDetails)
+			}
+		}
+	}
 
-	where := map[string]string{"stdout": stdout, "stderr": stderr}
-	filepath.WalkDir(runDir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		where[filepath.Base(path)] = string(b)
-		return nil
-	})
-	for _, f := range []string{"results.jsonl", "summary.json", "summary.md", "inventory.json", "config.json", "run.json"} {
+	col.Stop()
+	where := map[string]string{"stdout": stdout + astdout, "stderr": stderr + astderr}
+	readTree(t, where, "run/", runDir)
+	readTree(t, where, "agentic/", agentDir)
+	otlp, err := os.ReadFile(col.OutputPath())
+	if err != nil || len(otlp) == 0 {
+		t.Fatalf("the collector received no spans (%v)", err)
+	}
+	where["otlp export"] = string(otlp)
+	for _, f := range []string{"run/results.jsonl", "run/summary.json", "run/summary.md", "run/inventory.json", "run/config.json", "run/run.json",
+		"run/compare/compare.json", "agentic/results.jsonl"} {
 		if _, ok := where[f]; !ok {
 			t.Errorf("the run directory lacks %s", f)
 		}
 	}
-	for name, text := range where {
-		for i := 0; i+8 <= len(key); i++ {
-			if j := strings.Index(text, key[i:i+8]); j >= 0 {
-				t.Errorf("%s holds %q, a piece of the key, in: %q", name, key[i:i+8], text[max(0, j-120):min(len(text), j+60)])
-				break
-			}
-		}
+	var snapshots, workTraces int
+	for name := range where {
+		snapshots += b2i(strings.HasPrefix(name, "agentic/snapshots/"))
+		workTraces += b2i(strings.HasPrefix(name, "agentic/forsy/"))
 	}
+	if snapshots == 0 || workTraces == 0 {
+		t.Errorf("the agentic run wrote %d snapshots and %d work traces", snapshots, workTraces)
+	}
+	leaks(t, where, key, inherited, fakeInherited)
 	// Scrubbing is not erasing: the places the key was are marked.
-	if !strings.Contains(where["results.jsonl"], "[redacted]") {
+	if !strings.Contains(where["run/results.jsonl"], "[redacted]") {
 		t.Error("no [redacted] marker in results.jsonl")
 	}
+}
+
+const providersRedacted = "[redacted]"
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -30,6 +30,9 @@ const (
 	EchoKeyLong        = "echo_key_long"
 	EchoKeyLongEvent   = "echo_key_long_event"
 	EchoKeyLongFrame   = "echo_key_long_frame"
+	EchoKeyFinish      = "echo_key_finish"
+	EchoKeyArgs        = "echo_key_args"
+	Hostile            = "hostile"
 	httpPrefix         = "http"
 	latestTag          = ":latest"
 	maxBehaviourNumber = 1 << 40
@@ -70,6 +73,9 @@ var behaviours = map[string]param{
 	EchoKeyLong:      required,
 	EchoKeyLongEvent: required,
 	EchoKeyLongFrame: required,
+	EchoKeyFinish:    noParam,
+	EchoKeyArgs:      noParam,
+	Hostile:          noParam,
 }
 
 // behaviour is a parsed model name.

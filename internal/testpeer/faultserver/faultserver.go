@@ -73,6 +73,18 @@
 //	                      decoded message; N at most 16 MiB)
 //	echo_key_long_event:N the same message in a mid-stream error event
 //	echo_key_long_frame:N the same text as a single answer delta
+//	echo_key_finish       the ok answer whose stop reason is the key:
+//	                      finish_reason (chat), done_reason (Ollama),
+//	                      stop_reason (Messages), and for Responses a
+//	                      response.incomplete whose incomplete_details.reason
+//	                      is the key
+//	echo_key_args         a tool call whose arguments are {"data":"KEY"} with
+//	                      every character of the key \u-escaped (a JSON
+//	                      parser reads the key back)
+//	hostile               500 whose message is HostileText: a newline and a
+//	                      GitHub Actions command, terminal escapes (clear
+//	                      screen, window title, OSC 52 clipboard, bell) and
+//	                      an Azure Pipelines command
 //
 // The credential is the Authorization bearer token or the x-api-key header
 // value (both when they differ); with none, a placeholder is echoed.
@@ -83,7 +95,8 @@
 // garbage; flood, endless_line and long_line send a body whose string field
 // never ends or is that long; comment_flood sends blank lines first;
 // stream errors become a 500 (echo_key_event's quoting the key); the
-// echo_key frames put the key in the answer text.
+// echo_key frames (and echo_key_finish and echo_key_args) put the key in
+// the answer text.
 //
 // # Guarantees
 //

@@ -2,6 +2,7 @@ package faultserver
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"net"
 	"net/http"
@@ -181,6 +182,11 @@ func (p *player) play() {
 		return
 	case EchoKeyLong:
 		p.fail(echoError(p.longEcho(b.n)))
+		return
+	case Hostile:
+		e := statusError(http.StatusInternalServerError, p.st.Model)
+		e.msg = HostileText
+		p.fail(e)
 		return
 	case StallHeaders:
 		p.stall()
@@ -425,7 +431,26 @@ func (p *player) playStream() {
 		_ = p.open() && p.text(a[0], "The key you sent is "+k[:h], k[h:]+". ", a[1], a[2])
 	case EchoKeyLongFrame:
 		_ = p.open() && p.text(p.longEcho(p.beh.n))
+	case EchoKeyFinish:
+		p.d.setFinish(p.echoed())
+		_ = p.open() && p.text(a...)
+	case EchoKeyArgs:
+		// The arguments are JSON text, sent as the protocol sends a
+		// tool call's arguments (a string, or Ollama's object).
+		if p.open() && p.begin(kindTool) {
+			p.cur.raw = true
+			_ = p.delta(`{"data":"`+escapeAll(p.echoed())+`"}`) && p.end() && p.finish()
+		}
 	}
+}
+
+// escapeAll writes every character of s as a JSON \u escape.
+func escapeAll(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		fmt.Fprintf(&b, `\u%04x`, r)
+	}
+	return b.String()
 }
 
 // ---- one JSON body ----
@@ -489,7 +514,7 @@ func (p *player) playJSON() {
 			e.msg = p.longEcho(p.beh.n)
 		}
 		p.fail(e)
-	case EchoKeyFrame, EchoKeySplit:
+	case EchoKeyFrame, EchoKeySplit, EchoKeyFinish, EchoKeyArgs:
 		p.start(http.StatusOK, p.doc.jsonType())
 		write(p.body(text{{p.doc.okText() + " The key you sent is " + p.echoed() + ".", 1}}))
 	case EchoKeyLongFrame:

@@ -43,6 +43,8 @@ type dialect interface {
 	pieceArgs() bool
 	// answer is the deltas of a normal answer.
 	answer() []string
+	// setFinish makes the stream's stop reason reason (echo_key_finish).
+	setFinish(reason string)
 }
 
 // Fixed values the frames carry, from the recorded real streams.
@@ -83,7 +85,10 @@ func itoa(n int) string { return strconv.Itoa(n) }
 type chat struct {
 	model        string
 	includeUsage bool
+	reason       string
 }
+
+func (c *chat) setFinish(r string) { c.reason = r }
 
 func (c *chat) jsonType() string   { return "application/json" }
 func (c *chat) streamType() string { return "text/event-stream" }
@@ -143,6 +148,9 @@ func (c *chat) finish(f *frames, blocks []*block) {
 	if hasTool(blocks) {
 		reason = `"tool_calls"`
 	}
+	if c.reason != "" {
+		reason = string(appendQuoted(nil, c.reason))
+	}
 	c.chunk(f)
 	f.str("{}")
 	c.endChunk(f, reason)
@@ -185,9 +193,12 @@ func (c *chat) whole(f *frames, t text) {
 // responses frames Responses API events (event: + data: SSE, each with a
 // sequence_number) in the order OpenAI and Ollama send them.
 type responses struct {
-	model string
-	seq   int
+	model  string
+	seq    int
+	reason string
 }
+
+func (r *responses) setFinish(reason string) { r.reason = reason }
 
 func (r *responses) jsonType() string   { return "application/json" }
 func (r *responses) streamType() string { return "text/event-stream" }
@@ -224,7 +235,15 @@ func (r *responses) response(f *frames, status string, blocks []*block, done boo
 		}
 		r.item(f, b, true)
 	}
-	f.str(`],"error":null,"incomplete_details":null,"usage":`)
+	f.str(`],"error":null,"incomplete_details":`)
+	if status == "incomplete" {
+		f.str(`{"reason":`)
+		f.quote(r.reason)
+		f.str("}")
+	} else {
+		f.str("null")
+	}
+	f.str(`,"usage":`)
 	if !done {
 		f.str("null}")
 		return
@@ -375,11 +394,15 @@ func (r *responses) end(f *frames, b *block) {
 }
 
 func (r *responses) finish(f *frames, blocks []*block) {
-	r.event(f, "response.completed")
+	typ, status := "response.completed", "completed"
+	if r.reason != "" {
+		typ, status = "response.incomplete", "incomplete"
+	}
+	r.event(f, typ)
 	f.str(`"response":`)
-	r.response(f, "completed", blocks, true)
+	r.response(f, status, blocks, true)
 	f.str(",")
-	r.close(f, "response.completed")
+	r.close(f, typ)
 }
 
 func (r *responses) streamError(f *frames, e apiError) {
@@ -411,8 +434,11 @@ func (r *responses) whole(f *frames, t text) {
 // internal/testpeer/anthropictest) send them: message_start, a ping, content blocks,
 // message_delta with the stop reason and usage, message_stop.
 type anthropic struct {
-	model string
+	model  string
+	reason string
 }
+
+func (a *anthropic) setFinish(r string) { a.reason = r }
 
 func (a *anthropic) jsonType() string   { return "application/json" }
 func (a *anthropic) streamType() string { return "text/event-stream" }
@@ -477,9 +503,14 @@ func (a *anthropic) finish(f *frames, blocks []*block) {
 	if hasTool(blocks) {
 		stop = "tool_use"
 	}
+	if a.reason != "" {
+		stop = a.reason
+	}
 	out, _ := usage(blocks)
 	a.event(f, "message_delta")
-	f.str(`,"delta":{"stop_reason":"` + stop + `","stop_sequence":null},"usage":{"output_tokens":` + itoa(out) + "}}\n\n")
+	f.str(`,"delta":{"stop_reason":`)
+	f.quote(stop)
+	f.str(`,"stop_sequence":null},"usage":{"output_tokens":` + itoa(out) + "}}\n\n")
 	a.event(f, "message_stop")
 	f.str("}\n\n")
 }
@@ -510,8 +541,11 @@ func (a *anthropic) whole(f *frames, t text) {
 // per delta, then a done line with the server's timings. Tool calls arrive
 // whole, one line each.
 type ollama struct {
-	model string
+	model  string
+	reason string
 }
+
+func (o *ollama) setFinish(r string) { o.reason = r }
 
 func (o *ollama) jsonType() string   { return "application/json; charset=utf-8" }
 func (o *ollama) streamType() string { return "application/x-ndjson" }
@@ -539,17 +573,29 @@ func (o *ollama) delta(f *frames, b *block, s string) {
 		f.str(`"","thinking":`)
 		f.quote(s)
 	case kindTool:
-		f.str(`"","tool_calls":[{"function":{"name":"` + toolName + `","arguments":{"data":`)
-		f.quote(s)
-		f.str("}}}]")
+		f.str(`"","tool_calls":[{"function":{"name":"` + toolName + `","arguments":`)
+		if b.raw {
+			f.str(s)
+		} else {
+			f.str(`{"data":`)
+			f.quote(s)
+			f.str("}")
+		}
+		f.str("}}]")
 	}
 	f.str("},\"done\":false}\n")
 }
 
 func (o *ollama) finish(f *frames, blocks []*block) {
 	out, _ := usage(blocks)
+	reason := "stop"
+	if o.reason != "" {
+		reason = o.reason
+	}
 	o.line(f)
-	f.str(`""},"done_reason":"stop","done":true,"total_duration":5594922,"load_duration":3234647,"prompt_eval_count":` + itoa(inputTokens) +
+	f.str(`""},"done_reason":`)
+	f.quote(reason)
+	f.str(`,"done":true,"total_duration":5594922,"load_duration":3234647,"prompt_eval_count":` + itoa(inputTokens) +
 		`,"prompt_eval_duration":811739,"eval_count":` + itoa(out) + `,"eval_duration":1011286}` + "\n")
 }
 
@@ -607,6 +653,8 @@ func (p *pull) streamError(f *frames, e apiError) {
 	ollamaErrorBody(f, e)
 	f.str("\n")
 }
+
+func (p *pull) setFinish(string) {}
 
 func (p *pull) malformed(f *frames)             { f.str(`{"status":"pulling ` + digest[:6] + "\n") }
 func (p *pull) errorBody(f *frames, e apiError) { ollamaErrorBody(f, e) }

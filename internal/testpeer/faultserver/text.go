@@ -131,6 +131,10 @@ type block struct {
 	text  text
 	// deltas counts the frames that carried a piece of it.
 	deltas int
+	// raw says a tool block's text is its arguments as JSON, which a
+	// protocol that sends arguments as an object (Ollama) writes as they
+	// are.
+	raw bool
 }
 
 // Built-in content every protocol streams for a normal answer.
@@ -144,6 +148,13 @@ const toolName = "get_memory"
 
 // floodUnit is the piece a flood repeats.
 const floodUnit = "flood "
+
+// HostileText is what the hostile behaviour's error says: a line that a
+// GitHub Actions runner would read as a command, terminal escapes (clear
+// screen, window title, OSC 52 clipboard write, bell) and an Azure
+// Pipelines command.
+const HostileText = "bad request\n::error title=pwned::owned by the server\n\x1b[2J\x1b[H\x1b]0;pwned\x07" +
+	"\x1b]52;c;cHduZWQ=\x07 ##vso[task.setvariable variable=x]1 \u009b31m done"
 
 // filler pads long messages around an echoed key. Its words are at most
 // five letters between spaces, so no eight-character window of it can look
