@@ -18,6 +18,8 @@
 // No library fits: terminal sanitisers (e.g. in golang.org/x/term) strip
 // escape sequences but know nothing of CI workflow commands, and bench
 // wants what was stripped shown rather than dropped.
+//
+// Layer: internal helpers (imports no bench package).
 package printable
 
 import (
