@@ -490,27 +490,18 @@ func (t *secretSet) maybeEdge(w uint32) bool {
 }
 
 // escaped says whether text has a JSON escape that may stand for a byte
-// of a secret: any \uXXXX, or \/ \" \\ \n ... when a secret holds what
-// it stands for. Only then is the text's escaped view scanned.
+// of a secret: any \uXXXX, or \/ \" \n ... when a secret holds what it
+// stands for, or such an escape escaped again (\\u0073, a JSON string
+// holding JSON). Only then is the text's escaped view scanned.
 func (t *secretSet) escaped(text string) bool {
 	for i := strings.IndexByte(text, '\\'); i >= 0 && i+1 < len(text); {
-		c := text[i+1]
-		switch c {
-		case 'u':
+		switch c := text[i+1]; {
+		case c == 'u' || t.inSecret[unescapeByte(c)]:
 			return true
-		case 'b':
-			c = '\b'
-		case 'f':
-			c = '\f'
-		case 'n':
-			c = '\n'
-		case 'r':
-			c = '\r'
-		case 't':
-			c = '\t'
-		}
-		if t.inSecret[c] {
-			return true
+		case c == '\\' && i+2 < len(text):
+			if n := text[i+2]; n == 'u' || n == '\\' || t.inSecret[unescapeByte(n)] {
+				return true
+			}
 		}
 		k := strings.IndexByte(text[i+2:], '\\')
 		if k < 0 {
@@ -521,26 +512,50 @@ func (t *secretSet) escaped(text string) bool {
 	return false
 }
 
-// mayHold says whether cleaning text could change it: a secret or a piece
-// of one in it, or in its JSON escapes' text, or the first or last 4
-// bytes of a secret anywhere (a piece at the edge of a string inside it).
+// unescapeByte is what the JSON escape \c stands for (c itself for \/,
+// \" and \\, and for what is not an escape).
+func unescapeByte(c byte) byte {
+	switch c {
+	case 'b':
+		return '\b'
+	case 'f':
+		return '\f'
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	}
+	return c
+}
+
+// mayHold says whether cleaning text as JSON could change it: a secret or
+// a piece of one in it, or in the text its escapes stand for, read once
+// (the strings JSON decodes) and twice (what Clean then reads in them), or
+// the first or last 4 bytes of a secret anywhere (a piece at the edge of a
+// string inside it).
 func (t *secretSet) mayHold(text string) bool {
 	if len(t.spans(text, nil)) > 0 {
 		return true
 	}
 	view := text
-	if t.escaped(text) {
-		if v, _, ok := jsonView(text); ok {
-			view = string(v)
-			if len(t.spans(view, nil)) > 0 {
-				return true
-			}
+	for range 2 {
+		if !t.escaped(view) {
+			break
+		}
+		v, _, ok := jsonView(view)
+		if !ok {
+			break
+		}
+		if view = string(v); len(t.spans(view, nil)) > 0 {
+			return true
 		}
 	}
 	if t.heads != nil {
 		for i := 0; i+minSecret <= len(view); i++ {
 			w := load32(view, i)
-			if h := w * edgeMul >> (32 - edgeBits); t.edges[h>>6]&(1<<(h&63)) == 0 {
+			if !t.maybeEdge(w) {
 				continue
 			}
 			if t.heads[w] != nil || t.tails[w] != nil {

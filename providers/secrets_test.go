@@ -112,6 +112,7 @@ func TestSecretsJSON(t *testing.T) {
 		{"escaped value", `{"cmd": "echo ` + jsonEscaped(key) + `", "n": 10.50}`, `{"cmd":"echo [redacted]","n":10.50}`},
 		{"escaped key", `{"` + jsonEscaped(key) + `": true}`, `{"[redacted]":true}`},
 		{"nested", `[1, {"a": ["` + key + `"]}]`, `[1,{"a":["[redacted]"]}]`},
+		{"escaped twice", `{"cmd": "echo '{\"k\":\"` + strings.ReplaceAll(jsonEscaped(key), `\`, `\\`) + `\"}'"}`, `{"cmd":"echo '{\"k\":\"[redacted]\"}'"}`},
 		{"clean kept as sent", `{ "unit" :  "MB" }`, `{ "unit" :  "MB" }`},
 		{"not JSON", `oops ` + key + ` {`, `"oops [redacted] {"`},
 		{"edge of a string", `{"a":"ends sk-te"}`, `{"a":"ends [redacted]"}`},

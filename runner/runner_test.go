@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"runtime"
@@ -536,6 +537,29 @@ func TestRecordAssembly(t *testing.T) {
 			// Scrubbing shortens the answer; that is not a cut.
 			if r.RawOutputTruncated || r.RawOutputBytes != 33 {
 				t.Errorf("truncated %v, %d bytes; want false, 33", r.RawOutputTruncated, r.RawOutputBytes)
+			}
+		}},
+		{"the finish reason, escaped arguments and a retry's reason are scrubbed", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
+			emit(providers.Event{Kind: providers.EventRequestStart})
+			emit(providers.Event{Kind: providers.EventRetry, Text: "429: key sk-test-0123456789abcdef"})
+			emit(providers.Event{Kind: providers.EventRequestStart, Attempt: 1})
+			emit(providers.Event{Kind: providers.EventToolCall})
+			var esc strings.Builder
+			for _, c := range "sk-test-0123456789abcdef" {
+				fmt.Fprintf(&esc, `\u%04x`, c)
+			}
+			return &providers.Response{FinishReason: "sk-test-0123456789abcdef",
+				ToolCalls: []results.ToolCall{{Name: "t", ID: "c1", Arguments: []byte(`{"k":"` + esc.String() + `","n":2}`)}}}, nil
+		}, func(t *testing.T, r *results.Record) {
+			b, _ := json.Marshal(r)
+			var back any
+			json.Unmarshal(b, &back) // as any JSON parser reads results.jsonl
+			again, _ := json.Marshal(back)
+			if strings.Contains(string(again), "0123456789ab") || r.FinishReason != "[redacted]" {
+				t.Errorf("a piece of the key survived: %s", again)
+			}
+			if len(r.ToolCallDetails) != 1 || string(r.ToolCallDetails[0].Arguments) != `{"k":"[redacted]","n":2}` {
+				t.Errorf("arguments %+v", r.ToolCallDetails)
 			}
 		}},
 		{"a key straddling the cut is scrubbed before the cut", func(ctx context.Context, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
