@@ -223,29 +223,6 @@ func compile(pieces, whole []string) Secrets {
 	return Secrets{t}
 }
 
-// With is s and values (scrubbed as NewSecrets scrubs them).
-func (s Secrets) With(values ...string) Secrets {
-	var pieces, whole []string
-	if s.set != nil {
-		for _, v := range s.set.values {
-			if slices.Contains(s.set.whole, v) && len(v) >= fragment {
-				whole = append(whole, v)
-			} else {
-				pieces = append(pieces, v)
-			}
-		}
-	}
-	return compile(append(pieces, values...), whole)
-}
-
-// Values are the secrets, sorted.
-func (s Secrets) Values() []string {
-	if s.set == nil {
-		return nil
-	}
-	return slices.Clone(s.set.values)
-}
-
 // load64 and load32 read 8 and 4 bytes of s at i, little-endian (the
 // compiler makes each one load).
 func load64(s string, i int) uint64 {

@@ -194,16 +194,6 @@ func TestURLUserinfo(t *testing.T) {
 	}
 }
 
-func TestSecretsWith(t *testing.T) {
-	s := NewSecrets("first-secret-01").With("second-secret-02")
-	if got := s.Clean("first-secret-01 second-secret-02", 0); got != "[redacted] [redacted]" {
-		t.Errorf("Clean = %q", got)
-	}
-	if v := s.Values(); len(v) != 2 {
-		t.Errorf("Values = %q", v)
-	}
-}
-
 // naiveSpans is spans by brute force: every 8-byte window of text looked up
 // in every secret, then every whole-only secret found.
 func naiveSpans(t *secretSet, text string) []span {
