@@ -196,13 +196,17 @@ func (c *ClaudeCode) environ() (env []string) {
 }
 
 // envSecrets are the secrets among env's values: every value that came
-// from a ${VAR}, and any value of a variable named like a credential.
+// from a ${VAR}, any value of a variable named like a credential, and the
+// password of a URL among them.
 func (c *ClaudeCode) envSecrets() []string {
 	var out []string
 	for k, raw := range c.opts.Env {
-		if v := os.Expand(raw, os.Getenv); v != raw || secretName(k) {
+		v := os.Expand(raw, os.Getenv)
+		if v != raw || secretName(k) {
 			out = append(out, v)
 		}
+		// ANTHROPIC_BASE_URL: http://user:password@host
+		out = append(out, URLSecrets(v)...)
 	}
 	return out
 }

@@ -97,9 +97,14 @@ func ProviderSecrets(values ...string) Secrets {
 // entries, as os.Environ gives them) named like credentials
 // (credentialName) and at least minInherited bytes long: pieces are
 // scrubbed by any 8-byte piece, whole only whole (see maxPieceValue).
+// The password of any URL among the values is one too (HTTPS_PROXY=
+// http://user:password@proxy, which a client's errors may quote).
 func EnvCredentials(environ []string) (pieces, whole []string) {
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
+		if ok && strings.Contains(v, "://") && strings.Contains(v, "@") {
+			pieces = append(pieces, URLSecrets(v)...)
+		}
 		if !ok || len(v) < minInherited || !credentialName(k) {
 			continue
 		}

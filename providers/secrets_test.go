@@ -146,9 +146,11 @@ func TestEnvCredentials(t *testing.T) {
 		"SHORT_TOKEN=1",
 		"PEM_PRIVATE_KEY=-----BEGIN KEY-----\nabc\n-----END KEY-----",
 		"NOEQUALS",
+		"HTTPS_PROXY=http://u:prox-pass-99@proxy:3128",
 	}
 	pieces, whole := EnvCredentials(env)
-	wantPieces := []string{"sk-ant-0123456789", "ghp_abcdefghijklmnop", "abc/def+ghi0123", "hunter2hunter2", "npmauth-0123"}
+	wantPieces := []string{"sk-ant-0123456789", "ghp_abcdefghijklmnop", "abc/def+ghi0123", "hunter2hunter2", "npmauth-0123",
+		"prox-pass-99", "u:prox-pass-99", "dTpwcm94LXBhc3MtOTk="}
 	if !slices.Equal(pieces, wantPieces) {
 		t.Errorf("pieces = %q, want %q", pieces, wantPieces)
 	}
