@@ -8,11 +8,8 @@ import (
 	"sync"
 
 	"bench/results"
+	"bench/rundir"
 )
-
-// DirName is the directory of a run directory that holds one snapshot file
-// per cell (named by FileName).
-const DirName = "snapshots"
 
 // Prompt is what a cell's snapshot input is built from.
 type Prompt struct {
@@ -28,9 +25,9 @@ type Prompt struct {
 // runner's bounded queue holds the run back if even that is not enough.
 const writers = 4
 
-// Writer writes runDir/snapshots/<FileName(key)> for every finished cell. It
-// is a runner observer: Observe is called once per record, from one
-// goroutine, and Close once the run has ended.
+// Writer writes runDir/snapshots/<FileName(key)> (rundir.SnapshotsDir) for every finished cell. It
+// is one of a run's outputs (package output): AddRecord is called once per
+// record, from one goroutine, and Stop once the run has ended.
 type Writer struct {
 	dir     string
 	prompts map[string]Prompt
@@ -54,7 +51,7 @@ type job struct {
 // cell's snapshot from its record (FromRecord), the input from prompts (by
 // prompt id) and the fingerprint from env.
 func NewWriter(runDir string, prompts map[string]Prompt, env Env) (*Writer, error) {
-	dir := filepath.Join(runDir, DirName)
+	dir := filepath.Join(runDir, rundir.SnapshotsDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("snapshots: %w", err)
 	}
@@ -78,10 +75,10 @@ func (w *Writer) work() {
 	}
 }
 
-// Observe builds r's snapshot and queues it for writing. It returns the
+// AddRecord builds r's snapshot and queues it for writing. It returns the
 // first write failure seen so far (once), so the run warns early; the run
 // goes on either way.
-func (w *Writer) Observe(r *results.Record) error {
+func (w *Writer) AddRecord(r *results.Record) error {
 	p, ok := w.prompts[r.PromptID]
 	s := FromRecord(r, Input(p.System, p.Text))
 	w.env.Fill(s)
@@ -97,6 +94,9 @@ func (w *Writer) firstErr() error {
 	defer w.mu.Unlock()
 	return w.err
 }
+
+// Stop is Close, once the run has ended (output.WithStop).
+func (w *Writer) Stop() error { return w.Close() }
 
 // Close waits for the queued snapshots to be written and reports how many
 // could not be.

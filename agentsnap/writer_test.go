@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"bench/results"
+	"bench/rundir"
 )
 
 func singleTurn() *results.Record {
@@ -96,20 +97,20 @@ func TestWriter(t *testing.T) {
 	for i := range recs {
 		recs[i] = singleTurn()
 		recs[i].Repetition = i
-		if err := w.Observe(recs[i]); err != nil {
+		if err := w.AddRecord(recs[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	entries, _ := os.ReadDir(filepath.Join(dir, DirName))
+	entries, _ := os.ReadDir(filepath.Join(dir, rundir.SnapshotsDir))
 	if len(entries) != 50 {
 		t.Fatalf("%d files, want 50", len(entries))
 	}
 	for _, r := range recs {
 		k := KeyFor(r.Key())
-		s, err := Read(filepath.Join(dir, DirName, FileName(k)))
+		s, err := Read(filepath.Join(dir, rundir.SnapshotsDir, FileName(k)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +129,7 @@ func TestWriterErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Observe(singleTurn()); err == nil || !strings.Contains(err.Error(), `prompt "P3"`) {
+	if err := w.AddRecord(singleTurn()); err == nil || !strings.Contains(err.Error(), `prompt "P3"`) {
 		t.Errorf("unknown prompt: %v", err)
 	}
 	if err := w.Close(); err != nil {
@@ -143,18 +144,18 @@ func TestWriterErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(filepath.Join(dir, DirName), 0o500); err != nil {
+	if err := os.Chmod(filepath.Join(dir, rundir.SnapshotsDir), 0o500); err != nil {
 		t.Fatal(err)
 	}
-	defer os.Chmod(filepath.Join(dir, DirName), 0o755)
+	defer os.Chmod(filepath.Join(dir, rundir.SnapshotsDir), 0o755)
 	if os.Geteuid() == 0 {
 		// root writes through a read-only directory: block the name instead.
-		os.Chmod(filepath.Join(dir, DirName), 0o755)
-		os.Mkdir(filepath.Join(dir, DirName, FileName(KeyFor(singleTurn().Key()))), 0o755)
-		os.WriteFile(filepath.Join(dir, DirName, FileName(KeyFor(singleTurn().Key())), "x"), nil, 0o644)
+		os.Chmod(filepath.Join(dir, rundir.SnapshotsDir), 0o755)
+		os.Mkdir(filepath.Join(dir, rundir.SnapshotsDir, FileName(KeyFor(singleTurn().Key()))), 0o755)
+		os.WriteFile(filepath.Join(dir, rundir.SnapshotsDir, FileName(KeyFor(singleTurn().Key())), "x"), nil, 0o644)
 	}
 	for range 3 {
-		w.Observe(singleTurn())
+		w.AddRecord(singleTurn())
 	}
 	err = w.Close()
 	if err == nil || !strings.Contains(err.Error(), "3 could not be written") {

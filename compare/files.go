@@ -18,9 +18,9 @@ import (
 	"bench/stats"
 )
 
-// Output file names, in the --out directory.
+// Output file names, in the --out directory (by default the new run's
+// rundir.CompareDir).
 const (
-	DirName   = "compare" // the default --out: NEW_RUN_DIR/compare
 	JSONFile  = "compare.json"
 	MDFile    = "compare.md"
 	JUnitFile = "junit.xml"
@@ -36,7 +36,7 @@ func WriteFiles(dir string, r *Result) error {
 		if same, err := sameDir(dir, run); err != nil {
 			return err
 		} else if same {
-			return fmt.Errorf("--out %s is the run directory %s itself; give a directory of its own (default %s)", dir, run, filepath.Join(r.NewDir, DirName))
+			return fmt.Errorf("--out %s is the run directory %s itself; give a directory of its own (default %s)", dir, run, filepath.Join(r.NewDir, rundir.CompareDir))
 		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -16,23 +16,19 @@ import (
 	"bench/rundir"
 )
 
-// KeptDir is the directory of a merged run that keeps each shard's own
-// run.json, config.json and inventory.json (shards/shard-<i>-of-<n>/), and
-// any other file the shards wrote differently under the same name.
-const KeptDir = "shards"
-
-// notCopied are the top-level files a merge writes itself rather than
-// copying: the results, what describes the run, and the reports rebuilt
-// from the merged results.
-var notCopied = map[string]bool{
-	rundir.ResultsFile: true, rundir.RunFile: true, rundir.ConfigFile: true, rundir.InventoryFile: true,
-	rundir.SummaryJSON: true, rundir.SummaryMD: true, rundir.TiersFile: true, rundir.LockFile: true,
-	"report.html": true, KeptDir: true,
+// copied says whether a top-level name of a shard is one bench merge
+// gathers from the shards: rundir.Layout says so (rundir.Gather); the
+// others it writes itself, rebuilds from the merged results, or drops. A
+// name the layout does not know (a file someone put there) is gathered
+// too, rather than lost.
+func copied(name string) bool {
+	e, ok := rundir.Lookup(name)
+	return !ok || e.Merge == rundir.Gather
 }
 
-// files copies everything else the shards wrote (resource files,
-// snapshots/, traces/, forsy/, ...), then config.json, inventory.json and
-// each shard's own files under shards/.
+// files gathers what the shards wrote per suite and per cell (resource
+// files, snapshots/, traces/, forsy/, ...), then writes config.json,
+// inventory.json and each shard's own files under shards/.
 //
 // A file only one shard has is copied. One several shards have is copied
 // once when they are the same; JSONL files are concatenated in shard order
@@ -51,7 +47,7 @@ func (m *merger) files() error {
 			if rel == "." {
 				return nil
 			}
-			if (!strings.Contains(rel, string(filepath.Separator)) && notCopied[rel]) || isTemp(d.Name()) {
+			if (!strings.Contains(rel, string(filepath.Separator)) && !copied(rel)) || isTemp(d.Name()) {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}

@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"bench/report"
+	"bench/report/rebuild"
 	"bench/rundir"
 )
 
@@ -130,12 +131,9 @@ func Merge(out string, shardDirs []string, o Options) (res *Result, err error) {
 	if err := dir.WriteRunInfo(info); err != nil {
 		return nil, err
 	}
-	s, err := report.Load(dir.Path)
+	// Every report a run writes, over the merged results.
+	s, err := rebuild.All(dir.Path, rebuild.Options{Warn: o.Warn})
 	if err != nil {
-		return nil, err
-	}
-	report.Warn(o.Warn, s)
-	if err := report.Write(dir.Path, s); err != nil {
 		return nil, err
 	}
 	return &Result{Dir: dir.Path, RunID: dir.ID, Records: m.records, Info: info, Summary: s}, nil

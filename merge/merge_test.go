@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"bench/report"
+	"bench/report/rebuild"
 	"bench/results"
 	"bench/rundir"
 )
@@ -119,14 +120,18 @@ func (f fakeShard) write(t *testing.T, parent string) string {
 	if err := rundir.WriteJSON(rundir.Path(dir, rundir.RunFile), info); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.Build(dir, nil); err != nil {
+	// The shard's reports, as its run wrote them (they differ from shard
+	// to shard, and are rebuilt by the merge).
+	if _, err := rebuild.All(dir, rebuild.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	// Files every shard writes: one the same everywhere, a per-run log, and
-	// one that differs.
+	// Files every shard writes: one the same everywhere, a per-run log, a
+	// comparison of the shard with a baseline, and one the layout does not
+	// know that differs.
 	writeFile(t, filepath.Join(dir, "traces", "schema.txt"), "v1\n")
 	writeFile(t, filepath.Join(dir, "traces", "spans.jsonl"), fmt.Sprintf(`{"shard":%d}`, f.i))
-	writeFile(t, filepath.Join(dir, "junit.xml"), fmt.Sprintf("<testsuite shard=%q/>\n", fmt.Sprint(f.i)))
+	writeFile(t, filepath.Join(dir, rundir.CompareDir, "compare.json"), fmt.Sprintf(`{"shard":%d}`, f.i))
+	writeFile(t, filepath.Join(dir, "notes.txt"), fmt.Sprintf("shard %d\n", f.i))
 	if f.edit != nil {
 		f.edit(dir)
 	}
@@ -261,13 +266,30 @@ func TestMerge(t *testing.T) {
 	if got := readFile(t, filepath.Join(out, "traces", "spans.jsonl")); got != "{\"shard\":1}\n{\"shard\":2}\n{\"shard\":3}\n" {
 		t.Errorf("traces/spans.jsonl = %q", got)
 	}
-	if _, err := os.Stat(filepath.Join(out, "junit.xml")); err == nil {
+	if _, err := os.Stat(filepath.Join(out, "notes.txt")); err == nil {
 		t.Error("a file that differs between shards was merged as one shard's")
 	}
-	if got := readFile(t, filepath.Join(out, "shards", "shard-2-of-3", "junit.xml")); got != "<testsuite shard=\"2\"/>\n" {
-		t.Errorf("kept junit.xml of shard 2 = %q", got)
+	if got := readFile(t, filepath.Join(out, "shards", "shard-2-of-3", "notes.txt")); got != "shard 2\n" {
+		t.Errorf("kept notes.txt of shard 2 = %q", got)
 	}
-	if !strings.Contains(warn.String(), "junit.xml differs between shards; kept each shard's copy") {
+	// Every report the layout marks is rebuilt over the merged results:
+	// none is a shard's, none is kept per shard, none warned about.
+	for _, name := range rundir.Rebuilt() {
+		if _, err := os.Stat(filepath.Join(out, "shards", "shard-1-of-3", name)); err == nil {
+			t.Errorf("%s kept per shard", name)
+		}
+		if got := readFile(t, rundir.Path(out, name)); got == readFile(t, rundir.Path(dirs[0], name)) {
+			t.Errorf("%s is shard 1's", name)
+		}
+	}
+	if got := readFile(t, rundir.Path(out, rundir.JUnitFile)); strings.Count(got, "<testcase ") != 15 {
+		t.Errorf("junit.xml has %d testcases, want the 15 merged cells", strings.Count(got, "<testcase "))
+	}
+	// A shard's comparison judged the shard, not the merged run.
+	if _, err := os.Stat(filepath.Join(out, rundir.CompareDir)); err == nil {
+		t.Error("a shard's compare/ was carried over")
+	}
+	if warn.String() != "warning: notes.txt differs between shards; kept each shard's copy: shards/shard-1-of-3/notes.txt, shards/shard-2-of-3/notes.txt, shards/shard-3-of-3/notes.txt\n" {
 		t.Errorf("warnings:\n%s", warn.String())
 	}
 

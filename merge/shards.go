@@ -32,7 +32,7 @@ type shard struct {
 // keptDir is where the shard's own run.json, config.json and
 // inventory.json are kept in the merged directory.
 func (s *shard) keptDir() string {
-	return filepath.Join("shards", fmt.Sprintf("shard-%d-of-%d", s.info.Shard.Index, s.info.Shard.Count))
+	return filepath.Join(rundir.ShardsDir, fmt.Sprintf("shard-%d-of-%d", s.info.Shard.Index, s.info.Shard.Count))
 }
 
 func (s *shard) name() string {

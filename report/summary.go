@@ -419,7 +419,7 @@ func cloneStr(s *string) *string {
 // summary turns the counters into a Summary, groups sorted by provider,
 // model and thinking level (null first).
 func (a *aggregator) summary() *Summary {
-	s := &Summary{RunID: a.runID, Source: "results.jsonl", NRecords: a.nRecords, Methods: methods, SkippedLines: []results.Problem{}, Groups: []*Group{}}
+	s := &Summary{RunID: a.runID, Source: rundir.ResultsFile, NRecords: a.nRecords, Methods: methods, SkippedLines: []results.Problem{}, Groups: []*Group{}}
 	keys := make([]groupKey, 0, len(a.groups))
 	for k := range a.groups {
 		keys = append(keys, k)

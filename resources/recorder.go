@@ -5,21 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
 
+	"bench/output"
 	"bench/plan"
+	"bench/results"
 	"bench/rundir"
-	"bench/runner"
 )
 
 // DefaultInterval is how often the sampler reads the machine during a suite.
 const DefaultInterval = 500 * time.Millisecond
 
-// Recorder implements runner.SuiteHooks and runner.WarmupHook: it brackets
-// each suite with snapshots, samples in between (appending each reading to
+// Recorder is the run's resource output (output.WithSuites, WithWarmup,
+// WithStop): it brackets each suite with snapshots, samples in between (appending each reading to
 // the suite's samples file), records the suite's warm-up, and writes the
 // suite's resource files into the run directory. The runner runs a
 // server's suites one at a time, so a suite's window holds only its own
@@ -54,7 +54,7 @@ type Recorder struct {
 	snap        func(ctx context.Context, dir string, srv *serverProc, reason string) *rundir.Snapshot
 	seenReading func(target string, rd *reading)
 	feedStarted func(target string)
-	windowed    func(base string, from, to time.Time)
+	windowed    func(suiteFile string, from, to time.Time)
 }
 
 // NewRecorder records into runDir.
@@ -70,7 +70,7 @@ type feedRef struct {
 
 type suiteRun struct {
 	rec    rundir.SuiteRecord
-	base   string
+	files  rundir.SuiteFiles
 	srv    *serverProc
 	reason string
 	refs   int
@@ -110,9 +110,9 @@ func (r *Recorder) SuiteStart(s plan.Suite) {
 		return
 	}
 	run := &suiteRun{
-		rec:  rundir.SuiteRecord{Provider: s.Provider, ProviderType: s.ProviderType, Model: s.Model, ThinkingLevel: s.ThinkingLevel},
-		base: rundir.FileBase(s.Provider, s.Model, s.ThinkingLevel),
-		refs: 1,
+		rec:   rundir.SuiteRecord{Provider: s.Provider, ProviderType: s.ProviderType, Model: s.Model, ThinkingLevel: s.ThinkingLevel},
+		files: rundir.ResourceFiles(s.Provider, s.Model, s.ThinkingLevel),
+		refs:  1,
 	}
 	r.active[key] = run
 	r.mu.Unlock()
@@ -121,12 +121,12 @@ func (r *Recorder) SuiteStart(s plan.Suite) {
 	defer cancel()
 	run.srv, run.reason = r.servers.find(ctx, s.Server)
 	run.rec.Before = r.take(ctx, run.srv, run.reason)
-	r.record(rundir.WriteFile(filepath.Join(r.dir, run.base+"_before.txt"), []byte(renderSnapshot("before", &run.rec, run.rec.Before, nil))))
-	r.record(rundir.WriteJSON(filepath.Join(r.dir, run.base+".json"), &run.rec))
+	r.record(rundir.WriteFile(rundir.Path(r.dir, run.files.Before), []byte(renderSnapshot("before", &run.rec, run.rec.Before, nil))))
+	r.record(rundir.WriteJSON(rundir.Path(r.dir, run.files.JSON), &run.rec))
 
 	// The readings themselves, one line each as they are taken (appended:
 	// a resumed suite adds to its series; a killed run keeps what it had).
-	series, err := os.OpenFile(filepath.Join(r.dir, run.base+rundir.SamplesSuffix), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	series, err := os.OpenFile(rundir.Path(r.dir, run.files.Samples), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	r.record(err)
 	if err != nil {
 		series = nil
@@ -178,7 +178,7 @@ func (r *Recorder) leaveFeed(run *suiteRun) {
 	r.mu.Unlock()
 	run.feed.leave(run.tally, last)
 	if r.windowed != nil {
-		r.windowed(run.base, run.tally.from, run.tally.to)
+		r.windowed(run.files.JSON, run.tally.from, run.tally.to)
 	}
 }
 
@@ -222,13 +222,13 @@ func (r *Recorder) finish(run *suiteRun) {
 	defer run.mu.Unlock()
 	run.rec.After = after
 	run.rec.Peak = windowPeak(peak, run.rec.Before, after)
-	r.record(rundir.WriteFile(filepath.Join(r.dir, run.base+"_after.txt"), []byte(renderSnapshot("after", &run.rec, run.rec.After, run.rec.Peak))))
-	r.record(rundir.WriteJSON(filepath.Join(r.dir, run.base+".json"), &run.rec))
+	r.record(rundir.WriteFile(rundir.Path(r.dir, run.files.After), []byte(renderSnapshot("after", &run.rec, run.rec.After, run.rec.Peak))))
+	r.record(rundir.WriteJSON(rundir.Path(r.dir, run.files.JSON), &run.rec))
 }
 
 // SuiteWarmup records the suite's warm-up (its load time) in the suite's
-// structured record (runner.WarmupHook).
-func (r *Recorder) SuiteWarmup(s plan.Suite, w runner.Warmup) {
+// structured record (output.WithWarmup).
+func (r *Recorder) SuiteWarmup(s plan.Suite, w output.Warmup) {
 	r.mu.Lock()
 	run := r.active[suiteKey(s)]
 	r.mu.Unlock()
@@ -246,7 +246,7 @@ func (r *Recorder) SuiteWarmup(s plan.Suite, w runner.Warmup) {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	run.rec.Warmup = wu
-	r.record(rundir.WriteJSON(filepath.Join(r.dir, run.base+".json"), &run.rec))
+	r.record(rundir.WriteJSON(rundir.Path(r.dir, run.files.JSON), &run.rec))
 }
 
 func msFine(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -293,6 +293,19 @@ func maxPtrU(cur, v *uint64) *uint64 {
 		return cur
 	}
 	return maxU(cur, *v)
+}
+
+// AddRecord takes nothing from a record: a suite's resources are measured
+// around its cells, not from them.
+func (r *Recorder) AddRecord(*results.Record) error { return nil }
+
+// Stop is Close, when the run has ended (output.WithStop): snapshots are
+// context, not results, so a failed one is the run's warning.
+func (r *Recorder) Stop() error {
+	if err := r.Close(); err != nil {
+		return fmt.Errorf("resource snapshots: %w", err)
+	}
+	return nil
 }
 
 // Close ends every suite still open (a run that stopped early) so its after

@@ -2,10 +2,10 @@ package resources
 
 import (
 	"bench/config"
+	"bench/output"
 	"bench/plan"
 	"bench/report/htmlreport"
 	"bench/rundir"
-	"bench/runner"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -164,7 +164,7 @@ func TestRecorderWritesFilesPerSuite(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			r.SuiteStart(s)
-			r.SuiteWarmup(s, runner.Warmup{Load: 1234567 * time.Microsecond})
+			r.SuiteWarmup(s, output.Warmup{Load: 1234567 * time.Microsecond})
 			time.Sleep(50 * time.Millisecond)
 			r.SuiteEnd(s)
 		}()

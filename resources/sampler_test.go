@@ -228,14 +228,14 @@ func TestOverlappingSuitesShareOneSampler(t *testing.T) {
 	}
 
 	// The spike lies between a's window and b's.
-	wa, wb := w.windows[rundir.FileBase(a.Provider, "a", nil)], w.windows[rundir.FileBase(b.Provider, "b", nil)]
+	wa, wb := w.windows[rundir.ResourceFiles(a.Provider, "a", nil).JSON], w.windows[rundir.ResourceFiles(b.Provider, "b", nil).JSON]
 	if !spike.at.After(wa[1]) || !spike.at.Before(wb[0]) {
 		t.Fatalf("spike at %v not between a's end %v and b's start %v", spike.at, wa[1], wb[0])
 	}
 
 	for _, s := range []plan.Suite{long, a, b, cli} {
 		base := rundir.FileBase(s.Provider, s.Model, nil)
-		win := w.windows[base]
+		win := w.windows[rundir.ResourceFiles(s.Provider, s.Model, nil).JSON]
 		key := target
 		if s.Server.Endpoint == "" {
 			key = "no server"

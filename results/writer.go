@@ -56,6 +56,20 @@ func (w *Writer) Close() error {
 	return w.f.Close()
 }
 
+// The Writer is a run's results.jsonl output (package output), the only
+// one whose failure stops the run.
+
+// AddRecord is Write: results.jsonl has each record before any other output
+// sees it.
+func (w *Writer) AddRecord(r *Record) error { return w.Write(r) }
+
+// Critical marks results.jsonl as the run's source of truth
+// (output.Critical): a failure to write or close it stops the run.
+func (w *Writer) Critical() {}
+
+// Stop is Close, once the run has ended (output.WithStop).
+func (w *Writer) Stop() error { return w.Close() }
+
 // TrimPartialLine cuts a results file back to its last complete line, so a
 // resumed run appends whole lines after a killed one. It returns how many
 // bytes were dropped; a missing file is not an error.

@@ -1,30 +1,25 @@
 // Package rundir is the run directory's business: its layout (every file
-// name in one place), creating, refusing, resuming and locking it, run.json,
-// the structured resource files, and atomic writes of every JSON file.
+// name, declared once in Layout), creating, refusing, resuming and locking
+// it, run.json, the structured resource files, and atomic writes of every
+// JSON file.
 //
-// A run directory, runs/<run_id>/, holds:
-//
-//	config.json        the resolved config (no secret values)
-//	inventory.json     host, build, and what each provider said of itself
-//	results.jsonl      one line per finished cell: the source of truth
-//	summary.json/.md   per (provider, model, thinking level) figures
-//	tiers.json         tool-use tiers and the routing list
-//	run.json           when and why the run ended
-//	resources_*.json   each suite's resource snapshots and peaks
-//	resources_*_before.txt / _after.txt   the same, for people
-//	.lock              held by the bench process writing the directory
-//
-// Every package that reads or writes these files takes the names from here,
-// so report, compare and merge read run directories without importing the
-// code that wrote them.
+// Every package that reads or writes a run directory takes the names from
+// here, so report, compare and merge read run directories without
+// importing the code that wrote them, and bench merge asks Layout what to
+// copy and what to rebuild instead of keeping a list of its own.
 //
 // Layer: the run directory (below the run's outputs and the verdicts, which
-// read and write run directories through it).
+// read and write run directories through it); it imports nothing of bench
+// but results.
 package rundir
 
-import "path/filepath"
+import (
+	"path"
+	"path/filepath"
+	"strings"
+)
 
-// File names of the layout.
+// File and folder names of the layout.
 const (
 	ConfigFile    = "config.json"
 	InventoryFile = "inventory.json"
@@ -34,7 +29,177 @@ const (
 	TiersFile     = "tiers.json"
 	RunFile       = "run.json"
 	LockFile      = ".lock"
+	ReportHTML    = "report.html"
+	JUnitFile     = "junit.xml"
+	// SnapshotsDir holds one agent snapshot a cell, TracesDir the run's
+	// execution traces (one NDJSON file each bench run invocation),
+	// ForsyDir one Forsy work trace an agentic cell. The files inside are
+	// named by their formats (agentsnap.FileName, traces.FileName,
+	// forsy.FileName) from the cell's key or the trace's id, as their
+	// specs say; Layout gives the pattern they match.
+	SnapshotsDir = "snapshots"
+	TracesDir    = "traces"
+	ForsyDir     = "forsy"
+	// CompareDir is bench compare's default --out inside the new run's
+	// directory (and bench run --baseline's).
+	CompareDir = "compare"
+	// ShardsDir is where bench merge keeps each shard's own run.json,
+	// config.json and inventory.json, and any file the shards wrote
+	// differently under one name.
+	ShardsDir = "shards"
 )
+
+// The per-suite resource files: resources_<suite>.json and its companions
+// (see SuiteFiles).
+const (
+	resourcesPrefix = "resources_"
+	resourcesJSON   = ".json"
+	beforeSuffix    = "_before.txt"
+	afterSuffix     = "_after.txt"
+	// SamplesSuffix names a suite's sample series: beside its
+	// resources_<provider>_<model>[_<thinking>].json, the file with this
+	// suffix holds one Sample per line, in time order, appended as the
+	// sampler reads them (so a killed run keeps what it sampled, like
+	// results.jsonl): the resource sampler writes it, report.html's
+	// timeline reads it.
+	SamplesSuffix = "_samples.jsonl"
+)
+
+// MergeRule is what bench merge does with a layout entry the shards have.
+type MergeRule int
+
+const (
+	// Gather: each shard's files are taken (per-suite and per-cell files
+	// belong to one shard); a file several shards have alike is copied
+	// once, a JSONL file they have differently is concatenated in shard
+	// order, any other that differs is kept per shard under ShardsDir
+	// with a warning.
+	Gather MergeRule = iota
+	// Rebuild: written again from the merged results (the reports).
+	Rebuild
+	// Own: bench merge writes it itself (results.jsonl with the merged
+	// run's id, run.json describing the merge, config.json and
+	// inventory.json from the first shard, ShardsDir).
+	Own
+	// Drop: not carried over: a shard's lock, or its comparison with a
+	// baseline (it judged the shard, not the merged run).
+	Drop
+)
+
+// Entry is one file, family of files or folder of a run directory.
+type Entry struct {
+	// Name is the file or folder name; a family's is a pattern
+	// (path.Match) of its names.
+	Name string
+	// Dir says the entry is a folder; Files is the pattern of the files
+	// in it ("" for any).
+	Dir   bool
+	Files string
+	// Writer names what writes it: an output of bench run (its package
+	// and type) or a command.
+	Writer string
+	// Report says bench report rebuilds it from results.jsonl (and bench
+	// merge from the merged results: Merge is then Rebuild).
+	Report bool
+	// Merge is what bench merge does with the shards' copies.
+	Merge MergeRule
+	// About says what it holds.
+	About string
+}
+
+// Layout is every file and folder of a run directory, runs/<run_id>/.
+var Layout = []Entry{
+	{Name: ConfigFile, Writer: "bench run (session)", Merge: Own, About: "the resolved config (no secret values)"},
+	{Name: InventoryFile, Writer: "bench run (inventory)", Merge: Own, About: "host, build, and what each provider said of itself"},
+	{Name: ResultsFile, Writer: "results.Writer, the run's Critical output", Merge: Own, About: "one line per finished cell: the source of truth"},
+	{Name: RunFile, Writer: "bench run (session)", Merge: Own, About: "when and why the run ended, and its counts"},
+	{Name: SummaryJSON, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, About: "per (provider, model, thinking level) figures"},
+	{Name: SummaryMD, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, About: "the summary, for people"},
+	{Name: TiersFile, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, About: "tool-use tiers and the routing list"},
+	{Name: ReportHTML, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, About: "the self-contained report page"},
+	{Name: JUnitFile, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, About: "each cell as a JUnit testcase"},
+	{Name: resourcesPrefix + "*" + resourcesJSON, Writer: "resources.Recorder", Merge: Gather, About: "each suite's resource snapshots, peaks and warm-up load time"},
+	{Name: resourcesPrefix + "*" + beforeSuffix, Writer: "resources.Recorder", Merge: Gather, About: "the suite's before snapshot, for people"},
+	{Name: resourcesPrefix + "*" + afterSuffix, Writer: "resources.Recorder", Merge: Gather, About: "the suite's after snapshot and peaks, for people"},
+	{Name: resourcesPrefix + "*" + SamplesSuffix, Writer: "resources.Recorder", Merge: Gather, About: "the suite's sampler readings, one a line"},
+	{Name: SnapshotsDir, Dir: true, Files: "*.json", Writer: "agentsnap.Writer", Merge: Gather, About: "one agent snapshot a cell"},
+	{Name: TracesDir, Dir: true, Files: "*.jsonl", Writer: "traces.Tracer", Merge: Gather, About: "execution traces, one NDJSON file an invocation"},
+	{Name: ForsyDir, Dir: true, Files: "*.json", Writer: "runner.WorkTraces", Merge: Gather, About: "one Forsy work trace an agentic cell"},
+	{Name: CompareDir, Dir: true, Writer: "bench compare, bench run --baseline", Merge: Drop, About: "the comparison with a baseline"},
+	{Name: ShardsDir, Dir: true, Writer: "bench merge", Merge: Own, About: "each shard's own run.json, config.json and inventory.json"},
+	{Name: LockFile, Writer: "rundir (the lock)", Merge: Drop, About: "held by the bench process writing the directory"},
+}
+
+// Lookup is the layout entry of a top-level name of a run directory.
+func Lookup(name string) (Entry, bool) {
+	for _, e := range Layout {
+		if ok, _ := path.Match(e.Name, name); ok {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// Rebuilt are the files bench report rebuilds from results.jsonl, in
+// layout order.
+func Rebuilt() []string {
+	var names []string
+	for _, e := range Layout {
+		if e.Report {
+			names = append(names, e.Name)
+		}
+	}
+	return names
+}
 
 // Path joins a run directory and one of its file names.
 func Path(dir, name string) string { return filepath.Join(dir, name) }
+
+// SuiteFiles are the names of one suite's resource files.
+type SuiteFiles struct {
+	// JSON is the structured record (SuiteRecord); Before and After the
+	// snapshots for people; Samples the sampler's readings.
+	JSON, Before, After, Samples string
+}
+
+// ResourceFiles names a suite's resource files (see FileBase).
+func ResourceFiles(provider, model string, thinking *string) SuiteFiles {
+	b := FileBase(provider, model, thinking)
+	return SuiteFiles{JSON: b + resourcesJSON, Before: b + beforeSuffix, After: b + afterSuffix, Samples: b + SamplesSuffix}
+}
+
+// FileBase is the file-name-safe stem of a suite's resource files:
+// resources_<provider>_<model>[_<thinking>], every character outside
+// [A-Za-z0-9._-] replaced by '_' (llama3.2:3b -> llama3.2_3b).
+func FileBase(provider, model string, thinking *string) string {
+	b := resourcesPrefix + safe(provider) + "_" + safe(model)
+	if thinking != nil {
+		b += "_" + safe(*thinking)
+	}
+	return b
+}
+
+func safe(s string) string {
+	if s == "" {
+		return "_"
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// ResourceRecords lists the structured resource files (resources_*.json)
+// of a run directory, sorted; each one's samples file is
+// SamplesOf(path).
+func ResourceRecords(dir string) ([]string, error) {
+	return filepath.Glob(filepath.Join(dir, resourcesPrefix+"*"+resourcesJSON))
+}
+
+// SamplesOf is the samples file beside a suite's structured resource file.
+func SamplesOf(jsonPath string) string {
+	return strings.TrimSuffix(jsonPath, resourcesJSON) + SamplesSuffix
+}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -58,36 +56,12 @@ type Peak struct {
 	Unavailable map[string]string `json:"unavailable,omitempty"`
 }
 
-// FileBase is the file-name-safe stem of a suite's resource files:
-// resources_<provider>_<model>[_<thinking>], every character outside
-// [A-Za-z0-9._-] replaced by '_' (llama3.2:3b -> llama3.2_3b).
-func FileBase(provider, model string, thinking *string) string {
-	b := "resources_" + safe(provider) + "_" + safe(model)
-	if thinking != nil {
-		b += "_" + safe(*thinking)
-	}
-	return b
-}
-
-func safe(s string) string {
-	if s == "" {
-		return "_"
-	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
-			return r
-		}
-		return '_'
-	}, s)
-}
-
 // ReadSuite reads the structured resource file of a suite from a run
 // directory. A missing file is (nil, nil): the run recorded no resources. A
 // file whose content names another suite (two names mapping to one file
 // name) is an error rather than someone else's figures.
 func ReadSuite(runDir, provider, model string, thinking *string) (*SuiteRecord, error) {
-	path := filepath.Join(runDir, FileBase(provider, model, thinking)+".json")
+	path := Path(runDir, ResourceFiles(provider, model, thinking).JSON)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -203,13 +177,6 @@ func Int(v *int) string {
 	}
 	return fmt.Sprint(*v)
 }
-
-// SamplesSuffix names a suite's sample series: beside its
-// resources_<provider>_<model>[_<thinking>].json, the file with this suffix
-// holds one Sample per line, in time order, appended as the sampler
-// reads them (so a killed run keeps what it sampled, like results.jsonl):
-// the resource sampler writes it, report.html's timeline reads it.
-const SamplesSuffix = "_samples.jsonl"
 
 // Sample is one reading of the sampler, one line of a samples file. A null
 // figure was not measured at that moment (the suite's first reading has no

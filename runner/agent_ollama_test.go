@@ -14,6 +14,7 @@ import (
 	"bench/forsy"
 	"bench/internal/testpeer/ollamatest"
 	"bench/internal/testpeer/testmodel"
+	"bench/output"
 	"bench/plan"
 	"bench/prompts"
 	"bench/providers"
@@ -132,8 +133,7 @@ func loadConfig(t *testing.T, yaml string) (*config.Config, map[string]providers
 func sweepAll(t *testing.T, cfg *config.Config, provs map[string]providers.Provider, dir string) []*results.Record {
 	t.Helper()
 	sink := &memSink{}
-	out, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: provs, Sink: sink,
-		Observers: []Observer{NewWorkTraces(dir, cfg.PromptSet, "test")}})
+	out, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: provs, Outputs: []output.Output{sink, NewWorkTraces(dir, cfg.PromptSet, "test")}})
 	if err != nil || out.EndReason != EndFinished {
 		t.Fatalf("run: %v %+v", err, out)
 	}

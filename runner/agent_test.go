@@ -14,6 +14,7 @@ import (
 
 	"bench/config"
 	"bench/forsy"
+	"bench/output"
 	"bench/plan"
 	"bench/prompts"
 	"bench/providers"
@@ -101,14 +102,14 @@ func loadTask(t testing.TB, src string) []prompts.Prompt {
 }
 
 // runTask runs every prompt of src once on prov and returns the records.
-func runTask(t *testing.T, src string, prov providers.Provider, clk Clock, obs ...Observer) []*results.Record {
+func runTask(t *testing.T, src string, prov providers.Provider, clk Clock, obs ...output.Output) []*results.Record {
 	t.Helper()
 	cfg := &config.Config{Run: config.Run{ID: "agent", Concurrency: 1, Repetitions: 1, Timeout: config.Duration(time.Minute), MaxOutputBytes: 1 << 16},
 		Providers: []config.Provider{{Name: "p", Type: "ollama", Concurrency: 1, Models: []string{"m"}, ThinkingLevels: []*string{nil}}},
 		PromptSet: loadTask(t, src)}
 	sink := &memSink{}
 	if _, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Clock: clk,
-		Providers: map[string]providers.Provider{"p": prov}, Sink: sink, Observers: obs}); err != nil {
+		Providers: map[string]providers.Provider{"p": prov}, Outputs: append([]output.Output{sink}, obs...)}); err != nil {
 		t.Fatal(err)
 	}
 	return sink.recs
@@ -219,7 +220,7 @@ func TestAgentLoopTurnFails(t *testing.T) {
 		return &providers.Response{}, &providers.Failure{Status: results.StatusError, Type: results.FailStreamTruncated, Message: "cut"}
 	}}
 	var traces sync.Map
-	r := runTask(t, weatherTask, prov, clk, observerFunc(func(r *results.Record) error { traces.Store(r.PromptID, r); return nil }))[0]
+	r := runTask(t, weatherTask, prov, clk, outputFunc(func(r *results.Record) error { traces.Store(r.PromptID, r); return nil }))[0]
 	if r.AvailabilityStatus != "error" || r.Success || *r.FailureType != results.FailStreamTruncated || r.Turns != 2 {
 		t.Fatalf("%s success %v %v turns %d", r.AvailabilityStatus, r.Success, r.FailureType, r.Turns)
 	}
@@ -234,9 +235,9 @@ func TestAgentLoopTurnFails(t *testing.T) {
 	}
 }
 
-type observerFunc func(r *results.Record) error
+type outputFunc func(r *results.Record) error
 
-func (f observerFunc) Observe(r *results.Record) error { return f(r) }
+func (f outputFunc) AddRecord(r *results.Record) error { return f(r) }
 
 const diskTask = `prompts:
   - id: D
@@ -392,7 +393,7 @@ func BenchmarkWorkTrace(b *testing.B) {
 	w := NewWorkTraces(b.TempDir(), ps, "bench")
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := w.Observe(r); err != nil {
+		if err := w.AddRecord(r); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"bench/config"
+	"bench/output"
 	"bench/plan"
 	"bench/providers"
 	"bench/results"
@@ -56,7 +57,8 @@ func sseServer(tb testing.TB, chunks int) *httptest.Server {
 
 type discard struct{}
 
-func (discard) Write(*results.Record) error { return nil }
+func (discard) AddRecord(*results.Record) error { return nil }
+func (discard) Critical()                       {}
 
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
@@ -87,7 +89,7 @@ func BenchmarkRunner(b *testing.B) {
 			b.ResetTimer()
 			cpu0 := cpuTime()
 			for i := 0; i < b.N; i++ {
-				out, err := Run(context.Background(), Options{Config: cfg, Plan: pl, Providers: map[string]providers.Provider{"ollama_openai": p}, Sink: discard{}})
+				out, err := Run(context.Background(), Options{Config: cfg, Plan: pl, Providers: map[string]providers.Provider{"ollama_openai": p}, Outputs: []output.Output{discard{}}})
 				if err != nil || out.ByStatus["ok"] != len(pl.Cells) {
 					b.Fatalf("run: %v %v", err, out.ByStatus)
 				}

@@ -13,6 +13,7 @@ import (
 	"bench/config"
 	"bench/internal/testpeer/ollamatest"
 	"bench/internal/testpeer/testmodel"
+	"bench/output"
 	"bench/plan"
 	"bench/providers"
 	"bench/report"
@@ -31,7 +32,9 @@ type memSink struct {
 	recs []*results.Record
 }
 
-func (m *memSink) Write(r *results.Record) error {
+func (m *memSink) Critical() {}
+
+func (m *memSink) AddRecord(r *results.Record) error {
 	m.mu.Lock()
 	m.recs = append(m.recs, r)
 	m.mu.Unlock()
@@ -115,7 +118,7 @@ func TestSharedServerNoReload(t *testing.T) {
 	rec := resources.NewRecorder(dir)
 	sink := &memSink{}
 	pl := plan.New(cfg)
-	out, err := runner.Run(context.Background(), runner.Options{Config: cfg, Plan: pl, Providers: buildProviders(t, cfg), Sink: sink, Hooks: rec})
+	out, err := runner.Run(context.Background(), runner.Options{Config: cfg, Plan: pl, Providers: buildProviders(t, cfg), Outputs: []output.Output{sink, rec}})
 	if err != nil || out.ByStatus["ok"] != len(pl.Cells) {
 		t.Fatalf("run: %v %v", err, out.ByStatus)
 	}
@@ -161,7 +164,7 @@ func TestInterleavedSwapsFlagged(t *testing.T) {
 	cfg := sharedServerConfig(t, srv, "  interleave: true\n", 2)
 	sink := &memSink{}
 	pl := plan.New(cfg)
-	out, err := runner.Run(context.Background(), runner.Options{Config: cfg, Plan: pl, Providers: buildProviders(t, cfg), Sink: sink})
+	out, err := runner.Run(context.Background(), runner.Options{Config: cfg, Plan: pl, Providers: buildProviders(t, cfg), Outputs: []output.Output{sink}})
 	if err != nil || out.ByStatus["ok"] != len(pl.Cells) {
 		t.Fatalf("run: %v %v", err, out.ByStatus)
 	}
@@ -231,7 +234,7 @@ func BenchmarkOllamaSweep(b *testing.B) {
 				pl := plan.New(cfg)
 				sink := &memSink{}
 				b.StartTimer()
-				out, err := runner.Run(context.Background(), runner.Options{Config: cfg, Plan: pl, Providers: buildProviders(b, cfg), Sink: sink})
+				out, err := runner.Run(context.Background(), runner.Options{Config: cfg, Plan: pl, Providers: buildProviders(b, cfg), Outputs: []output.Output{sink}})
 				b.StopTimer()
 				if err != nil || out.ByStatus["ok"] != len(pl.Cells) {
 					b.Fatalf("run: %v %v", err, out.ByStatus)
@@ -319,7 +322,7 @@ func BenchmarkOllamaReasoningRates(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		sink := &memSink{}
 		pl := plan.New(cfg)
-		if _, err := runner.Run(context.Background(), runner.Options{Config: cfg, Plan: pl, Providers: buildProviders(b, cfg), Sink: sink}); err != nil {
+		if _, err := runner.Run(context.Background(), runner.Options{Config: cfg, Plan: pl, Providers: buildProviders(b, cfg), Outputs: []output.Output{sink}}); err != nil {
 			b.Fatal(err)
 		}
 		for _, r := range sink.recs {

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"bench/config"
+	"bench/output"
 	"bench/plan"
 	"bench/providers"
 	"bench/results"
@@ -23,11 +24,6 @@ const (
 	EndIOError     = "io_error"
 )
 
-// Sink receives each finished cell's record. results.Writer is the real one.
-type Sink interface {
-	Write(r *results.Record) error
-}
-
 // Options are what a run needs besides its context.
 type Options struct {
 	Config *config.Config
@@ -36,24 +32,17 @@ type Options struct {
 	Clock Clock
 	// Providers by provider name (the entry's name, not its type).
 	Providers map[string]providers.Provider
-	// Sink is results.jsonl: a failure to write it stops the run.
-	Sink Sink
-	// Observers are fed each record after Sink has it (see Observer).
-	Observers []Observer
-	// TraceParent, when set, gives the W3C traceparent a cell's requests
-	// carry (execution traces), "" for none; SuiteTraceParent the one a
-	// suite's warm-up request carries.
-	TraceParent      func(c plan.Cell) string
-	SuiteTraceParent func(s plan.Suite) string
-	// Hooks, when set, bracket each suite (resource snapshots).
-	Hooks SuiteHooks
+	// Outputs are everything the run writes or shows (package output):
+	// each finished cell's record goes to every one, the Critical ones
+	// (results.jsonl) first; the runner asks each output itself for its
+	// optional capabilities (suites, warm-ups, trace parents, start, end,
+	// stop).
+	Outputs []output.Output
 	// Drain, when closed, stops new cells from starting; cells in flight
 	// finish or time out. Cancelling the run's context aborts them instead.
 	Drain <-chan struct{}
-	// OnRecord is called after each record is written, from many goroutines
-	// one at a time, for progress display.
-	OnRecord func(r *results.Record, done, total int)
-	// Log receives one-line notes (preparation, warm-ups).
+	// Log receives one-line notes (preparation, warm-ups) and the
+	// outputs' warnings.
 	Log io.Writer
 }
 
@@ -68,10 +57,12 @@ type Outcome struct {
 }
 
 // Run executes the plan. The error is non-nil only for a failure that stopped
-// the run (writing results); failing providers are records, not errors.
+// the run (a Critical output, results.jsonl, could not be started, written
+// or closed); failing providers are records, not errors. Every output is
+// stopped before Run returns.
 //
 // Suites that hit one server (plan.Lanes) run one at a time, each opened by
-// its hooks and its warm-up; different servers run side by side. Cells
+// its outputs' SuiteStart and its warm-up; different servers run side by side. Cells
 // share run.concurrency overall and their provider's concurrency.
 func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if o.Log == nil {
@@ -86,10 +77,15 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	pctx, stop := UntilDrained(ctx, o.Drain)
 	prepare(pctx, o)
 	stop()
-	obs := startObservers(o.Observers, o.Log)
+	outs := output.NewManager(o.Outputs, o.Log)
+	if err := outs.Start(); err != nil {
+		out.EndReason, out.EndedAt = EndIOError, o.Clock.Now()
+		outs.Stop(output.End{Reason: out.EndReason, Planned: out.Planned})
+		return out, fmt.Errorf("run stopped: %w", err)
+	}
 
 	g, gctx := errgroup.WithContext(ctx)
-	r := &sweep{o: &o, cfg: o.Config, g: g, ctx: gctx, out: out, obs: obs,
+	r := &sweep{o: &o, cfg: o.Config, g: g, ctx: gctx, out: out, outs: outs,
 		global: make(chan struct{}, o.Config.Run.Concurrency),
 		psem:   map[string]chan struct{}{},
 		cells:  make([][]plan.Cell, len(o.Plan.Suites)),
@@ -108,12 +104,11 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	err := g.Wait()
 	r.ends.Wait()
-	obs.close(o.Observers)
 	out.EndedAt = o.Clock.Now()
 	switch {
 	case err != nil:
 		out.EndReason = EndIOError
-		return out, fmt.Errorf("run stopped: %w", err)
+		err = fmt.Errorf("run stopped: %w", err)
 	case ctx.Err() != nil:
 		out.EndReason = EndAborted
 	case r.drained || out.Recorded < out.Planned:
@@ -121,7 +116,10 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	default:
 		out.EndReason = EndFinished
 	}
-	return out, nil
+	if serr := outs.Stop(output.End{Reason: out.EndReason, Planned: out.Planned, Recorded: out.Recorded}); serr != nil && err == nil {
+		err = serr
+	}
+	return out, err
 }
 
 // sweep is one Run in progress.
@@ -133,10 +131,10 @@ type sweep struct {
 	global chan struct{}
 	psem   map[string]chan struct{} // by provider name
 	cells  [][]plan.Cell            // by suite index
-	obs    *observers
+	outs   *output.Manager
 	ends   sync.WaitGroup // interleaved suites' SuiteEnd calls
 
-	mu      sync.Mutex // guards out, drained and OnRecord ordering
+	mu      sync.Mutex // guards out and drained, and orders the records
 	out     *Outcome
 	drained bool
 }
@@ -168,9 +166,7 @@ func (r *sweep) suite(si int, w *residency) bool {
 		return false
 	}
 	s := r.o.Plan.Suites[si]
-	if r.o.Hooks != nil {
-		r.o.Hooks.SuiteStart(s)
-	}
+	r.outs.SuiteStart(s)
 	r.warmup(si, w)
 	var wg sync.WaitGroup
 	ok := true
@@ -181,9 +177,7 @@ func (r *sweep) suite(si int, w *residency) bool {
 		}
 	}
 	wg.Wait()
-	if r.o.Hooks != nil {
-		r.o.Hooks.SuiteEnd(s)
-	}
+	r.outs.SuiteEnd(s)
 	return ok
 }
 
@@ -192,7 +186,7 @@ const mixedStarts = 16
 
 // mixed runs a lane's suites together, taking their cells in turn, for
 // load tests of a server that holds several models (run.interleave). Each
-// suite still gets its hooks and warm-up; their windows overlap.
+// suite still gets its SuiteStart, SuiteEnd and warm-up; their windows overlap.
 func (r *sweep) mixed(l plan.Lane, w *residency) {
 	if r.stopping() {
 		return
@@ -207,9 +201,7 @@ func (r *sweep) mixed(l plan.Lane, w *residency) {
 	starts.SetLimit(mixedStarts)
 	for _, si := range l.Suites {
 		starts.Go(func() error {
-			if r.o.Hooks != nil {
-				r.o.Hooks.SuiteStart(r.o.Plan.Suites[si])
-			}
+			r.outs.SuiteStart(r.o.Plan.Suites[si])
 			r.warmup(si, w)
 			return nil
 		})
@@ -220,9 +212,7 @@ func (r *sweep) mixed(l plan.Lane, w *residency) {
 		go func() {
 			defer r.ends.Done()
 			wgs[i].Wait()
-			if r.o.Hooks != nil {
-				r.o.Hooks.SuiteEnd(r.o.Plan.Suites[l.Suites[i]])
-			}
+			r.outs.SuiteEnd(r.o.Plan.Suites[l.Suites[i]])
 		}()
 	}
 	ended := make([]bool, len(l.Suites))
@@ -295,7 +285,7 @@ func (r *sweep) dispatch(c plan.Cell, wg *sync.WaitGroup, w *residency) bool {
 	r.g.Go(func() error {
 		defer wg.Done()
 		defer release()
-		rec, run := runCellTimed(r.ctx, r.cfg, r.o.Clock, prov, c, r.o.traceParent(c))
+		rec, run := runCellTimed(r.ctx, r.cfg, r.o.Clock, prov, c, r.outs.TraceParent(c))
 		if !run.loadReported && w != nil && !rec.ColdStart && !run.sent.IsZero() && w.cold(c.Model, run.sent, run.firstOrEnd) {
 			rec.ColdStart = true
 		}
@@ -304,19 +294,16 @@ func (r *sweep) dispatch(c plan.Cell, wg *sync.WaitGroup, w *residency) bool {
 	return true
 }
 
-// record writes a finished cell and hands it to the observers and OnRecord.
+// record hands a finished cell to the outputs, one record at a time: an
+// error is results.jsonl's, and stops the run.
 func (r *sweep) record(rec *results.Record) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.o.Sink.Write(rec); err != nil {
+	if err := r.outs.AddRecord(rec); err != nil {
 		return err
 	}
-	r.obs.observe(rec)
 	r.out.Recorded++
 	r.out.ByStatus[rec.AvailabilityStatus]++
-	if r.o.OnRecord != nil {
-		r.o.OnRecord(rec, r.out.Recorded, r.out.Planned)
-	}
 	return nil
 }
 
@@ -366,11 +353,4 @@ func prepare(ctx context.Context, o Options) {
 			fmt.Fprintf(o.Log, "prepare %s: %s\n", p.Name, o.Providers[p.Name].Secrets().Clean(err.Error(), maxErrorMessage))
 		}
 	}
-}
-
-func (o *Options) traceParent(c plan.Cell) string {
-	if o.TraceParent == nil {
-		return ""
-	}
-	return o.TraceParent(c)
 }

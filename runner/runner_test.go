@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"bench/config"
+	"bench/output"
 	"bench/plan"
 	"bench/prompts"
 	"bench/providers"
@@ -80,7 +81,9 @@ type memSink struct {
 	fail error
 }
 
-func (m *memSink) Write(r *results.Record) error {
+func (m *memSink) Critical() {}
+
+func (m *memSink) AddRecord(r *results.Record) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.fail != nil {
@@ -118,7 +121,7 @@ func TestLimitsAreHonoured(t *testing.T) {
 	}, 5, 2, 4)
 	sink := &memSink{}
 	out, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg),
-		Providers: map[string]providers.Provider{"a": a, "b": b}, Sink: sink})
+		Providers: map[string]providers.Provider{"a": a, "b": b}, Outputs: []output.Output{sink}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +150,7 @@ func TestSuiteHooks(t *testing.T) {
 	cfg := testConfig([]config.Provider{{Name: "a", Type: "ollama", Concurrency: 2, Models: []string{"m1", "m2"}, ThinkingLevels: []*string{nil}}}, 3, 1, 2)
 	h := &hookLog{}
 	sink := &hookSink{log: h}
-	if _, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Sink: sink, Hooks: h}); err != nil {
+	if _, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Outputs: []output.Output{sink, h}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range []string{"m1", "m2"} {
@@ -168,9 +171,10 @@ type hookLog struct {
 	events []string
 }
 
-func (h *hookLog) add(e string)            { h.mu.Lock(); h.events = append(h.events, e); h.mu.Unlock() }
-func (h *hookLog) SuiteStart(s plan.Suite) { h.add("start " + s.Model) }
-func (h *hookLog) SuiteEnd(s plan.Suite)   { h.add("end " + s.Model) }
+func (h *hookLog) add(e string)                    { h.mu.Lock(); h.events = append(h.events, e); h.mu.Unlock() }
+func (h *hookLog) AddRecord(*results.Record) error { return nil }
+func (h *hookLog) SuiteStart(s plan.Suite)         { h.add("start " + s.Model) }
+func (h *hookLog) SuiteEnd(s plan.Suite)           { h.add("end " + s.Model) }
 func (h *hookLog) index(e string) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -184,7 +188,8 @@ func (h *hookLog) index(e string) int {
 
 type hookSink struct{ log *hookLog }
 
-func (s *hookSink) Write(r *results.Record) error { s.log.add("record " + r.Model); return nil }
+func (s *hookSink) AddRecord(r *results.Record) error { s.log.add("record " + r.Model); return nil }
+func (s *hookSink) Critical()                         {}
 
 // Draining (first Ctrl-C) lets the cells in flight finish and record, and
 // starts no new ones.
@@ -195,7 +200,7 @@ func TestDrainFinishesInFlight(t *testing.T) {
 	sink := &memSink{}
 	done := make(chan *Outcome)
 	go func() {
-		out, _ := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Sink: sink, Drain: drain})
+		out, _ := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Outputs: []output.Output{sink}, Drain: drain})
 		done <- out
 	}()
 	for p.started.Load() < 2 {
@@ -226,7 +231,7 @@ func TestAbortCancelsInFlight(t *testing.T) {
 	sink := &memSink{}
 	done := make(chan *Outcome)
 	go func() {
-		out, _ := Run(ctx, Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Sink: sink})
+		out, _ := Run(ctx, Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Outputs: []output.Output{sink}})
 		done <- out
 	}()
 	for p.started.Load() < 1 {
@@ -247,7 +252,7 @@ func TestSinkFailureStopsRun(t *testing.T) {
 	p := &scripted{}
 	cfg := testConfig([]config.Provider{{Name: "a", Type: "ollama", Concurrency: 1, Models: []string{"m"}, ThinkingLevels: []*string{nil}}}, 5, 1, 1)
 	sink := &memSink{fail: errors.New("disk full")}
-	out, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Sink: sink})
+	out, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Outputs: []output.Output{sink}})
 	if err == nil || !strings.Contains(err.Error(), "disk full") || out.EndReason != EndIOError {
 		t.Fatalf("err %v, end %s; want the disk error and io_error", err, out.EndReason)
 	}
@@ -597,7 +602,7 @@ func TestRecordAssembly(t *testing.T) {
 			cfg.Run.MaxOutputBytes = 33
 			cfg.Run.Timeout = config.Duration(100 * time.Millisecond)
 			sink := &memSink{}
-			if _, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Clock: clk, Providers: map[string]providers.Provider{"a": p}, Sink: sink}); err != nil {
+			if _, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Clock: clk, Providers: map[string]providers.Provider{"a": p}, Outputs: []output.Output{sink}}); err != nil {
 				t.Fatal(err)
 			}
 			if len(sink.recs) != 1 {
@@ -615,7 +620,7 @@ func deref[T any](p *T) any {
 	return *p
 }
 
-// observerLog records what an observer saw; it can be made to fail.
+// observerLog records what an output saw; it can be made to fail.
 type observerLog struct {
 	mu     sync.Mutex
 	seen   []string
@@ -623,7 +628,7 @@ type observerLog struct {
 	closed bool
 }
 
-func (o *observerLog) Observe(r *results.Record) error {
+func (o *observerLog) AddRecord(r *results.Record) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.seen = append(o.seen, r.PromptID)
@@ -633,18 +638,18 @@ func (o *observerLog) Observe(r *results.Record) error {
 	return nil
 }
 
-func (o *observerLog) Close() error { o.closed = true; return nil }
+func (o *observerLog) Stop() error { o.closed = true; return nil }
 
-// Observers see every record results.jsonl got, are closed at the end, and
+// Outputs see every record results.jsonl got, are stopped at the end, and
 // a failing one is one warning, not a failed run.
-func TestObservers(t *testing.T) {
+func TestOutputs(t *testing.T) {
 	p := &scripted{}
 	cfg := testConfig([]config.Provider{{Name: "a", Type: "ollama", Concurrency: 2, Models: []string{"m"}, ThinkingLevels: []*string{nil}}}, 5, 1, 2)
 	good, bad := &observerLog{}, &observerLog{fail: true}
 	var log strings.Builder
 	sink := &memSink{}
 	out, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p},
-		Sink: sink, Observers: []Observer{good, bad}, Log: &log})
+		Outputs: []output.Output{sink, good, bad}, Log: &log})
 	if err != nil || out.EndReason != EndFinished || len(sink.recs) != 5 {
 		t.Fatalf("run: %v %+v", err, out)
 	}
@@ -686,7 +691,7 @@ func TestPrepareStopsAtDrain(t *testing.T) {
 	cfg := testConfig([]config.Provider{{Name: "a", Type: "ollama", Concurrency: 1, Models: []string{"m"}, ThinkingLevels: []*string{nil}}}, 3, 1, 1)
 	drain := make(chan struct{})
 	go func() { <-p.entered; close(drain) }()
-	out, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Sink: &memSink{}, Drain: drain})
+	out, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Outputs: []output.Output{&memSink{}}, Drain: drain})
 	if err != nil || out.EndReason != EndInterrupted || out.Recorded != 0 || p.started.Load() != 0 {
 		t.Fatalf("%v: end %s, %d recorded, %d started", err, out.EndReason, out.Recorded, p.started.Load())
 	}
@@ -726,7 +731,7 @@ func TestParsedOutputCapped(t *testing.T) {
 		cfg.Run.MaxOutputBytes = 50
 		cfg.PromptSet[0].Validator = &validators.Spec{Type: "json_keys", RequiredKeys: []string{"count"}}
 		sink := &memSink{}
-		if _, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Sink: sink}); err != nil {
+		if _, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Outputs: []output.Output{sink}}); err != nil {
 			t.Fatal(err)
 		}
 		if r := sink.recs[0]; (r.ParsedOutput != nil) != c.parsed || r.ObjectivePass == nil || !*r.ObjectivePass {

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"bench/config"
+	"bench/output"
 	"bench/plan"
 	"bench/providers"
 	"bench/results"
@@ -32,25 +34,35 @@ func suiteID(provider, model string) string { return provider + "/" + model }
 
 type traceHooks struct {
 	tr      *trace
-	warmups map[string]Warmup
+	warmups map[string]output.Warmup
 	mu      sync.Mutex
 }
 
-func (h *traceHooks) SuiteStart(s plan.Suite) { h.tr.add("start " + suiteID(s.Provider, s.Model)) }
-func (h *traceHooks) SuiteEnd(s plan.Suite)   { h.tr.add("end " + suiteID(s.Provider, s.Model)) }
-func (h *traceHooks) SuiteWarmup(s plan.Suite, w Warmup) {
+func (h *traceHooks) SuiteStart(s plan.Suite)         { h.tr.add("start " + suiteID(s.Provider, s.Model)) }
+func (h *traceHooks) SuiteEnd(s plan.Suite)           { h.tr.add("end " + suiteID(s.Provider, s.Model)) }
+func (h *traceHooks) AddRecord(*results.Record) error { return nil }
+func (h *traceHooks) SuiteWarmup(s plan.Suite, w output.Warmup) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.warmups == nil {
-		h.warmups = map[string]Warmup{}
+		h.warmups = map[string]output.Warmup{}
 	}
 	h.warmups[suiteID(s.Provider, s.Model)] = w
 	h.tr.add("warmed " + suiteID(s.Provider, s.Model))
 }
 
+// suiteCount brackets suites and takes no warm-up, as the progress display.
+type suiteCount struct{ starts, ends atomic.Int32 }
+
+func (c *suiteCount) SuiteStart(plan.Suite)           { c.starts.Add(1) }
+func (c *suiteCount) SuiteEnd(plan.Suite)             { c.ends.Add(1) }
+func (c *suiteCount) AddRecord(*results.Record) error { return nil }
+
 type traceSink struct{ tr *trace }
 
-func (s traceSink) Write(r *results.Record) error {
+func (s traceSink) Critical() {}
+
+func (s traceSink) AddRecord(r *results.Record) error {
 	s.tr.add("record " + suiteID(r.Provider, r.Model))
 	return nil
 }
@@ -89,7 +101,7 @@ func TestOneSuiteAtATimePerServer(t *testing.T) {
 	for _, p := range provs {
 		pm[p.Name] = tracedProvider(tr, p.Name)
 	}
-	out, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: pm, Sink: traceSink{tr}, Hooks: &traceHooks{tr: tr}})
+	out, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: pm, Outputs: []output.Output{traceSink{tr}, &traceHooks{tr: tr}}})
 	if err != nil || out.EndReason != EndFinished || out.Recorded != 5*12 {
 		t.Fatalf("run: %v %+v", err, out)
 	}
@@ -145,7 +157,7 @@ func TestHooksDoNotStallOtherServers(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"near": near, "far": far},
-			Sink: &memSink{}, Hooks: hooks})
+			Outputs: []output.Output{&memSink{}, hooks}})
 		done <- err
 	}()
 	select {
@@ -168,7 +180,8 @@ func (h *blockingHooks) SuiteStart(s plan.Suite) {
 		<-h.release
 	}
 }
-func (h *blockingHooks) SuiteEnd(plan.Suite) {}
+func (h *blockingHooks) SuiteEnd(plan.Suite)             {}
+func (h *blockingHooks) AddRecord(*results.Record) error { return nil }
 
 // warmingProvider loads a model in 250 ms of the fake clock.
 type warmingProvider struct {
@@ -195,7 +208,9 @@ func (w *warmingProvider) Warmup(ctx context.Context, req providers.Request) err
 // before its cells; its duration on the run's clock is the suite's load
 // time. A provider that cannot load without generating is warmed with a
 // short request; warmup: false sends none; a failed warm-up is one line and
-// the suite runs anyway.
+// the suite runs anyway. The warm-up reaches the output that takes it
+// although another output that brackets suites (as the progress display
+// does) comes before it in the list.
 func TestWarmup(t *testing.T) {
 	clk := newFakeClock()
 	tr := &trace{}
@@ -212,9 +227,10 @@ func TestWarmup(t *testing.T) {
 	}
 	cfg := testConfig(provs, 2, 1, 4)
 	hooks := &traceHooks{tr: tr}
+	bracket := &suiteCount{}
 	var log strings.Builder
 	sink := &memSink{}
-	out, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Clock: clk, Log: &log, Sink: sink, Hooks: hooks,
+	out, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Clock: clk, Log: &log, Outputs: []output.Output{sink, bracket, hooks},
 		Providers: map[string]providers.Provider{"loader": loader, "broken": broken, "plain": plain, "cold": cold}})
 	if err != nil || out.Recorded != 5*2 || len(sink.recs) != 10 {
 		t.Fatalf("run: %v %+v", err, out)
@@ -238,6 +254,9 @@ func TestWarmup(t *testing.T) {
 	}
 	if _, ok := hooks.warmups["cold/m"]; ok {
 		t.Errorf("warm-up sent with warmup: false")
+	}
+	if bracket.starts.Load() != 5 || bracket.ends.Load() != 5 {
+		t.Errorf("the other output saw %d suite starts and %d ends, want 5", bracket.starts.Load(), bracket.ends.Load())
 	}
 	// After a load, as many connections as the suite runs at once (the
 	// provider's 2, under the run's 4); none after a failed one.
@@ -283,7 +302,7 @@ func TestInterleave(t *testing.T) {
 	cfg := testConfig(provs, 3, 1, 1)
 	cfg.Run.Interleave = true
 	out, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": tracedProvider(tr, "a")},
-		Sink: traceSink{tr}, Hooks: &traceHooks{tr: tr}})
+		Outputs: []output.Output{traceSink{tr}, &traceHooks{tr: tr}}})
 	if err != nil || out.Recorded != 6 {
 		t.Fatalf("run: %v %+v", err, out)
 	}
@@ -374,7 +393,7 @@ func TestDrainEndsWarmup(t *testing.T) {
 	drain := make(chan struct{})
 	done := make(chan *Outcome)
 	go func() {
-		out, _ := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Sink: &memSink{}, Drain: drain})
+		out, _ := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Providers: map[string]providers.Provider{"a": p}, Outputs: []output.Output{&memSink{}}, Drain: drain})
 		done <- out
 	}()
 	<-p.warming

@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"time"
 
+	"bench/output"
 	"bench/providers"
 )
 
 // warmup sends the suite's unrecorded warm-up request when its provider
 // entry asks for one (warmup, on by default): the model is loaded before
 // the first cell, so no cell pays for the load, and the time it took is
-// the suite's load time (told to a WarmupHook, written to the suite's
-// resource record, shown in the summary). A provider that can load a model
+// the suite's load time (told to the outputs that take it, output.WithWarmup:
+// written to the suite's resource record, shown in the summary). A provider that can load a model
 // without generating (providers.Warmer) does that first, and that is the
 // load time; then one short request goes through Stream (for any other
 // provider, its duration is the load time). A provider that can open connections ahead
@@ -33,10 +34,7 @@ func (r *sweep) warmup(si int, w *residency) {
 	}
 	defer release()
 	prov := r.o.Providers[s.Provider]
-	req := providers.Request{Model: s.Model, Prompt: providers.WarmupPrompt, Now: r.o.Clock.Now}
-	if r.o.SuiteTraceParent != nil {
-		req.TraceParent = r.o.SuiteTraceParent(s)
-	}
+	req := providers.Request{Model: s.Model, Prompt: providers.WarmupPrompt, Now: r.o.Clock.Now, TraceParent: r.outs.SuiteTraceParent(s)}
 	if s.ThinkingLevel != nil {
 		req.ThinkingLevel = *s.ThinkingLevel
 	}
@@ -52,7 +50,7 @@ func (r *sweep) warmup(si int, w *residency) {
 			}
 		}()
 	}
-	var res Warmup
+	var res output.Warmup
 	loaded := false
 	err := providers.ErrWarmupUnsupported
 	if wm, ok := prov.(providers.Warmer); ok {
@@ -104,9 +102,7 @@ func (r *sweep) warmup(si int, w *residency) {
 		// taken for cold ones on a reading from before the load.
 		w.poll()
 	}
-	if h, ok := r.o.Hooks.(WarmupHook); ok {
-		h.SuiteWarmup(s, res)
-	}
+	r.outs.SuiteWarmup(s, res)
 }
 
 func suiteName(provider, model string, level *string) string {

@@ -15,10 +15,7 @@ import (
 	"bench/toolparse"
 )
 
-// WorkTraceDir is the run directory's folder of Forsy work traces.
-const WorkTraceDir = "forsy"
-
-// WorkTraces is the observer that writes a Forsy work trace (package forsy)
+// WorkTraces is the output that writes a Forsy work trace (package forsy)
 // for every agentic cell that reached its provider (not skipped as
 // unavailable) and made at least one turn, to
 // <dir>/<forsy.FileName>. It rebuilds what happened from the record alone
@@ -42,8 +39,8 @@ func NewWorkTraces(dir string, set []prompts.Prompt, version string) *WorkTraces
 	return w
 }
 
-// Observe writes the record's trace when it is an agentic cell's.
-func (w *WorkTraces) Observe(r *results.Record) error {
+// AddRecord writes the record's trace when it is an agentic cell's.
+func (w *WorkTraces) AddRecord(r *results.Record) error {
 	p := w.prompts[r.PromptID]
 	if p == nil || !p.Agentic() || len(r.TurnDetails) == 0 || r.AvailabilityStatus == results.StatusSkippedUnavailable {
 		return nil

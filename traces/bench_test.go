@@ -14,6 +14,7 @@ import (
 
 	"bench/config"
 	"bench/internal/testpeer/otelcoltest"
+	"bench/output"
 	"bench/plan"
 	"bench/providers"
 	"bench/results"
@@ -42,16 +43,17 @@ func cpuTime() time.Duration {
 
 type noop struct{}
 
-func (noop) Observe(*results.Record) error { return nil }
+func (noop) AddRecord(*results.Record) error { return nil }
 
+// discard stands in for results.jsonl: the run's Critical output.
 type discard struct{}
 
-func (discard) Write(*results.Record) error { return nil }
+func (discard) AddRecord(*results.Record) error { return nil }
+func (discard) Critical()                       {}
 
 // BenchmarkTracedRun runs a 10,000-cell sweep (10 models × 10 prompts ×
 // 100 repetitions) through the runner against an instant local server:
-// untraced, with a do-nothing observer (the runner's observer queue
-// alone), with the NDJSON, and with the NDJSON and the OTLP export to a
+// untraced, with a do-nothing output (the outputs' queue alone), with the NDJSON, and with the NDJSON and the OTLP export to a
 // real collector (another process, so its CPU is not counted). The modes
 // take turns within each iteration, so the machine's drift (it is shared)
 // falls on all alike. Each reports the process CPU per cell and its cost
@@ -80,7 +82,7 @@ func BenchmarkTracedRun(b *testing.B) {
 	col, err := otelcoltest.StartCollector()
 	otelcoltest.Check(b, err)
 	defer col.Close()
-	modes := []string{"off", "noop-observer", "ndjson", "ndjson+otlp"}
+	modes := []string{"off", "noop-output", "ndjson", "ndjson+otlp"}
 	cpu := map[string]time.Duration{}
 	run := func(mode string) {
 		c := *cfg
@@ -88,28 +90,23 @@ func BenchmarkTracedRun(b *testing.B) {
 		if mode == "ndjson+otlp" {
 			c.Traces.Endpoint = col.HTTPEndpoint()
 		}
-		o := runner.Options{Config: &c, Plan: pl, Providers: map[string]providers.Provider{"ollama_openai": p}, Sink: discard{}}
+		o := runner.Options{Config: &c, Plan: pl, Providers: map[string]providers.Provider{"ollama_openai": p}, Outputs: []output.Output{discard{}}}
 		dir := b.TempDir()
 		cpu0 := cpuTime()
 		var tr *Tracer
 		switch mode {
-		case "noop-observer":
-			o.Observers = []runner.Observer{noop{}}
+		case "noop-output":
+			o.Outputs = append(o.Outputs, noop{})
 		case "ndjson", "ndjson+otlp":
 			tr, err = New(context.Background(), Options{Config: &c, RunDir: dir, Version: "bench", Getenv: func(string) string { return "" }})
 			if err != nil {
 				b.Fatal(err)
 			}
-			o.Observers, o.TraceParent = []runner.Observer{tr}, tr.TraceParent
+			o.Outputs = append(o.Outputs, tr) // the runner ends and stops it
 		}
 		out, err := runner.Run(context.Background(), o)
 		if err != nil || out.ByStatus["ok"] != len(pl.Cells) {
 			b.Fatalf("run: %v %v", err, out.ByStatus)
-		}
-		if tr != nil {
-			if err := tr.Finish(End{Reason: out.EndReason, Planned: out.Planned, Recorded: out.Recorded}); err != nil {
-				b.Fatal(err)
-			}
 		}
 		cpu[mode] += cpuTime() - cpu0
 		os.RemoveAll(dir)
@@ -129,11 +126,11 @@ func BenchmarkTracedRun(b *testing.B) {
 	}
 }
 
-// BenchmarkObserve is one cell's tracing alone: its subtree built and
+// BenchmarkAddRecord is one cell's tracing alone: its subtree built and
 // written (NDJSON), or also started and ended through the SDK (otlp, to a
 // collector that is not there: the export's own cost is in
 // BenchmarkTracedRun).
-func BenchmarkObserve(b *testing.B) {
+func BenchmarkAddRecord(b *testing.B) {
 	for _, mode := range []string{"ndjson", "ndjson+sdk"} {
 		b.Run(mode, func(b *testing.B) {
 			cfg := testConfig(&testing.T{})
@@ -150,13 +147,13 @@ func BenchmarkObserve(b *testing.B) {
 			cpu0 := cpuTime()
 			for i := 0; i < b.N; i++ {
 				r.Repetition = i
-				if err := tr.Observe(r); err != nil {
+				if err := tr.AddRecord(r); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/1000/float64(b.N), "cpu-µs/op")
 			b.StopTimer()
-			tr.Finish(End{})
+			tr.Stop()
 		})
 	}
 }

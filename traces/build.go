@@ -28,7 +28,7 @@ type builder struct {
 	// slab is where a cell's attribute lists are cut from: allocation
 	// (and the collection it brings) was most of tracing's cost. It is
 	// reused from the start for each cell (see reset): whatever keeps
-	// spans past Observe (the OTLP queue) copies their attributes.
+	// spans past AddRecord (the OTLP queue) copies their attributes.
 	slab []attribute.KeyValue
 	// spans, attempts and events are reused the same way.
 	spans, attempts []span

@@ -12,12 +12,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"bench/rundir"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 )
-
-// Dir is the folder of a run directory that holds the trace files.
-const Dir = "traces"
 
 // Span is one line of a trace file: the spec's Span interface.
 type Span struct {
@@ -86,7 +85,7 @@ func ParseFileName(name string) (stamp time.Time, root string, tid trace.TraceID
 // previousTrace finds the latest trace of a run directory: the one a
 // resumed run's root links to.
 func previousTrace(runDir string) (trace.TraceID, bool) {
-	paths, _ := filepath.Glob(filepath.Join(runDir, Dir, "*.jsonl"))
+	paths, _ := filepath.Glob(filepath.Join(runDir, rundir.TracesDir, "*.jsonl"))
 	type found struct {
 		stamp time.Time
 		name  string
@@ -128,7 +127,7 @@ type ndjsonFile struct {
 const flushEvery = time.Second
 
 func createNDJSON(runDir string, start time.Time, tid trace.TraceID, now func() time.Time) (*ndjsonFile, error) {
-	dir := filepath.Join(runDir, Dir)
+	dir := rundir.Path(runDir, rundir.TracesDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("traces: %w", err)
 	}
@@ -178,7 +177,7 @@ func (n *ndjsonFile) close() error {
 }
 
 // appendSpan encodes one span line by hand: the attributes keep the order
-// they were built in and no map is made per span (see BenchmarkObserve).
+// they were built in and no map is made per span (see BenchmarkAddRecord).
 func appendSpan(b []byte, tid string, s *span) []byte {
 	b = append(b, `{"trace_id":"`...)
 	b = append(b, tid...)

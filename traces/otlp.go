@@ -180,7 +180,7 @@ func newExporter(ctx context.Context, e Export) (sdktrace.SpanExporter, error) {
 // its ids, its stamps, its attributes. Starting and ending each span
 // through a Tracer did the same with explicit ids (a context-fed
 // IDGenerator) and trace.WithTimestamp, at twice the CPU per span (see
-// BenchmarkObserve), for spans that are complete before they are sent.
+// BenchmarkAddRecord), for spans that are complete before they are sent.
 // The batch processor never blocks the run: a full queue drops spans.
 type otlpOut struct {
 	bsp     sdktrace.SpanProcessor

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"bench/config"
+	"bench/output"
 	"bench/plan"
 	"bench/results"
 )
@@ -40,17 +41,12 @@ type Options struct {
 	TraceID trace.TraceID
 }
 
-// End is how the run ended, for the root span.
-type End struct {
-	Reason   string // runner.EndFinished, EndInterrupted, ...
-	Planned  int
-	Recorded int
-}
-
-// Tracer writes a run as one trace: it is a runner observer (Observe each
-// record), gives the runner each cell's traceparent before the cell runs,
-// and writes the suite and root spans at Finish. Nothing it does changes a
-// result or stops the run: its failures are warnings.
+// Tracer writes a run as one trace. It is one of the run's outputs
+// (package output): it writes each record's subtree (AddRecord), gives the
+// runner each cell's traceparent before the cell runs (WithTraceParent),
+// and writes the suite and root spans when the run has ended (RunEnd, then
+// Stop). Nothing it does changes a result or stops the run: its failures
+// are warnings.
 type Tracer struct {
 	tid     trace.TraceID
 	b       *builder
@@ -70,6 +66,7 @@ type Tracer struct {
 	order  []suiteKey
 	first  time.Time
 	last   time.Time
+	end    output.End
 
 	warnMu sync.Mutex
 	warned bool
@@ -154,16 +151,16 @@ func (t *Tracer) Path() string {
 func (t *Tracer) Exporting() bool { return t.otlp != nil }
 
 // TraceParent is the W3C traceparent of a cell's span, for the runner to
-// send with the cell's requests: the span Observe later writes has its id.
+// send with the cell's requests: the span AddRecord later writes has its id.
 func (t *Tracer) TraceParent(c plan.Cell) string { return CellTraceParent(t.tid, c) }
 
-// SuiteTraceParent is what runner.Options.SuiteTraceParent takes: the
-// traceparent a suite's warm-up request carries, naming the suite's span.
+// SuiteTraceParent is the traceparent a suite's warm-up request carries,
+// naming the suite's span.
 func (t *Tracer) SuiteTraceParent(s plan.Suite) string { return SuiteTraceParent(t.tid, s) }
 
-// Observe writes a finished cell's subtree. Only a trace file's failure is
-// returned (the runner warns once); the export reports its own, once.
-func (t *Tracer) Observe(r *results.Record) error {
+// AddRecord writes a finished cell's subtree. Only a trace file's failure
+// is returned (the run warns once); the export reports its own, once.
+func (t *Tracer) AddRecord(r *results.Record) error {
 	t.b.reset()
 	spans := t.b.cell(r)
 	c := &spans[0]
@@ -198,15 +195,18 @@ func (t *Tracer) Observe(r *results.Record) error {
 	return nil
 }
 
-// Finish writes the suite spans and the root, closes the file and flushes
+// RunEnd takes how the run ended, for the root span Stop writes.
+func (t *Tracer) RunEnd(e output.End) { t.end = e }
+
+// Stop writes the suite spans and the root, closes the file and flushes
 // the export within the traces timeout. The error is the trace file's
 // (export failures have been warned about).
-func (t *Tracer) Finish(end End) error {
+func (t *Tracer) Stop() error {
 	spans := make([]span, 0, len(t.order)+1)
 	for _, k := range t.order {
 		spans = append(spans, t.suiteSpan(t.suites[k]))
 	}
-	spans = append(spans, t.root(end))
+	spans = append(spans, t.root(t.end))
 	var err error
 	if t.file != nil {
 		err = t.file.write(spans)
@@ -246,7 +246,7 @@ func (t *Tracer) suiteSpan(a *suiteAgg) span {
 	return s
 }
 
-func (t *Tracer) root(end End) span {
+func (t *Tracer) root(end output.End) span {
 	s := span{
 		id: rootID(t.tid), kind: KindSkillExecute, otel: trace.SpanKindInternal, name: RootName,
 		start: t.start, end: t.now().Truncate(time.Microsecond), status: StatusOK,

@@ -13,8 +13,10 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"bench/config"
+	"bench/output"
 	"bench/plan"
 	"bench/results"
+	"bench/rundir"
 )
 
 // fakeClock steps a fixed amount per reading.
@@ -36,11 +38,12 @@ func runTrace(t *testing.T, dir string, cfg *config.Config, o Options, recs ...*
 		t.Fatalf("New: %v %v", tr, err)
 	}
 	for _, r := range recs {
-		if err := tr.Observe(r); err != nil {
+		if err := tr.AddRecord(r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := tr.Finish(End{Reason: "finished", Planned: len(recs), Recorded: len(recs)}); err != nil {
+	tr.RunEnd(output.End{Reason: "finished", Planned: len(recs), Recorded: len(recs)})
+	if err := tr.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	spans, err := CheckFile(tr.Path(), forbidden...)
@@ -222,7 +225,7 @@ func TestResumeLinksToTheEarlierTrace(t *testing.T) {
 	cfg := testConfig(t)
 	first, _ := runTrace(t, dir, cfg, Options{}, retried())
 	second, spans := runTrace(t, dir, cfg, Options{Resume: true, Done: 1}, skipped())
-	files, _ := filepath.Glob(filepath.Join(dir, Dir, "*.jsonl"))
+	files, _ := filepath.Glob(filepath.Join(dir, rundir.TracesDir, "*.jsonl"))
 	if len(files) != 2 || first.TraceID() == second.TraceID() {
 		t.Fatalf("files %v; trace ids %s %s", files, first.TraceID(), second.TraceID())
 	}

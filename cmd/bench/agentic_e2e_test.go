@@ -14,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"bench/forsy"
+	"bench/internal/exitcode"
 	"bench/internal/testpeer/anthropictest"
 	"bench/internal/testpeer/testmodel"
 )
@@ -166,13 +167,13 @@ func TestMCPServeCommandUsage(t *testing.T) {
 	cmd := exec.Command(benchBin, "mcp-serve", "only-one-arg")
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitIO {
-		t.Fatalf("exit %v, want %d", err, exitIO)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitcode.IO {
+		t.Fatalf("exit %v, want %d", err, exitcode.IO)
 	}
 	if out.Len() != 0 || !strings.Contains(errb.String(), "usage: bench mcp-serve TASKFILE CALLLOG") {
 		t.Errorf("stdout %q stderr %q", out.String(), errb.String())
 	}
-	if code, stdout, _ := runCLI("help"); code != exitOK || strings.Contains(stdout, "mcp-serve") {
+	if code, stdout, _ := runCLI("help"); code != exitcode.OK || strings.Contains(stdout, "mcp-serve") {
 		t.Errorf("mcp-serve must stay out of the help: %s", stdout)
 	}
 }

@@ -5,17 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"bench/compare"
+	"bench/internal/exitcode"
 	"bench/internal/suggest"
-	"bench/rundir"
 	"bench/stats"
 )
 
@@ -53,14 +50,14 @@ func parseCompareFlags(args []string, stderr io.Writer) (*compareFlags, []string
 	f := &compareFlags{}
 	fs := flag.NewFlagSet("bench compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	def := compare.DefaultOptions()
+	def := defaultCompareFlags()
 	fs.StringVar(&f.out, "out", "", "directory for compare.json, compare.md, compare.html and junit.xml (default NEW_RUN_DIR/compare)")
-	fs.StringVar(&f.failOn, "fail-on", strings.Join(def.FailOn, ","), "categories that fail the gate: quality, latency, availability, drift")
+	fs.StringVar(&f.failOn, "fail-on", def.failOn, "categories that fail the gate: quality, latency, availability, drift")
 	fs.BoolVar(&f.allowUnavailable, "allow-unavailable", false, "cells that no longer reach the model (a dead server) do not fail the gate")
-	fs.Float64Var(&f.alpha, "alpha", def.Alpha, "significance level after correction, shared by the three latency metrics")
-	fs.StringVar(&f.threshold, "latency-threshold", "10%", "smallest latency shift that counts, as a percentage of the base median")
-	fs.DurationVar(&f.floor, "latency-floor", time.Duration(def.LatencyFloorMS*float64(time.Millisecond)), "smallest TTFT or e2e shift that counts")
-	fs.StringVar(&f.correction, "correction", string(def.Correction), "false-alarm control over many prompts: holm (family-wise) or bh (false discovery rate)")
+	fs.Float64Var(&f.alpha, "alpha", def.alpha, "significance level after correction, shared by the three latency metrics")
+	fs.StringVar(&f.threshold, "latency-threshold", def.threshold, "smallest latency shift that counts, as a percentage of the base median")
+	fs.DurationVar(&f.floor, "latency-floor", def.floor, "smallest TTFT or e2e shift that counts")
+	fs.StringVar(&f.correction, "correction", def.correction, "false-alarm control over many prompts: holm (family-wise) or bh (false discovery rate)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, compareUsage)
 		fs.PrintDefaults()
@@ -132,93 +129,32 @@ func parsePercent(s string) (float64, error) {
 func compareCmd(args []string, stdout, stderr io.Writer) int {
 	f, dirs, err := parseCompareFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+		return exitcode.OK
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "bench compare: %v\n", err)
-		return exitUsage
+		return exitcode.Usage
 	}
 	opt, err := f.options()
 	if err != nil {
 		fmt.Fprintf(stderr, "bench compare: %v\n", err)
-		return exitUsage
+		return exitcode.Usage
 	}
-	return runCompare(dirs[0], dirs[1], f.out, opt, stdout, stderr)
+	regressed, err := compare.Judge(dirs[0], dirs[1], f.out, opt, stdout)
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "bench compare: %v\n", err)
+		return exitcode.IO
+	case regressed:
+		return exitcode.Regression
+	}
+	return exitcode.OK
 }
 
-// runCompare compares two run directories, prints the tables, writes the
-// outputs and returns the exit code: bench compare's and bench run
-// --baseline's.
-func runCompare(baseDir, newDir, out string, opt compare.Options, stdout, stderr io.Writer) int {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(compareMemoryLimit))
-	}
-	res, err := compare.Compare(baseDir, newDir, opt)
-	if err != nil {
-		fmt.Fprintf(stderr, "bench compare: %v\n", err)
-		return exitIO
-	}
-	defer res.Close()
-	if out == "" {
-		out = filepath.Join(newDir, compare.DirName)
-	}
-	if err := compare.WriteText(stdout, res); err != nil {
-		fmt.Fprintf(stderr, "bench compare: %v\n", err)
-		return exitIO
-	}
-	if err := compare.WriteFiles(out, res); err != nil {
-		fmt.Fprintf(stderr, "bench compare: %v\n", err)
-		return exitIO
-	}
-	fmt.Fprintf(stdout, "bench compare: %s, %s and %s in %s\n", compare.JSONFile, compare.MDFile, compare.JUnitFile, out)
-	fmt.Fprintf(stdout, "  page:  %s (open it in a browser)\n", filepath.Join(out, compare.HTMLFile))
-	if res.Regressed() {
-		return exitRegression
-	}
-	return exitOK
-}
-
-// compareMemoryLimit is the soft heap limit of a comparison (unless
-// GOMEMLIMIT is set), as reportMemoryLimit is bench report's. Comparing
-// two 100,000-line runs holds about 130 MB at its peak (the second pass's
-// snapshots and decoding, with answers that changed held on a tape, not in
-// the heap); with the default GOGC the garbage around that took the peak
-// RSS to 280 MiB when every answer changed, held to this limit 185 MiB,
-// at much the same speed.
-const compareMemoryLimit = 180 << 20
-
-// baseline is bench run --baseline: the run to compare against at the
-// end and how.
-type baseline struct {
-	dir string
-	opt compare.Options
-}
-
-// baselineGate checks --baseline and its options before the sweep starts,
-// rather than after an hour of it: nil when there is no --baseline; false
-// (after saying why) when the flags are unusable.
-func baselineGate(f *runFlags, stderr io.Writer) (*baseline, bool) {
-	if f.baseline == "" {
-		if f.failOn != "" {
-			fmt.Fprintln(stderr, "bench run: --fail-on needs --baseline")
-			return nil, false
-		}
-		return nil, true
-	}
-	if err := rundir.Check(f.baseline); err != nil {
-		fmt.Fprintf(stderr, "bench run: --baseline: %v\n", err)
-		return nil, false
-	}
-	cf := &compareFlags{failOn: f.failOn, allowUnavailable: f.allowUnavailable, threshold: "10%", correction: string(stats.Holm)}
+// defaultCompareFlags are bench compare's defaults, as bench run
+// --baseline uses them.
+func defaultCompareFlags() compareFlags {
 	def := compare.DefaultOptions()
-	if cf.failOn == "" {
-		cf.failOn = strings.Join(def.FailOn, ",")
-	}
-	cf.alpha, cf.floor = def.Alpha, time.Duration(def.LatencyFloorMS*float64(time.Millisecond))
-	opt, err := cf.options()
-	if err != nil {
-		fmt.Fprintf(stderr, "bench run: %v\n", err)
-		return nil, false
-	}
-	return &baseline{dir: f.baseline, opt: opt}, true
+	return compareFlags{failOn: strings.Join(def.FailOn, ","), alpha: def.Alpha, threshold: "10%",
+		floor: time.Duration(def.LatencyFloorMS * float64(time.Millisecond)), correction: string(def.Correction)}
 }

@@ -19,9 +19,11 @@ import (
 
 	"bench/agentsnap"
 	"bench/compare"
+	"bench/internal/exitcode"
 	"bench/internal/testpeer/junitschema"
 	"bench/internal/testpeer/ollamatest"
 	"bench/internal/testpeer/testmodel"
+	"bench/rundir"
 )
 
 // The compare end-to-end tests run the real bench binary twice and compare
@@ -187,14 +189,14 @@ func TestCompareRealOllamaIdentical(t *testing.T) {
 	}
 	base := filepath.Join(dir, "runs", "base")
 	code, out, errs := benchRun(t, dir, cfg, gatePrompts, "same", "--baseline", base, "--fail-on", "quality,availability,drift")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("identical rerun with --baseline: exit %d\n%s%s", code, out, errs)
 	}
 	// The comparison follows the run at once: no hint to run one.
 	if !strings.Contains(out, "verdict: ok") || !strings.Contains(out, "CELLS: 24 match") || strings.Contains(out, "FAIL ") || strings.Contains(out, "BASELINE_RUN") {
 		t.Errorf("stdout:\n%s", out)
 	}
-	c := readCompare(t, filepath.Join(dir, "runs", "same", compare.DirName))
+	c := readCompare(t, filepath.Join(dir, "runs", "same", rundir.CompareDir))
 	if c.Verdict != "ok" || len(c.Cells) != 24 {
 		t.Errorf("verdict %s, %d cells", c.Verdict, len(c.Cells))
 	}
@@ -204,11 +206,11 @@ func TestCompareRealOllamaIdentical(t *testing.T) {
 		}
 	}
 
-	snaps, err := os.ReadDir(filepath.Join(base, agentsnap.DirName))
+	snaps, err := os.ReadDir(filepath.Join(base, rundir.SnapshotsDir))
 	if err != nil || len(snaps) != 24 {
 		t.Fatalf("snapshots: %d files, %v", len(snaps), err)
 	}
-	s, err := agentsnap.Read(filepath.Join(base, agentsnap.DirName, agentsnap.FileName(agentsnap.Key{
+	s, err := agentsnap.Read(filepath.Join(base, rundir.SnapshotsDir, agentsnap.FileName(agentsnap.Key{
 		Provider: "ollama_openai", ProviderType: "ollama_openai", Model: "gate", PromptID: "G1", Repetition: 1})))
 	if err != nil {
 		t.Fatal(err)
@@ -239,10 +241,10 @@ func TestCompareRealOllamaRegression(t *testing.T) {
 	}
 	base, cur := filepath.Join(dir, "runs", "base"), filepath.Join(dir, "runs", "new")
 	code, out, errs := benchExec(t, "compare", base, cur)
-	if code != exitRegression {
-		t.Fatalf("exit %d, want %d\n%s%s", code, exitRegression, out, errs)
+	if code != exitcode.Regression {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitcode.Regression, out, errs)
 	}
-	c := readCompare(t, filepath.Join(cur, compare.DirName))
+	c := readCompare(t, filepath.Join(cur, rundir.CompareDir))
 	var regressions []string
 	for _, cell := range c.Cells {
 		want := map[string]string{"G0": compare.Regression, "G1": compare.Regression, "G2": compare.Match,
@@ -400,10 +402,10 @@ func TestCompareLatencyDelayServer(t *testing.T) {
 	base := run("base", 100*time.Millisecond, 25*time.Millisecond, 0.25)
 	slow := run("slow", 200*time.Millisecond, 50*time.Millisecond, 0.25)
 	code, out, errs := benchExec(t, "compare", base, slow)
-	if code != exitRegression {
+	if code != exitcode.Regression {
 		t.Fatalf("slower server: exit %d\n%s%s", code, out, errs)
 	}
-	c := readCompare(t, filepath.Join(slow, compare.DirName))
+	c := readCompare(t, filepath.Join(slow, rundir.CompareDir))
 	metrics := map[string]bool{}
 	prompts := map[string]bool{}
 	for _, f := range c.Findings {
@@ -486,7 +488,7 @@ func TestCompareSameDelays(t *testing.T) {
 			pair := filepath.Base(runs[i]) + " vs " + filepath.Base(runs[j])
 			out := filepath.Join(dir, fmt.Sprintf("cmp%d-%d", i, j))
 			code, stdout, errs := benchExec(t, "compare", "--out", out, runs[i], runs[j])
-			if code != exitOK && code != exitRegression {
+			if code != exitcode.OK && code != exitcode.Regression {
 				t.Fatalf("compare: exit %d\n%s", code, errs)
 			}
 			c := readCompare(t, out)
@@ -504,7 +506,7 @@ func TestCompareSameDelays(t *testing.T) {
 			if latency {
 				alarms++
 			}
-			if code == exitRegression && !latency {
+			if code == exitcode.Regression && !latency {
 				t.Errorf("%s: exit %d with no finding\n%s", pair, code, stdout)
 			}
 			for _, cell := range c.Cells {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"bench/compare"
+	"bench/internal/exitcode"
 )
 
 // bench compare in-process on the checked-in runs testdata/compare/base and
@@ -20,18 +21,18 @@ func TestCompareCLIGolden(t *testing.T) {
 		args []string
 		code int
 	}{
-		{"compare-help", []string{"compare", "-h"}, exitOK},
-		{"compare", []string{"compare", "--out", out, base, cur}, exitRegression},
-		{"compare-flags-after", []string{"compare", base, cur, "--out", out, "--fail-on", "latency", "--latency-threshold", "20%", "--latency-floor", "20ms", "--alpha", "0.01"}, exitOK},
-		{"compare-allow-unavailable", []string{"compare", "--out", out, "--fail-on", "availability,drift", "--allow-unavailable", base, cur}, exitRegression},
-		{"compare-same", []string{"compare", "--out", out, base, base}, exitOK},
-		{"compare-one-arg", []string{"compare", base}, exitUsage},
-		{"compare-bad-flags", []string{"compare", "--fail-on", "speed", "--latency-threshold", "fast", base, cur}, exitUsage},
-		{"compare-not-a-run", []string{"compare", "--out", out, "testdata", cur}, exitIO},
-		{"run-baseline-not-a-run", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--baseline", "testdata"}, exitUsage},
-		{"run-baseline-bad-fail-on", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--baseline", base, "--fail-on", "quality,speed"}, exitUsage},
-		{"run-fail-on-without-baseline", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--fail-on", "quality"}, exitUsage},
-		{"run-baseline-dry-run", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--baseline", base, "--fail-on", "quality", "--models", "qwen3:4b"}, exitOK},
+		{"compare-help", []string{"compare", "-h"}, exitcode.OK},
+		{"compare", []string{"compare", "--out", out, base, cur}, exitcode.Regression},
+		{"compare-flags-after", []string{"compare", base, cur, "--out", out, "--fail-on", "latency", "--latency-threshold", "20%", "--latency-floor", "20ms", "--alpha", "0.01"}, exitcode.OK},
+		{"compare-allow-unavailable", []string{"compare", "--out", out, "--fail-on", "availability,drift", "--allow-unavailable", base, cur}, exitcode.Regression},
+		{"compare-same", []string{"compare", "--out", out, base, base}, exitcode.OK},
+		{"compare-one-arg", []string{"compare", base}, exitcode.Usage},
+		{"compare-bad-flags", []string{"compare", "--fail-on", "speed", "--latency-threshold", "fast", base, cur}, exitcode.Usage},
+		{"compare-not-a-run", []string{"compare", "--out", out, "testdata", cur}, exitcode.IO},
+		{"run-baseline-not-a-run", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--baseline", "testdata"}, exitcode.Usage},
+		{"run-baseline-bad-fail-on", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--baseline", base, "--fail-on", "quality,speed"}, exitcode.Usage},
+		{"run-fail-on-without-baseline", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--fail-on", "quality"}, exitcode.Usage},
+		{"run-baseline-dry-run", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--baseline", base, "--fail-on", "quality", "--models", "qwen3:4b"}, exitcode.OK},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -78,7 +79,7 @@ func TestCompareDefaultOut(t *testing.T) {
 	}
 	before := listFiles(t, dir)
 	code, stdout, stderr := runCLI("compare", filepath.Join(dir, "base"), filepath.Join(dir, "new"))
-	if code != exitRegression {
+	if code != exitcode.Regression {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
 	after := listFiles(t, dir)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"bench/internal/exitcode"
 	"bench/internal/testpeer/ollamatest"
 	"bench/internal/testpeer/testmodel"
 	"bench/results"
@@ -275,7 +276,7 @@ func TestStoppedServer(t *testing.T) {
 	dead.Close()
 	_ = s
 	code, stdout, stderr, recs, _ := runBench(t, sweepConfig(url), "--timeout", "30s")
-	if code != exitUnreached || len(recs) != 20 || !strings.Contains(stderr, "no cell reached a model (exit 4)") {
+	if code != exitcode.Unreached || len(recs) != 20 || !strings.Contains(stderr, "no cell reached a model (exit 4)") {
 		t.Fatalf("exit %d, %d records\n%s%s", code, len(recs), stdout, stderr)
 	}
 	for _, r := range recs {
@@ -368,7 +369,7 @@ func TestNoModelOnServer(t *testing.T) {
 	s := needServer(t)
 	cfg := strings.ReplaceAll(sweepConfig(s.URL()), "[scripted, missing-model]", "[missing-model, llama3.2:3b]")
 	code, stdout, stderr, recs, _ := runBench(t, cfg)
-	if code != exitUnreached || len(recs) != 20 {
+	if code != exitcode.Unreached || len(recs) != 20 {
 		t.Fatalf("exit %d, %d records\n%s%s", code, len(recs), stdout, stderr)
 	}
 	if !strings.Contains(stdout, "no model answered") || !strings.Contains(stdout, "`ollama pull llama3.2:3b`, `ollama pull missing-model`") {

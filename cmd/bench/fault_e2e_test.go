@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"bench/internal/exitcode"
 	"bench/internal/testpeer/anthropictest"
 	"bench/internal/testpeer/faultserver"
 	"bench/results"
@@ -168,7 +169,7 @@ func TestFaultMatrixCLI(t *testing.T) {
 		fmt.Sprintf("  - name: cli_refused\n    type: claude_code_cli\n    command: %s\n    env: {ANTHROPIC_BASE_URL: %s, ANTHROPIC_AUTH_TOKEN: x, HOME: %s, CLAUDE_CODE_MAX_RETRIES: \"0\"}\n    models: [nothing-listens]\n", cli, s.ClosedURL(), t.TempDir()) +
 		"  - name: cli_missing\n    type: claude_code_cli\n    command: bench-no-such-cli\n    models: [no-cli]\n"
 	code, stdout, stderr, recs, _ := faultRun(t, run, provs, "--allow-unavailable")
-	if code != exitOK || len(recs) != len(cliClasses)+2 {
+	if code != exitcode.OK || len(recs) != len(cliClasses)+2 {
 		t.Errorf("exit %d, %d records\n%s%s", code, len(recs), stdout, stderr)
 	}
 	checkClasses(t, recs, cliClasses, 4096)
@@ -201,7 +202,7 @@ func TestFaultMatrix(t *testing.T) {
 		fmt.Sprintf("  - name: refused\n    type: ollama_openai\n    base_url: %s/v1\n    models: [nothing-listens]\n", s.ClosedURL())
 	code, stdout, stderr, recs, _ := faultRun(t, run, provs)
 	// Every cell of one provider was unavailable: exit 4 names it.
-	if code != exitUnreached || !strings.Contains(stderr, "no cell of refused reached a model") || len(recs) != 3*len(httpClasses)+1 {
+	if code != exitcode.Unreached || !strings.Contains(stderr, "no cell of refused reached a model") || len(recs) != 3*len(httpClasses)+1 {
 		t.Errorf("exit %d, %d records\n%s%s", code, len(recs), stdout, stderr)
 	}
 	checkClasses(t, recs, httpClasses, 4096)

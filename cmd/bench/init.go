@@ -1,36 +1,15 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	iofs "io/fs"
-	"net/http"
-	"net/url"
-	"os"
-	"slices"
-	"strconv"
-	"strings"
-	"text/template"
-	"time"
 
-	"github.com/ollama/ollama/api"
-	"github.com/ollama/ollama/envconfig"
-
-	"bench/config"
-	"bench/providers"
-	"bench/report"
+	"bench/initconfig"
+	"bench/internal/exitcode"
+	"bench/internal/shellword"
 )
-
-// initProbeTimeout bounds the look for a running Ollama: bench init must
-// answer at once whether or not one is there.
-const initProbeTimeout = 3 * time.Second
-
-// initDefaultModels go into bench.yaml when no Ollama answered: small
-// models that run on a laptop, one with thinking.
-var initDefaultModels = []string{"llama3.2:3b", "qwen3:4b"}
 
 const initUsage = `usage: bench init [--config bench.yaml] [--ollama URL]
 
@@ -41,59 +20,6 @@ An existing file is never overwritten.
 
 Flags:
 `
-
-// initFile is what bench init writes. Every key of the README's bench.yaml
-// is there, with what it does, so the file is its own documentation.
-var initFile = template.Must(template.New("bench.yaml").Parse(`# bench.yaml, written by 'bench init' on {{.Date}}.
-{{- range .Notes}}
-# {{.}}
-{{- end}}
-#
-# Run it:   bench run                (--dry-run first shows the plan)
-# Then:     bench report RUN_DIR     rebuilds summary.md, report.html, junit.xml
-run:
-  id: ""                 # default: UTC timestamp YYYYMMDD_HHMMSS
-  out_dir: runs          # relative to this file
-  concurrency: 4         # cells in flight across all providers
-  repetitions: 1         # each cell repeated, with a repetition index in results
-  timeout: 120s          # per cell: the whole stream, retries included
-  max_output_bytes: 65536
-providers:
-  # Ollama's OpenAI-compatible API. Add an entry of type ollama for its
-  # native API (it can pull: true missing models and warmup: true them).
-  - name: ollama_openai  # the provider value in results; defaults to type
-    type: ollama_openai  # ollama_openai | ollama | openai_responses | claude_code_cli
-    base_url: {{.BaseURL}}/v1
-    api_key_env: ""      # the NAME of an environment variable, never a key
-    concurrency: 2       # per-provider limit
-    models: [{{.Models}}]
-{{- range .Left}}
-    # {{.}}
-{{- end}}
-    thinking_levels: [null]   # null or low|medium|high|xhigh; one cell per level
-    # temperature: 0
-    # seed: 42
-    # max_tokens: 512
-  # A hosted model through the Responses API (the key stays in the variable):
-  # - type: openai_responses
-  #   api_key_env: OPENAI_API_KEY
-  #   models: [gpt-5-mini]
-  #   thinking_levels: [low]
-  # The Claude Code CLI, one process per cell:
-  # - type: claude_code_cli
-  #   models: [sonnet]
-prompts:
-  files: []              # empty: the built-in suite (16 prompts, embedded)
-  only: []               # optional list of prompt ids, e.g. [P0, P3]
-`))
-
-type initData struct {
-	Date    string
-	Notes   []string
-	BaseURL string
-	Models  string
-	Left    []string
-}
 
 // initCmd is `bench init`.
 func initCmd(args []string, stdout, stderr io.Writer) int {
@@ -110,148 +36,25 @@ func initCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "bench init: unexpected argument %q; see 'bench init --help'\n", fs.Arg(0))
-		return exitUsage
+		return exitcode.Usage
 	}
-	if exists(*path) {
+	notes, err := initconfig.Write(*path, initconfig.Base(*ollama))
+	switch {
+	case errors.Is(err, initconfig.ErrExists):
 		fmt.Fprintf(stderr, "bench init: %s exists; not overwriting it (move it away, or write another file with --config FILE)\n", *path)
-		return exitUsage
-	}
-	data := describeOllama(ollamaBase(*ollama))
-	var b strings.Builder
-	if err := initFile.Execute(&b, data); err != nil {
+		return exitcode.Usage
+	case err != nil:
 		fmt.Fprintf(stderr, "bench init: %v\n", err)
-		return exitIO
-	}
-	if err := writeNew(*path, []byte(b.String())); err != nil {
-		if errors.Is(err, iofs.ErrExist) {
-			fmt.Fprintf(stderr, "bench init: %s exists; not overwriting it\n", *path)
-			return exitUsage
-		}
-		fmt.Fprintf(stderr, "bench init: %v\n", err)
-		return exitIO
-	}
-	// What was written must load: a template slip is caught here, not by
-	// the user's first run.
-	if _, err := config.Load(*path, providers.Kinds); err != nil {
-		fmt.Fprintf(stderr, "bench init: wrote %s, but it does not load (a bug in bench):\n%v\n", *path, err)
-		return exitIO
+		return exitcode.IO
 	}
 	fmt.Fprintf(stdout, "bench: wrote %s\n", *path)
-	for _, n := range data.Notes {
+	for _, n := range notes {
 		fmt.Fprintf(stdout, "  %s\n", n)
 	}
 	run := progName + " run"
 	if *path != "bench.yaml" {
-		run += " --config " + quote(*path)
+		run += " --config " + shellword.Quote(*path)
 	}
 	fmt.Fprintf(stdout, "next:\n  %s --dry-run    show the plan\n  %s              run it\n", run, run)
-	return exitOK
-}
-
-// describeOllama fills what the written config says of the Ollama at
-// base: its chat models, or what to start and pull.
-func describeOllama(base string) initData {
-	data := initData{Date: time.Now().UTC().Format("2006-01-02"), BaseURL: base}
-	models, left, err := pulledModels(base)
-	switch {
-	case err != nil:
-		data.Models = yamlList(initDefaultModels)
-		data.Notes = []string{
-			"No Ollama answered at " + base + " (" + err.Error() + ").",
-			"Start it (ollama serve, or the desktop app) and pull the models below:",
-			"  ollama pull " + strings.Join(initDefaultModels, " && ollama pull "),
-		}
-	case len(models) == 0:
-		data.Models = yamlList(initDefaultModels)
-		data.Notes = []string{"The Ollama at " + base + " has no chat model yet; pull the models below:",
-			"  ollama pull " + strings.Join(initDefaultModels, " && ollama pull ")}
-	default:
-		data.Models = yamlList(models)
-		data.Notes = []string{fmt.Sprintf("Found an Ollama at %s with %s: all are swept; trim the list to taste.", base, report.Plural(len(models), "chat model"))}
-	}
-	if len(left) > 0 {
-		data.Left = []string{"left out, not chat models: " + strings.Join(left, ", ")}
-	}
-	return data
-}
-
-// ollamaBase is where to look for Ollama, as its own CLI would: the flag,
-// else OLLAMA_HOST, else the default port on loopback.
-func ollamaBase(flagValue string) string {
-	if flagValue != "" {
-		return strings.TrimRight(flagValue, "/")
-	}
-	u := envconfig.Host()
-	if h := u.Hostname(); h == "0.0.0.0" || h == "::" {
-		// A server bound to every interface is reached on loopback.
-		u.Host = strings.Replace(u.Host, h, "127.0.0.1", 1)
-		if h == "::" {
-			u.Host = "127.0.0.1:" + u.Port()
-		}
-	}
-	return strings.TrimRight(u.String(), "/")
-}
-
-// pulledModels lists the chat models of the Ollama at base, in its order
-// (most recently modified first), and the embedding models left out. The
-// look is bounded by initProbeTimeout.
-func pulledModels(base string) (chat, left []string, err error) {
-	u, err := url.Parse(base)
-	if err != nil {
-		return nil, nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), initProbeTimeout)
-	defer cancel()
-	list, err := api.NewClient(u, &http.Client{Timeout: initProbeTimeout}).List(ctx)
-	if err != nil {
-		return nil, nil, shortNetErr(err)
-	}
-	for _, m := range list.Models {
-		fam := strings.ToLower(m.Details.Family + " " + strings.Join(m.Details.Families, " "))
-		if strings.Contains(strings.ToLower(m.Name), "embed") || strings.Contains(fam, "bert") {
-			left = append(left, m.Name)
-			continue
-		}
-		chat = append(chat, m.Name)
-	}
-	return slices.Compact(chat), left, nil
-}
-
-// shortNetErr keeps the part of a connection error a person reads.
-func shortNetErr(err error) error {
-	msg := err.Error()
-	if i := strings.LastIndex(msg, ": "); i >= 0 && strings.Contains(msg, "dial") {
-		msg = msg[i+2:]
-	}
-	return errors.New(msg)
-}
-
-// writeNew creates path and writes data, failing if the file exists (even
-// if it appeared after the check above).
-func writeNew(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(path)
-		return err
-	}
-	return f.Close()
-}
-
-// yamlList renders names as the items of a YAML flow sequence, quoting a
-// name with characters YAML would read otherwise.
-func yamlList(names []string) string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = n
-		if n == "" || strings.IndexFunc(n, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:/-", r))
-		}) >= 0 {
-			out[i] = strconv.Quote(n)
-		}
-	}
-	return strings.Join(out, ", ")
+	return exitcode.OK
 }

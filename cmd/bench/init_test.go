@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"bench/config"
+	"bench/internal/exitcode"
 	"bench/providers"
 )
 
@@ -26,7 +27,7 @@ func initGolden(t *testing.T, name, url string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "bench.yaml")
 	code, stdout, stderr := runCLI("init", "--ollama", url, "--config", path)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
 	written, err := os.ReadFile(path)
@@ -47,7 +48,7 @@ func initGolden(t *testing.T, name, url string) string {
 	// A second init never overwrites.
 	code, _, stderr = runCLI("init", "--ollama", url, "--config", path)
 	again, _ := os.ReadFile(path)
-	if code != exitUsage || !strings.Contains(stderr, "exists; not overwriting") || string(again) != string(written) {
+	if code != exitcode.Usage || !strings.Contains(stderr, "exists; not overwriting") || string(again) != string(written) {
 		t.Errorf("second init: exit %d, %s", code, stderr)
 	}
 	return strings.Join(cfg.Providers[0].Models, "|")
@@ -81,7 +82,7 @@ func TestInitRealOllama(t *testing.T) {
 	s := needServer(t)
 	path := filepath.Join(t.TempDir(), "bench.yaml")
 	code, stdout, stderr := runCLI("init", "--ollama", s.URL(), "--config", path)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
 	cfg, err := config.Load(path, providers.Kinds)
@@ -93,21 +94,6 @@ func TestInitRealOllama(t *testing.T) {
 	}
 }
 
-func TestOllamaBase(t *testing.T) {
-	cases := []struct{ env, flag, want string }{
-		{"", "", "http://127.0.0.1:11434"},
-		{"0.0.0.0:12345", "", "http://127.0.0.1:12345"},
-		{"http://gpu-box:11434", "", "http://gpu-box:11434"},
-		{"x", "http://other:1/", "http://other:1"},
-	}
-	for _, c := range cases {
-		t.Setenv("OLLAMA_HOST", c.env)
-		if got := ollamaBase(c.flag); got != c.want {
-			t.Errorf("OLLAMA_HOST=%q --ollama %q: %q, want %q", c.env, c.flag, got, c.want)
-		}
-	}
-}
-
 // `bench run` where there is no bench.yaml says how to get one.
 func TestRunWithoutConfig(t *testing.T) {
 	var code int
@@ -116,7 +102,7 @@ func TestRunWithoutConfig(t *testing.T) {
 		t.Chdir(t.TempDir()) // undone when the subtest ends
 		code, stdout, stderr = runCLI("run")
 	})
-	if code != exitUsage {
+	if code != exitcode.Usage {
 		t.Errorf("exit %d", code)
 	}
 	golden(t, "no-config.txt", "$ bench run\n--- stdout\n"+stdout+"--- stderr\n"+stderr)

@@ -15,24 +15,26 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
+	"bench/internal/exitcode"
 	"bench/internal/printable"
 	"bench/internal/suggest"
 	"bench/internal/version"
 	"bench/runner"
 )
 
-// Exit codes.
-const (
-	exitOK    = 0
-	exitIO    = 1
-	exitUsage = 2
-	// exitRegression: bench compare (or bench run --baseline) found a
-	// regression of a --fail-on category. 4 is kept for "nothing reached a
-	// model".
-	exitRegression  = 3
-	exitInterrupted = 130
-)
+// progName is how the user invoked bench, for the commands the hints print
+// ("bench", "./bench", a path). main sets it; tests keep "bench".
+var progName = "bench"
+
+// setProgName takes the name bench was started as, unless it is a
+// throwaway path (`go run`'s build directory) that would not run again.
+func setProgName(arg0 string) {
+	if arg0 != "" && !strings.Contains(arg0, "go-build") {
+		progName = arg0
+	}
+}
 
 func main() {
 	setProgName(os.Args[0])
@@ -87,7 +89,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func command(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return exitUsage
+		return exitcode.Usage
 	}
 	switch args[0] {
 	case "init":
@@ -102,11 +104,11 @@ func command(args []string, stdout, stderr io.Writer) int {
 		return compareCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "bench", version.String())
-		return exitOK
+		return exitcode.OK
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
-		return exitOK
+		return exitcode.OK
 	}
 	fmt.Fprintf(stderr, "bench: unknown command %q%s; see 'bench help'\n", args[0], suggest.Hint(args[0], commands))
-	return exitUsage
+	return exitcode.Usage
 }

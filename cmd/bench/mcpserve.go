@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"bench/internal/exitcode"
 	"bench/mcpserve"
 )
 
@@ -22,7 +23,7 @@ func mcpServeCmd(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	if err := mcpserve.Run(ctx, args, os.Stdin, stdout); err != nil {
 		fmt.Fprintf(stderr, "bench mcp-serve: %v\n", err)
-		return exitIO
+		return exitcode.IO
 	}
-	return exitOK
+	return exitcode.OK
 }

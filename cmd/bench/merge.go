@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"bench/internal/exitcode"
 	"bench/internal/version"
 	"bench/merge"
 	"bench/report"
@@ -22,6 +23,7 @@ shards, or a missing shard are refused (exit 2).
 Flags:
 `
 
+// mergeCmd is `bench merge OUT_DIR SHARD_DIR...`.
 func mergeCmd(args []string, stdout, stderr io.Writer) int {
 	var allowPartial bool
 	fs := newMergeFlags(&allowPartial)
@@ -32,32 +34,26 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	pos, err := parseInterleaved(fs, args)
 	if err == flag.ErrHelp {
-		return exitOK
+		return exitcode.OK
 	}
 	if err != nil {
-		return exitUsage
+		return exitcode.Usage
 	}
 	if len(pos) < 2 {
 		fs.Usage()
-		return exitUsage
+		return exitcode.Usage
 	}
 	res, err := merge.Merge(pos[0], pos[1:], merge.Options{AllowPartial: allowPartial, BenchVersion: version.String(), Warn: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "bench merge: %v\n", err)
 		if merge.IsRefusal(err) {
-			return exitUsage
+			return exitcode.Usage
 		}
-		return exitIO
+		return exitcode.IO
 	}
-	// Every report a run writes, report.html and junit.xml included, now
-	// over the merged results.
-	summary, err := buildReports(res.Dir, "", stderr)
-	if err == nil {
-		err = report.WriteTable(stdout, summary)
-	}
-	if err != nil {
+	if err := report.WriteTable(stdout, res.Summary); err != nil {
 		fmt.Fprintf(stderr, "bench merge: %v\n", err)
-		return exitIO
+		return exitcode.IO
 	}
 	m := res.Info.Merge
 	note := ""
@@ -65,7 +61,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 		note = fmt.Sprintf(" (partial: shards %v of %d missing)", m.Missing, m.Count)
 	}
 	fmt.Fprintf(stdout, "bench: merged %d of %d shards, %d records%s into %s\n", len(m.Shards), m.Count, res.Records, note, res.Dir)
-	return exitOK
+	return exitcode.OK
 }
 
 func newMergeFlags(allowPartial *bool) *flag.FlagSet {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"bench/internal/exitcode"
 	"bench/results"
 )
 
@@ -137,7 +138,7 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 			}
 			code, stdout, stderr := benchIn(t, work, env, args...)
 			// A shard dealt only the missing model measured nothing: exit 4.
-			if code == exitUnreached && strings.Contains(stderr, "no cell reached a model") {
+			if code == exitcode.Unreached && strings.Contains(stderr, "no cell reached a model") {
 				code = 0
 			}
 			if code != 0 {
@@ -218,7 +219,7 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 	}
 	// A shard given twice is refused with exit 2.
 	code, _, stderr = benchIn(t, work, nil, "merge", filepath.Join(work, "again"), shardDirs[0], shardDirs[1], shardDirs[2], shardDirs[2])
-	if code != exitUsage || !strings.Contains(stderr, "given twice") {
+	if code != exitcode.Usage || !strings.Contains(stderr, "given twice") {
 		t.Errorf("shard twice: exit %d\n%s", code, stderr)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"bench/internal/exitcode"
 	"bench/results"
 	"bench/rundir"
 )
@@ -33,31 +34,31 @@ func TestMergeCLI(t *testing.T) {
 	parent := t.TempDir()
 	a, b := shardDir(t, parent, 1, 2), shardDir(t, parent, 2, 2)
 
-	if code, _, stderr := runCLI("merge"); code != exitUsage || !strings.Contains(stderr, "usage: bench merge") {
+	if code, _, stderr := runCLI("merge"); code != exitcode.Usage || !strings.Contains(stderr, "usage: bench merge") {
 		t.Errorf("no arguments: exit %d\n%s", code, stderr)
 	}
-	if code, _, _ := runCLI("merge", "-h"); code != exitOK {
+	if code, _, _ := runCLI("merge", "-h"); code != exitcode.OK {
 		t.Errorf("-h: exit %d", code)
 	}
 	// A refusal is bad input: exit 2, the reason on stderr.
 	code, _, stderr := runCLI("merge", filepath.Join(parent, "m1"), a)
-	if code != exitUsage || !strings.Contains(stderr, "bench merge: shard 2/2 missing") {
+	if code != exitcode.Usage || !strings.Contains(stderr, "bench merge: shard 2/2 missing") {
 		t.Errorf("missing shard: exit %d\n%s", code, stderr)
 	}
 	// A flag after the directories is read as a flag.
 	code, stdout, stderr := runCLI("merge", filepath.Join(parent, "m2"), a, "--allow-partial")
-	if code != exitOK || !strings.Contains(stdout, "merged 1 of 2 shards, 1 records (partial: shards [2] of 2 missing)") {
+	if code != exitcode.OK || !strings.Contains(stdout, "merged 1 of 2 shards, 1 records (partial: shards [2] of 2 missing)") {
 		t.Errorf("partial: exit %d\n%s%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = runCLI("merge", filepath.Join(parent, "m3"), b, a)
-	if code != exitOK || !strings.Contains(stdout, "merged 2 of 2 shards, 2 records into "+filepath.Join(parent, "m3")) ||
+	if code != exitcode.OK || !strings.Contains(stdout, "merged 2 of 2 shards, 2 records into "+filepath.Join(parent, "m3")) ||
 		!strings.Contains(stdout, " m1 ") || !strings.Contains(stdout, " m2 ") {
 		t.Errorf("merge: exit %d\n%s%s", code, stdout, stderr)
 	}
 	// An output directory that cannot be made is an I/O failure: exit 1.
 	os.WriteFile(filepath.Join(parent, "file"), nil, 0o644)
 	code, _, stderr = runCLI("merge", filepath.Join(parent, "file", "out"), a, b)
-	if code != exitIO || !strings.Contains(stderr, "bench merge:") {
+	if code != exitcode.IO || !strings.Contains(stderr, "bench merge:") {
 		t.Errorf("unwritable output: exit %d\n%s", code, stderr)
 	}
 }

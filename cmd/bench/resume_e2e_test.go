@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"bench/internal/exitcode"
 	"bench/internal/testpeer/faultserver"
 	"bench/results"
 	"bench/rundir"
@@ -106,22 +107,23 @@ func TestResumeKeepsThePlan(t *testing.T) {
 	cmd.Wait()
 
 	code, _, stderr := runIn(t, dir, append(args, "--resume", "--repetitions", "2", "--prompts", "T0")...)
-	if code != exitUsage || !strings.Contains(stderr, "--repetitions 2: the run was started with 3") || !strings.Contains(stderr, "--prompts T0: the run was started with T0,T1,T2,T3,T4") {
+	if code != exitcode.Usage || !strings.Contains(stderr, "--repetitions 2: the run was started with 3") || !strings.Contains(stderr, "--prompts T0: the run was started with T0,T1,T2,T3,T4") {
 		t.Errorf("a flag changing the plan: exit %d\n%s", code, stderr)
 	}
 	code, stdout, _ := runIn(t, dir, append(args, "--resume", "--dry-run")...)
-	if code != exitOK || !strings.Contains(stdout, "resuming r would run 11 of its 15 cells") {
+	if code != exitcode.OK || !strings.Contains(stdout, "resuming r would run 11 of its 15 cells") {
 		t.Errorf("dry run: exit %d\n%s", code, stdout)
 	}
 
 	h.release()
 	// The same command line again (--repetitions 3) is no change.
 	code, stdout, stderr = runIn(t, dir, append(args, "--resume")...)
-	if code != exitOK || !strings.Contains(stdout, "resuming r: 4 of 15 cells already recorded") || !strings.Contains(stdout, "finished: 11/11") {
+	if code != exitcode.OK || !strings.Contains(stdout, "resuming r: 4 of 15 cells already recorded") || !strings.Contains(stdout, "finished: 11/11") {
 		t.Fatalf("resume: exit %d\n%s%s", code, stdout, stderr)
 	}
 	onceEach(t, readRecords(t, filepath.Join(runDir, "results.jsonl")), 15)
-	if info := runInfo(t, runDir); info.EndReason != "finished" || info.CellsPlanned != 15 || info.Resumed != 4 || info.CellsRecorded != 11 {
+	// run.json counts the whole run; the cells of the first run apart.
+	if info := runInfo(t, runDir); info.EndReason != "finished" || info.CellsPlanned != 15 || info.Resumed != 4 || info.CellsRecorded != 15 || info.ByStatus["ok"] != 15 {
 		t.Errorf("run.json %+v", info)
 	}
 }
@@ -142,7 +144,7 @@ func TestResumeRunsCancelledAndUnavailableAgain(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGINT)
 	time.Sleep(100 * time.Millisecond) // the two signals are two Ctrl-Cs, not one
 	cmd.Process.Signal(syscall.SIGINT)
-	if code := exitCode(cmd.Wait()); code != exitInterrupted {
+	if code := exitCode(cmd.Wait()); code != exitcode.Interrupted {
 		t.Fatalf("exit %d\n%s", code, stdout)
 	}
 	first := readRecords(t, filepath.Join(runDir, "results.jsonl"))
@@ -157,7 +159,7 @@ func TestResumeRunsCancelledAndUnavailableAgain(t *testing.T) {
 
 	h.release()
 	code, out, stderr := runIn(t, dir, append(args, "--resume")...)
-	if code != exitOK || !strings.Contains(stderr, "recorded cells run again") || !strings.Contains(stderr, "recorded more than once") {
+	if code != exitcode.OK || !strings.Contains(stderr, "recorded cells run again") || !strings.Contains(stderr, "recorded more than once") {
 		t.Fatalf("resume: exit %d\n%s%s", code, out, stderr)
 	}
 	all := readRecords(t, filepath.Join(runDir, "results.jsonl"))
@@ -207,7 +209,7 @@ func TestTwoProcessesRace(t *testing.T) {
 	h.waitStarted(t, 2)
 	for _, extra := range [][]string{{"--resume"}, nil} {
 		code, _, stderr := runIn(t, dir, append([]string{"run", "--config", "bench.yaml", "--run-id", "r"}, extra...)...)
-		if code != exitUsage || !strings.Contains(stderr, fmt.Sprintf("in use by another bench process (pid %d)", a.Process.Pid)) {
+		if code != exitcode.Usage || !strings.Contains(stderr, fmt.Sprintf("in use by another bench process (pid %d)", a.Process.Pid)) {
 			t.Errorf("second process %v: exit %d\n%s", extra, code, stderr)
 		}
 	}
@@ -220,14 +222,14 @@ func TestTwoProcessesRace(t *testing.T) {
 	}
 	h.release()
 	codes := []int{exitCode(cmds[0].Wait()), exitCode(cmds[1].Wait())}
-	if exitCode(a.Wait()) != exitOK {
+	if exitCode(a.Wait()) != exitcode.OK {
 		t.Errorf("first process did not finish cleanly")
 	}
 	refused := 0
 	for i, c := range codes {
-		if c == exitUsage && strings.Contains(errs[i].String(), "another bench process") || strings.Contains(errs[i].String(), "already holds a run") {
+		if c == exitcode.Usage && strings.Contains(errs[i].String(), "another bench process") || strings.Contains(errs[i].String(), "already holds a run") {
 			refused++
-		} else if c != exitOK {
+		} else if c != exitcode.OK {
 			t.Errorf("process %d: exit %d\n%s", i, c, errs[i])
 		}
 	}
@@ -291,7 +293,7 @@ func TestKillResumeLoop(t *testing.T) {
 		t.Logf("kill %d: %d lines", i+1, len(strings.Split(string(must(os.ReadFile(filepath.Join(runDir, "results.jsonl")))), "\n"))-1)
 	}
 	code, stdout, stderr := runIn(t, dir, append(args, "--resume")...)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("final resume: exit %d\n%s%s", code, stdout, stderr)
 	}
 	by := onceEach(t, readRecords(t, filepath.Join(runDir, "results.jsonl")), 200)
@@ -300,7 +302,7 @@ func TestKillResumeLoop(t *testing.T) {
 			t.Errorf("%+v: %s", k, class(r))
 		}
 	}
-	if info := runInfo(t, runDir); info.EndReason != "finished" || info.CellsPlanned != 200 || info.Resumed+info.CellsRecorded != 200 {
+	if info := runInfo(t, runDir); info.EndReason != "finished" || info.CellsPlanned != 200 || info.CellsRecorded != 200 || info.Resumed == 0 || info.ByStatus["ok"] != 200 {
 		t.Errorf("run.json %+v", info)
 	}
 }

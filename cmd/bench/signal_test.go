@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bench/rundir"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -18,6 +17,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"bench/internal/exitcode"
+	"bench/rundir"
 )
 
 // holdServer speaks the OpenAI-compatible stream (replayed from the recorded
@@ -136,8 +138,8 @@ func TestCtrlCDrains(t *testing.T) {
 		t.Fatal("bench did not acknowledge Ctrl-C")
 	}
 	h.release()
-	if code := exitCode(cmd.Wait()); code != exitInterrupted {
-		t.Fatalf("exit %d, want %d", code, exitInterrupted)
+	if code := exitCode(cmd.Wait()); code != exitcode.Interrupted {
+		t.Fatalf("exit %d, want %d", code, exitcode.Interrupted)
 	}
 	recs := readRecords(t, filepath.Join(dir, "results.jsonl"))
 	if len(recs) != 2 || h.started.Load() != 2 {
@@ -181,8 +183,8 @@ func TestSecondCtrlCAborts(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		if code := exitCode(err); code != exitInterrupted {
-			t.Fatalf("exit %d, want %d", code, exitInterrupted)
+		if code := exitCode(err); code != exitcode.Interrupted {
+			t.Fatalf("exit %d, want %d", code, exitcode.Interrupted)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("bench did not exit on the second Ctrl-C")
@@ -264,7 +266,7 @@ func TestResumeAfterKill(t *testing.T) {
 	}
 	var info rundir.RunInfo
 	b, _ := os.ReadFile(filepath.Join(dir, "run.json"))
-	if json.Unmarshal(b, &info) != nil || info.Resumed != 6 || info.CellsRecorded != 4 || info.EndReason != "finished" {
+	if json.Unmarshal(b, &info) != nil || info.Resumed != 6 || info.CellsRecorded != 10 || info.EndReason != "finished" {
 		t.Errorf("run.json %+v", info)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"bench/internal/exitcode"
 	"bench/internal/testpeer/faultserver"
 	"bench/results"
 )
@@ -92,7 +93,7 @@ func soak(b *testing.B, dir string) (float64, []results.Record) {
 		}
 		select {
 		case err := <-done:
-			if exitCode(err) != exitOK {
+			if exitCode(err) != exitcode.OK {
 				b.Fatalf("exit %d\n%s%s", exitCode(err), stdout, stderr)
 			}
 			return peak, readRecords(b, filepath.Join(dir, "runs", "soak", "results.jsonl"))

@@ -21,6 +21,7 @@ import (
 
 	"bench/internal/testpeer/otelcoltest"
 	"bench/results"
+	"bench/rundir"
 	"bench/traces"
 )
 
@@ -95,7 +96,7 @@ func noOTEL() []string {
 // its spans.
 func traceFile(t *testing.T, runDir string, forbidden ...string) (string, []traces.Span) {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(runDir, traces.Dir, "*.jsonl"))
+	files, _ := filepath.Glob(filepath.Join(runDir, rundir.TracesDir, "*.jsonl"))
 	if len(files) != 1 {
 		t.Fatalf("trace files %v, want one", files)
 	}
@@ -478,7 +479,7 @@ func TestResumedRunLinksTraces(t *testing.T) {
 	if out := bench(append(run, "--resume")...); !strings.Contains(out, "2 of 4 cells already recorded") { // the missing model's cells run again
 		t.Fatalf("resume:\n%s", out)
 	}
-	files, _ := filepath.Glob(filepath.Join(runDir, traces.Dir, "*.jsonl"))
+	files, _ := filepath.Glob(filepath.Join(runDir, rundir.TracesDir, "*.jsonl"))
 	if len(files) != 2 {
 		t.Fatalf("trace files %v, want the first run's and the resumed one's", files)
 	}

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"bench/internal/exitcode"
 	"bench/internal/testpeer/faultserver"
 )
 
@@ -51,7 +52,7 @@ func TestFirstCtrlCStopsTheInventory(t *testing.T) {
 	s.Override("/api/tags", faultserver.StallHeaders)
 	dir := benchDir(t, "run:\n  timeout: 60s\n", fmt.Sprintf("providers:\n  - type: ollama\n    base_url: %s\n    models: [ok]\n", s.URL()), "T0")
 	code, stdout := stopAtStall(t, s, dir, faultserver.EndpointTags)
-	if code != exitInterrupted {
+	if code != exitcode.Interrupted {
 		t.Errorf("exit %d\n%s", code, stdout)
 	}
 	// The listing was asked once (the probe); not again by the sweep's
@@ -82,7 +83,7 @@ func TestFirstCtrlCStopsPreparing(t *testing.T) {
 	provs := fmt.Sprintf("providers:\n  - type: ollama\n    base_url: %s\n    warmup: true\n    models: [stall_headers]\n", s.URL())
 	dir := benchDir(t, "run:\n  timeout: 60s\n", provs, "T0")
 	code, stdout := stopAtStall(t, s, dir, faultserver.EndpointOllamaChat)
-	if code != exitInterrupted {
+	if code != exitcode.Interrupted {
 		t.Errorf("exit %d\n%s", code, stdout)
 	}
 	// The warm-up was the only chat: no cell started after the Ctrl-C.
@@ -129,7 +130,7 @@ func TestHangingCLI(t *testing.T) {
 	cmd, stdout, _ := startIn(t, dir, "run", "--config", "bench.yaml", "--run-id", "w")
 	waitFor(t, "the probe", func() bool { _, err := os.Stat(marker + ".--version"); return err == nil })
 	cmd.Process.Signal(syscall.SIGINT)
-	if code := exitCode(cmd.Wait()); code != exitInterrupted {
+	if code := exitCode(cmd.Wait()); code != exitcode.Interrupted {
 		t.Errorf("exit %d\n%s", code, stdout)
 	}
 	gone(t, marker+".--version")
@@ -146,7 +147,7 @@ func TestHangingCLI(t *testing.T) {
 	dir = benchDir(t, "run:\n  timeout: 1s\n", provs, "T0")
 	code, out, stderr := runIn(t, dir, "run", "--config", "bench.yaml", "--run-id", "w")
 	recs := readRecords(t, filepath.Join(dir, "runs", "w", "results.jsonl"))
-	if code != exitOK || len(recs) != 1 || class(recs[0]) != "error/timeout" {
+	if code != exitcode.OK || len(recs) != 1 || class(recs[0]) != "error/timeout" {
 		t.Fatalf("exit %d, %d records\n%s%s", code, len(recs), out, stderr)
 	}
 	gone(t, marker+".-p")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"bench/internal/testpeer/browsertest"
+	"bench/rundir"
 )
 
 // writeScaleReport generates models x prompts x reps cells, builds the
@@ -24,7 +25,7 @@ func writeScaleReport(tb testing.TB, models, prompts, reps int) string {
 	if err := WriteFile(dir, d); err != nil {
 		tb.Fatal(err)
 	}
-	return filepath.Join(dir, FileName)
+	return filepath.Join(dir, rundir.ReportHTML)
 }
 
 // openRendered loads url and waits until report.js has drawn everything;

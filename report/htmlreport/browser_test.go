@@ -103,7 +103,7 @@ func TestReportInChromium(t *testing.T) {
 	art := t.ArtifactDir()
 
 	p := b.NewPage(t)
-	if err := p.Load(filepath.Join(dir, FileName)); err != nil {
+	if err := p.Load(filepath.Join(dir, rundir.ReportHTML)); err != nil {
 		t.Fatal(err)
 	}
 	st := inspect(t, p)
@@ -211,8 +211,8 @@ func TestReportInChromium(t *testing.T) {
 	checkPlottedMarks(t, p, sum)
 	checkHeatmapHover(t, p, s)
 	checkBoxHover(t, p, ranked)
-	copyFile(t, filepath.Join(dir, FileName), filepath.Join(art, FileName))
-	t.Logf("screenshot %s (report %s); rendered in %.0f ms after navigation start", shot, filepath.Join(art, FileName), st.RenderMS)
+	copyFile(t, filepath.Join(dir, rundir.ReportHTML), filepath.Join(art, rundir.ReportHTML))
+	t.Logf("screenshot %s (report %s); rendered in %.0f ms after navigation start", shot, filepath.Join(art, rundir.ReportHTML), st.RenderMS)
 }
 
 // checkPlottedMarks compares the p50/p95/p99 the plots mark with
@@ -389,7 +389,7 @@ func TestEdgeReportsInChromium(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := b.NewPage(t)
-			if err := p.Load(filepath.Join(c.dir, FileName)); err != nil {
+			if err := p.Load(filepath.Join(c.dir, rundir.ReportHTML)); err != nil {
 				t.Fatal(err)
 			}
 			if errs, err := p.Errors(); err != nil || len(errs) > 0 {

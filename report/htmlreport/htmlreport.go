@@ -47,10 +47,8 @@ import (
 
 	"bench/report"
 	"bench/results"
+	"bench/rundir"
 )
-
-// FileName is the report's name in a run directory.
-const FileName = "report.html"
 
 // UPlotVersion is the vendored uPlot's version (see uplot/README.md).
 const UPlotVersion = "1.6.32"
@@ -141,7 +139,7 @@ func FromSummary(s *report.Summary, runDir string) (*Data, error) {
 		return nil, errors.New("htmlreport: no summary")
 	}
 	c := NewSamples()
-	_, _, err := results.ReadFile(filepath.Join(runDir, "results.jsonl"), true, func(_ int, r *results.Record) error {
+	_, _, err := results.ReadFile(rundir.Path(runDir, rundir.ResultsFile), true, func(_ int, r *results.Record) error {
 		c.Add(r)
 		return nil
 	})
@@ -320,7 +318,7 @@ func (d *Data) readAgentic(runDir string) {
 	var sum struct {
 		Groups []named `json:"groups"`
 	}
-	if read("summary.json", &sum) {
+	if read(rundir.SummaryJSON, &sum) {
 		for _, n := range sum.Groups {
 			set(n, func(dst, src *Agentic) {
 				rr := dst.RoutingReady
@@ -332,7 +330,7 @@ func (d *Data) readAgentic(runDir string) {
 	var tiers struct {
 		Ranking []named `json:"ranking"`
 	}
-	if read("tiers.json", &tiers) {
+	if read(rundir.TiersFile, &tiers) {
 		for _, n := range tiers.Ranking {
 			set(n, func(dst, src *Agentic) { dst.RoutingReady = src.RoutingReady })
 		}
@@ -363,7 +361,7 @@ func WriteFile(runDir string, d *Data) error {
 	if err := Write(&b, d); err != nil {
 		return err
 	}
-	path := filepath.Join(runDir, FileName)
+	path := rundir.Path(runDir, rundir.ReportHTML)
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write report.html: %w", err)

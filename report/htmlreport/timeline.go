@@ -9,9 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 
 	"bench/rundir"
 )
@@ -50,7 +48,7 @@ func (t *Timeline) Label() string {
 // cannot be read is a warning too. Only a failure to list runDir is an
 // error.
 func ReadTimelines(runDir string) ([]*Timeline, []string, error) {
-	paths, err := filepath.Glob(filepath.Join(runDir, "resources_*.json"))
+	paths, err := rundir.ResourceRecords(runDir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("resource timelines: %w", err)
 	}
@@ -61,7 +59,7 @@ func ReadTimelines(runDir string) ([]*Timeline, []string, error) {
 	var out []*Timeline
 	var warnings []string
 	for _, p := range paths {
-		samplesPath := strings.TrimSuffix(p, ".json") + rundir.SamplesSuffix
+		samplesPath := rundir.SamplesOf(p)
 		f, err := os.Open(samplesPath)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

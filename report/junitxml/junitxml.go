@@ -43,9 +43,6 @@ import (
 	"bench/rundir"
 )
 
-// FileName is junit.xml's name in a run directory.
-const FileName = "junit.xml"
-
 // maxMessage bounds a message attribute: CI pages show it on one line; the
 // element's text keeps the whole violation.
 const maxMessage = 500

@@ -14,6 +14,7 @@ import (
 
 	"bench/internal/testpeer/junitschema"
 	"bench/results"
+	"bench/rundir"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden.xml")
@@ -188,7 +189,7 @@ func TestValidAgainstSchema(t *testing.T) {
 		t.Skip("no xmllint; run scripts/install-xmllint.sh")
 	}
 	dir := t.TempDir()
-	path := filepath.Join(dir, FileName)
+	path := rundir.Path(dir, rundir.JUnitFile)
 	if err := build(records()).WriteFile(path); err != nil {
 		t.Fatal(err)
 	}

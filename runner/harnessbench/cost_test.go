@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"bench/output"
 	"bench/plan"
 	"bench/providers"
 	"bench/results"
@@ -27,7 +28,8 @@ func cpuTime() time.Duration {
 
 type discard struct{}
 
-func (discard) Write(*results.Record) error { return nil }
+func (discard) AddRecord(*results.Record) error { return nil }
+func (discard) Critical()                       {}
 
 // bareClient is the least a Go client must do with the stream: post the
 // request, split the lines, decode each chunk's JSON into the one field it
@@ -152,7 +154,7 @@ func cellRunner(b *testing.B, client, url, model string) func() {
 	}
 	pl := plan.New(cfg)
 	return func() {
-		out, err := runner.Run(context.Background(), runner.Options{Config: cfg, Plan: pl, Sink: discard{},
+		out, err := runner.Run(context.Background(), runner.Options{Config: cfg, Plan: pl, Outputs: []output.Output{discard{}},
 			Providers: map[string]providers.Provider{cfg.Providers[0].Name: p}})
 		if err != nil || out.ByStatus["ok"] != cellsPerOp {
 			b.Fatalf("run: %v %v", err, out.ByStatus)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"bench/config"
+	"bench/output"
 	"bench/plan"
 	"bench/prompts"
 	"bench/providers"
@@ -40,7 +41,9 @@ type memSink struct {
 	recs []*results.Record
 }
 
-func (m *memSink) Write(r *results.Record) error {
+func (m *memSink) Critical() {}
+
+func (m *memSink) AddRecord(r *results.Record) error {
 	m.mu.Lock()
 	m.recs = append(m.recs, r)
 	m.mu.Unlock()
@@ -56,16 +59,23 @@ func sweep(tb testing.TB, cfg *config.Config) []*results.Record {
 	}
 	sink := &memSink{}
 	pl := plan.New(cfg)
-	out, err := runner.Run(context.Background(), runner.Options{Config: cfg, Plan: pl, Sink: sink,
-		Providers: map[string]providers.Provider{cfg.Providers[0].Name: p},
-		TraceParent: func(c plan.Cell) string {
-			return fmt.Sprintf("00-%032x-%016x-01", 1, cellIndex(pl, c))
-		}})
+	out, err := runner.Run(context.Background(), runner.Options{Config: cfg, Plan: pl, Outputs: []output.Output{sink, parents{pl}},
+		Providers: map[string]providers.Provider{cfg.Providers[0].Name: p}})
 	if err != nil || out.ByStatus["ok"] != len(pl.Cells) {
 		tb.Fatalf("sweep: %v %v", err, out.ByStatus)
 	}
 	return sink.recs
 }
+
+// parents gives each cell's requests a traceparent naming the cell, as the
+// run's tracer does (output.WithTraceParent).
+type parents struct{ pl *plan.Plan }
+
+func (parents) AddRecord(*results.Record) error { return nil }
+func (p parents) TraceParent(c plan.Cell) string {
+	return fmt.Sprintf("00-%032x-%016x-01", 1, cellIndex(p.pl, c))
+}
+func (parents) SuiteTraceParent(plan.Suite) string { return "" }
 
 // cellIndex numbers a cell by its prompt (P0, P1, ...), unique in a sweep.
 func cellIndex(pl *plan.Plan, c plan.Cell) int {

@@ -1,8 +1,7 @@
-package main
+package rebuild
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,7 +52,7 @@ func BenchmarkBuildReports100k(b *testing.B) {
 	b.Run("one_pass", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := buildReports(dir, "", io.Discard); err != nil {
+			if _, err := All(dir, Options{}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,4 +1,10 @@
-package main
+// Package progress is the run's progress display, one of its outputs
+// (package output): a live bar on a terminal, one line per finished suite
+// otherwise (a CI log stays readable), nothing with --quiet. It counts the
+// records it is handed; the bar is drawn by mpb (cursor handling, terminal
+// width, lines printed above a live bar), and what it says is computed
+// here, on the display's clock, so it is testable to the second.
+package progress
 
 import (
 	"fmt"
@@ -18,19 +24,14 @@ import (
 	"bench/plan"
 	"bench/report"
 	"bench/results"
-	"bench/runner"
 )
 
-// progressClock is the progress display's clock; tests replace it so the
-// rates, elapsed times and ETAs they check are exact.
-var progressClock = time.Now
-
 // How the progress is shown.
-type progressMode int
+type mode int
 
 const (
 	// modeQuiet (--quiet): nothing but errors.
-	modeQuiet progressMode = iota
+	modeQuiet mode = iota
 	// modeLines (not a terminal, or CI set): one line per finished suite,
 	// nothing per cell, so a CI log stays readable.
 	modeLines
@@ -38,15 +39,15 @@ const (
 	modeBar
 )
 
-// progress shows how a sweep is going and keeps the tallies the end-of-run
-// messages need. The bar is drawn by mpb (cursor handling, terminal width,
-// lines printed above a live bar); what it says is computed here, on
-// progressClock, so it is testable to the second.
-type progress struct {
+// Display shows how a sweep is going (output.Output, WithStart,
+// WithSuites, WithStop): Start draws the bar, each record moves it, and a
+// suite's last record prints the suite's line.
+type Display struct {
 	mu   sync.Mutex
 	w    io.Writer
-	mode progressMode
+	mode mode
 	now  func() time.Time
+	pl   *plan.Plan
 
 	start   time.Time
 	total   int // cells this invocation runs (a resume's remaining ones)
@@ -55,17 +56,11 @@ type progress struct {
 	index   map[suiteID]int
 	running []int // suites started and not yet done, in start order
 	nDone   int   // suites done
-
-	// recorded, byStatus and skipped feed the unreachable hint.
-	recorded int
-	ended    bool
-	byStatus map[string]int
-	// skipped maps provider name and failure type to the models skipped so.
-	skipped map[string]map[string][]string
+	ended   bool
 
 	pb  *mpb.Progress
 	bar *mpb.Bar
-	out *logWriter
+	out *Log
 }
 
 // tally counts cells by what became of them. Every finished cell is in
@@ -161,18 +156,30 @@ type suiteProgress struct {
 	done    bool
 }
 
-// newProgress chooses how to show progress on w: nothing with quiet, lines
-// when w is not a terminal or the CI variable is set, else a live bar.
-func newProgress(w io.Writer, quiet bool) *progress {
-	mode := modeLines
+// Options are how a Display shows the progress.
+type Options struct {
+	// Quiet (--quiet) shows nothing.
+	Quiet bool
+	// Now is the display's clock, nil for time.Now; tests replace it so
+	// the rates, elapsed times and ETAs they check are exact.
+	Now func() time.Time
+}
+
+// New returns the display of the plan's cells on log's writer: nothing
+// when quiet, lines when it is not a terminal or the CI variable is set,
+// else a live bar, under which log's lines are printed.
+func New(log *Log, pl *plan.Plan, o Options) *Display {
+	m := modeLines
 	switch {
-	case quiet:
-		mode = modeQuiet
-	case isTerminal(w) && os.Getenv("CI") == "":
-		mode = modeBar
+	case o.Quiet:
+		m = modeQuiet
+	case isTerminal(log.w) && os.Getenv("CI") == "":
+		m = modeBar
 	}
-	return &progress{w: w, mode: mode, now: progressClock, out: &logWriter{w: w},
-		byStatus: map[string]int{}, skipped: map[string]map[string][]string{}}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Display{w: log.w, mode: m, now: o.Now, out: log, pl: pl}
 }
 
 func isTerminal(w io.Writer) bool {
@@ -180,9 +187,9 @@ func isTerminal(w io.Writer) bool {
 	return ok && cwriter.IsTerminal(int(f.Fd()))
 }
 
-// raw is the writer under bench's printable writer (see run), for the
-// terminal check and for the bar's own cursor control; what the bar shows
-// is made printable before it is drawn.
+// raw is the writer under bench's printable writer (see cmd/bench's run),
+// for the terminal check and for the bar's own cursor control; what the bar
+// shows is made printable before it is drawn.
 func raw(w io.Writer) io.Writer {
 	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
 		return u.Unwrap()
@@ -190,13 +197,10 @@ func raw(w io.Writer) io.Writer {
 	return w
 }
 
-// log is where one-line notes go while the sweep runs (the runner's log,
-// warnings, Ctrl-C messages): above the bar when there is one, so the bar
-// is never torn.
-func (p *progress) log() io.Writer { return p.out }
-
-// begin starts showing progress of the plan's cells.
-func (p *progress) begin(pl *plan.Plan) {
+// Start starts showing the progress of the plan's cells (output.WithStart):
+// the bar's first frame, 0 of N cells, is drawn at once.
+func (p *Display) Start() error {
+	pl := p.pl
 	p.mu.Lock()
 	p.start = p.now()
 	p.total = len(pl.Cells)
@@ -213,11 +217,12 @@ func (p *progress) begin(pl *plan.Plan) {
 	if p.mode == modeBar && p.total > 0 {
 		p.startBar()
 	}
+	return nil
 }
 
 // startBar draws the bar at once: the first frame shows 0 of N cells and
 // the suites starting, before any cell has ended.
-func (p *progress) startBar() {
+func (p *Display) startBar() {
 	p.pb = mpb.New(mpb.WithOutput(raw(p.w)), mpb.WithRefreshRate(200*time.Millisecond))
 	p.bar = p.pb.New(int64(p.total),
 		mpb.BarStyle().Lbound("[").Filler("=").Tip(">").Padding("-").Rbound("]"),
@@ -244,7 +249,7 @@ func fit(s string, width int) string {
 }
 
 // headline follows the bar: "316/960 cells · 1m42s elapsed · ETA 3m27s".
-func (p *progress) headline() string {
+func (p *Display) headline() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	done := p.tally.done()
@@ -261,13 +266,13 @@ func (p *progress) headline() string {
 }
 
 // perSec is the rate so far: cells ended per second since the start.
-func (p *progress) perSec(done int, elapsed time.Duration) float64 {
+func (p *Display) perSec(done int, elapsed time.Duration) float64 {
 	return float64(done) / elapsed.Seconds()
 }
 
 // detail is the lines under the bar: the counts and the rate, then the
 // suites in flight.
-func (p *progress) detail() []string {
+func (p *Display) detail() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	counts := "      " + p.tally.String()
@@ -315,8 +320,8 @@ func clock(d time.Duration) string {
 	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
-// SuiteStart marks the suite as in flight (it is a runner.SuiteHooks).
-func (p *progress) SuiteStart(s plan.Suite) {
+// SuiteStart marks the suite as in flight (output.WithSuites).
+func (p *Display) SuiteStart(s plan.Suite) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	i, ok := p.index[idOf(s.Provider, s.Model, s.ThinkingLevel)]
@@ -329,7 +334,7 @@ func (p *progress) SuiteStart(s plan.Suite) {
 
 // SuiteEnd drops the suite from those in flight (a drained suite ends
 // without all its cells).
-func (p *progress) SuiteEnd(s plan.Suite) {
+func (p *Display) SuiteEnd(s plan.Suite) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if i, ok := p.index[idOf(s.Provider, s.Model, s.ThinkingLevel)]; ok {
@@ -337,23 +342,12 @@ func (p *progress) SuiteEnd(s plan.Suite) {
 	}
 }
 
-// record counts a finished cell (it is the runner's OnRecord) and, when it
-// was its suite's last, says so in one line.
-func (p *progress) record(r *results.Record, done, total int) {
+// AddRecord counts a finished cell and, when it was its suite's last, says
+// so in one line.
+func (p *Display) AddRecord(r *results.Record) error {
 	p.mu.Lock()
-	p.recorded = done
-	p.byStatus[r.AvailabilityStatus]++
-	if r.AvailabilityStatus == results.StatusSkippedUnavailable && r.FailureType != nil {
-		byType := p.skipped[r.Provider]
-		if byType == nil {
-			byType = map[string][]string{}
-			p.skipped[r.Provider] = byType
-		}
-		if ms := byType[*r.FailureType]; len(ms) == 0 || ms[len(ms)-1] != r.Model {
-			byType[*r.FailureType] = append(ms, r.Model)
-		}
-	}
 	p.tally.add(r)
+	done := p.tally.done()
 	line := ""
 	if i, ok := p.index[idOf(r.Provider, r.Model, r.ThinkingLevel)]; ok {
 		s := p.suites[i]
@@ -378,11 +372,12 @@ func (p *progress) record(r *results.Record, done, total int) {
 	if line != "" && p.mode != modeQuiet {
 		fmt.Fprintln(p.out, line)
 	}
+	return nil
 }
 
 // suiteLine is a finished suite's line: "[2/4] ollama/qwen3:4b: 16 cells in
 // 42s: 12 passed · 3 failed checks · 1 error · 0 not run (timeout)".
-func (p *progress) suiteLine(s *suiteProgress) string {
+func (p *Display) suiteLine(s *suiteProgress) string {
 	n := 0
 	for _, x := range p.suites {
 		if x.cells > 0 {
@@ -397,34 +392,40 @@ func (p *progress) suiteLine(s *suiteProgress) string {
 	return line
 }
 
-// finish stops the bar, leaving its last frame on screen.
-func (p *progress) finish() {
+// Stop stops the bar, leaving its last frame on screen (output.WithStop).
+func (p *Display) Stop() error {
 	p.mu.Lock()
 	p.ended = true
 	p.mu.Unlock()
 	if p.pb == nil {
-		return
+		return nil
 	}
 	p.bar.Abort(false)
 	p.pb.Wait()
 	p.out.setBar(nil)
+	return nil
 }
 
-// logWriter writes lines above the live bar while there is one, straight
-// to the terminal otherwise.
-type logWriter struct {
+// Log is where one-line notes go while a sweep runs (the runner's log,
+// warnings, Ctrl-C messages): above the bar while there is one, so the bar
+// is never torn, straight to the writer otherwise.
+type Log struct {
 	mu  sync.Mutex
 	w   io.Writer
 	bar *mpb.Progress
 }
 
-func (l *logWriter) setBar(pb *mpb.Progress) {
+// NewLog writes to w, the display's writer (stderr).
+func NewLog(w io.Writer) *Log { return &Log{w: w} }
+
+func (l *Log) setBar(pb *mpb.Progress) {
 	l.mu.Lock()
 	l.bar = pb
 	l.mu.Unlock()
 }
 
-func (l *logWriter) Write(b []byte) (int, error) {
+// Write prints b above the bar, or to the writer when there is none.
+func (l *Log) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	pb := l.bar
 	l.mu.Unlock()
@@ -435,20 +436,4 @@ func (l *logWriter) Write(b []byte) (int, error) {
 		}
 	}
 	return l.w.Write(b)
-}
-
-// hooks calls several SuiteHooks in turn (the resource recorder, then the
-// progress display).
-type hooks []runner.SuiteHooks
-
-func (h hooks) SuiteStart(s plan.Suite) {
-	for _, x := range h {
-		x.SuiteStart(s)
-	}
-}
-
-func (h hooks) SuiteEnd(s plan.Suite) {
-	for _, x := range h {
-		x.SuiteEnd(s)
-	}
 }

@@ -1,0 +1,22 @@
+// Package exitcode is bench's exit codes, one table for every command (the
+// README's): the packages that run a command (session, and the commands'
+// own packages) return them, and cmd/bench hands them to os.Exit.
+package exitcode
+
+const (
+	// OK: the command ran (models may still have failed their checks).
+	OK = 0
+	// IO: an I/O failure stopped it.
+	IO = 1
+	// Usage: bad config, flags or arguments.
+	Usage = 2
+	// Regression: bench compare (or bench run --baseline) found a
+	// regression of a --fail-on category.
+	Regression = 3
+	// Unreached: a run measured nothing a nightly job can trust: no cell
+	// reached a model, or no cell of some provider did (unless
+	// --allow-unavailable).
+	Unreached = 4
+	// Interrupted: Ctrl-C (or SIGTERM) stopped the run.
+	Interrupted = 130
+)

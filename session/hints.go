@@ -1,0 +1,103 @@
+package session
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"bench/config"
+	"bench/internal/shellword"
+	"bench/providers"
+	"bench/report/rebuild"
+)
+
+// DemoHint points at the command that shows bench working with no model
+// server of the user's own.
+const DemoHint = "scripts/demo.sh (in a clone of bench) runs the default suite against a scripted model on a real Ollama"
+
+// unreachable returns one line telling the user what to start, export,
+// install or pull when no cell reached a model (every record of this run
+// was skipped as unavailable), or "" when any did. Each provider's kind
+// words its own advice.
+func unreachable(cfg *config.Config, t *tally) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.recorded == 0 || t.unavailable != t.recorded {
+		return ""
+	}
+	absent := true
+	var hints []string
+	for i := range cfg.Providers {
+		pr := &cfg.Providers[i]
+		kind, ok := providers.Lookup(pr.Type)
+		if !ok {
+			continue
+		}
+		for typ, models := range t.skipped[pr.Name] {
+			models = slices.Compact(slices.Sorted(slices.Values(models)))
+			h, gone := kind.Hint(pr, typ, models)
+			absent = absent && gone
+			hints = append(hints, h)
+		}
+	}
+	slices.Sort(hints)
+	hints = slices.Compact(hints)
+	what := "no model answered"
+	if absent {
+		what = "no provider was reachable"
+	}
+	return "bench: " + what + ", nothing was measured: " + strings.Join(hints, "; ") + " (or try the demo: " + DemoHint + ")"
+}
+
+// noConfig says what to do when the config file does not exist.
+func noConfig(o *Options) string {
+	if !o.ConfigSet {
+		return "bench run: no bench.yaml in this directory: '" + o.prog() + " init' writes one (and finds a running Ollama's models), " +
+			"or give one with --config FILE; to try bench first: " + DemoHint
+	}
+	return fmt.Sprintf("bench run: %s does not exist: '%s init --config %s' writes one", o.Config, o.prog(), shellword.Quote(o.Config))
+}
+
+func (o *Options) prog() string {
+	if o.Prog == "" {
+		return "bench"
+	}
+	return o.Prog
+}
+
+// resumeCommand is the exact command that finishes an interrupted run: the
+// arguments it was started with, its run id, and --resume.
+func resumeCommand(prog string, args []string, runID string) string {
+	parts := []string{prog, "run"}
+	for i := 0; i < len(args); i++ {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if !strings.HasPrefix(args[i], "-") {
+			parts = append(parts, shellword.Quote(args[i]))
+			continue
+		}
+		switch name {
+		case "resume":
+			continue
+		case "run-id":
+			if !hasValue {
+				i++ // its value is the next argument
+			}
+			continue
+		}
+		parts = append(parts, shellword.Quote(args[i]))
+	}
+	return strings.Join(append(parts, "--run-id", shellword.Quote(runID), "--resume"), " ")
+}
+
+// writeNextSteps ends a finished run: where its reports are and what one
+// does next. With a baseline the comparison follows at once, so the
+// compare hint is left out.
+func writeNextSteps(w io.Writer, prog, dir string, baseline bool) {
+	rebuild.WritePaths(w, dir)
+	fmt.Fprintln(w, "next:")
+	fmt.Fprintf(w, "  %s report %s    rebuild the reports from results.jsonl\n", prog, shellword.Quote(dir))
+	if !baseline {
+		fmt.Fprintf(w, "  %s compare BASELINE_RUN %s    judge this run against an earlier one (exit 3 on a regression)\n", prog, shellword.Quote(dir))
+	}
+}
