@@ -1,6 +1,8 @@
 // Package initconfig writes the commented bench.yaml that `bench init`
 // starts a user with: every key of the config with what it does, and the
 // models of the Ollama it finds (or two small ones to pull).
+//
+// Layer: command (bench init's logic; cmd/bench keeps its flags).
 package initconfig
 
 import (

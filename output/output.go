@@ -12,8 +12,9 @@
 // warm-up's load time once vanished from resources_*.json with every unit
 // test green.
 //
-// The layer: output sits between the runner (which feeds it) and the
-// packages that write a run directory; it imports only plan and results.
+// Layer: the run (the interface between the runner, which feeds the
+// outputs, and the outputs of a run above it; imports only plan and
+// results).
 package output
 
 import (

@@ -4,6 +4,8 @@
 // records it is handed; the bar is drawn by mpb (cursor handling, terminal
 // width, lines printed above a live bar), and what it says is computed
 // here, on the display's clock, so it is testable to the second.
+//
+// Layer: outputs of a run (fed by the runner through package output).
 package progress
 
 import (

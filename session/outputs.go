@@ -13,6 +13,7 @@ import (
 	"bench/plan"
 	"bench/progress"
 	"bench/providers"
+	"bench/report"
 	"bench/report/rebuild"
 	"bench/resources"
 	"bench/results"
@@ -33,7 +34,7 @@ var progressNow func() time.Time
 // the reports, which read what the others wrote. Adding an output is a
 // line here. Only results.jsonl failing to open is an error; an output
 // that cannot start is a warning and the run goes on without it.
-func (s *session) outputs(pl *plan.Plan, resumed int) ([]output.Output, *rebuild.Output, error) {
+func (s *session) outputs(pl *plan.Plan, resumed int) ([]output.Output, *reports, error) {
 	res, err := results.Create(s.dir.File(rundir.ResultsFile))
 	if err != nil {
 		return nil, nil, err
@@ -51,8 +52,51 @@ func (s *session) outputs(pl *plan.Plan, resumed int) ([]output.Output, *rebuild
 	if tr := s.tracer(resumed); tr != nil {
 		outs = append(outs, tr)
 	}
-	reports := rebuild.NewOutput(s.dir.Path, rebuild.Options{JUnitCopy: s.o.JUnit, Warn: s.log})
+	reports := &reports{dir: s.dir.Path, o: rebuild.Options{JUnitCopy: s.o.JUnit, Warn: s.log}}
 	return append(outs, reports), reports, nil
+}
+
+// reports builds the reports when the run has ended: the run's last
+// output, so it reads results.jsonl and the resource files once the
+// outputs before it have closed them (rebuild.All, as bench report does). A
+// run that stopped because results.jsonl could not be written gets none
+// (bench report rebuilds them from what was written).
+type reports struct {
+	dir  string
+	o    rebuild.Options
+	end  output.End
+	sum  *report.Summary
+	err  error
+	done bool
+}
+
+// AddRecord takes nothing: the reports are read from results.jsonl, the
+// one source of truth.
+func (b *reports) AddRecord(*results.Record) error { return nil }
+
+// RunEnd takes how the run ended.
+func (b *reports) RunEnd(e output.End) { b.end = e }
+
+// Stop builds the reports.
+func (b *reports) Stop() error {
+	if b.end.Reason == runner.EndIOError {
+		return nil
+	}
+	b.done = true
+	b.sum, b.err = rebuild.All(b.dir, b.o)
+	if b.err != nil {
+		return fmt.Errorf("reports: %w", b.err)
+	}
+	return nil
+}
+
+// summary is the summary Stop built, for the terminal table, or why there
+// is none.
+func (b *reports) summary() (*report.Summary, error) {
+	if !b.done {
+		return nil, fmt.Errorf("reports: not built (the run did not end normally)")
+	}
+	return b.sum, b.err
 }
 
 // What the run asks of each output, checked when bench is built: an
@@ -82,7 +126,7 @@ var (
 	_ interface {
 		output.WithRunEnd
 		output.WithStop
-	} = (*rebuild.Output)(nil)
+	} = (*reports)(nil)
 	_ output.Output = (*runner.WorkTraces)(nil)
 	_ output.Output = (*tally)(nil)
 )

@@ -5,9 +5,9 @@
 // with the runner, writes run.json and says how the run went, with the
 // exit code. cmd/bench only reads the flags into Options.
 //
-// The layer: session is the top of bench run; it imports the packages
-// below it (config, plan, runner, providers, the outputs, rundir) and
-// nothing imports it but cmd/bench.
+// Layer: command (bench run's assembly: cmd/bench reads the flags, session
+// does the rest; it imports the layers below and only cmd/bench imports
+// it).
 package session
 
 import (
@@ -25,7 +25,6 @@ import (
 	"bench/progress"
 	"bench/providers"
 	"bench/report"
-	"bench/report/rebuild"
 	"bench/rundir"
 	"bench/runner"
 )
@@ -167,8 +166,8 @@ func (s *session) writeRunInfo(out *runner.Outcome, resumed int) error {
 // finish prints the table (or what to start when nothing was reached) and
 // how the run ended, and returns the exit code: an interrupted run's, the
 // reach check's, or the baseline gate's.
-func (s *session) finish(out *runner.Outcome, reports *rebuild.Output) int {
-	summary, err := reports.Summary()
+func (s *session) finish(out *runner.Outcome, reports *reports) int {
+	summary, err := reports.summary()
 	if err != nil {
 		fmt.Fprintf(s.stderr, "bench run: %v\nbench: the results are in %s ('%s report' rebuilds the reports)\n", err, s.dir.Path, s.o.prog())
 		return exitcode.IO

@@ -21,6 +21,8 @@ import (
 	"testing"
 	"unicode"
 
+	"bench/internal/exitcode"
+
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
@@ -356,7 +358,7 @@ func TestDocConfigExamples(t *testing.T) {
 func docDryRun(t *testing.T, where, cfg string) {
 	t.Helper()
 	code, stdout, stderr := runCLI("run", "--config", cfg, "--dry-run")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Errorf("%s: bench run --dry-run exits %d:\n%s%s", where, code, stdout, stderr)
 	}
 }
@@ -549,13 +551,13 @@ func (c *cmdChecker) benchCmd(where string, args []string) {
 	}
 	cmd := args[0]
 	if cmd == "help" || cmd == "version" {
-		if code, _, stderr := runCLI(args...); code != exitOK {
+		if code, _, stderr := runCLI(args...); code != exitcode.OK {
 			t.Errorf("%s: %s exits %d: %s", where, line, code, stderr)
 		}
 		return
 	}
 	code, stdout, stderr := runCLI(cmd, "-h")
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Errorf("%s: %s: bench %s -h exits %d: %s", where, line, cmd, code, stderr)
 		return
 	}
@@ -593,7 +595,7 @@ func (c *cmdChecker) benchCmd(where string, args []string) {
 	if flagAfterPos {
 		// Only commands that read flags between their arguments take
 		// this: bench CMD ARG -h then still asks for help.
-		if code, _, _ := runCLI(cmd, "ARG", "-h"); code != exitOK {
+		if code, _, _ := runCLI(cmd, "ARG", "-h"); code != exitcode.OK {
 			t.Errorf("%s: %s: bench %s reads no flag after its arguments", where, line, cmd)
 		}
 	}
@@ -604,7 +606,7 @@ func (c *cmdChecker) benchCmd(where string, args []string) {
 	case max >= 0 && (len(pos) < min || len(pos) > max):
 		t.Errorf("%s: %s: %d arguments, the usage says %d", where, line, len(pos), min)
 	}
-	if code, _, stderr := runCLI(append(append([]string{cmd}, flags...), "-h")...); code != exitOK {
+	if code, _, stderr := runCLI(append(append([]string{cmd}, flags...), "-h")...); code != exitcode.OK {
 		t.Errorf("%s: %s: its flags do not parse (exit %d): %s", where, line, code, lastLine(stderr))
 	}
 	if !c.live {
@@ -612,7 +614,7 @@ func (c *cmdChecker) benchCmd(where string, args []string) {
 	}
 	switch cmd {
 	case "init":
-		if code, stdout, stderr := runCLI(args...); code != exitOK {
+		if code, stdout, stderr := runCLI(args...); code != exitcode.OK {
 			t.Errorf("%s: %s exits %d:\n%s%s", where, line, code, stdout, stderr)
 		}
 	case "run":
@@ -620,7 +622,7 @@ func (c *cmdChecker) benchCmd(where string, args []string) {
 			return
 		}
 		c.prepareRun(flags)
-		if code, stdout, stderr := runCLI(append(args, "--dry-run")...); code != exitOK {
+		if code, stdout, stderr := runCLI(append(args, "--dry-run")...); code != exitcode.OK {
 			t.Errorf("%s: %s --dry-run exits %d:\n%s%s", where, line, code, stdout, stderr)
 		}
 	}

@@ -1,6 +1,8 @@
 // Package exitcode is bench's exit codes, one table for every command (the
 // README's): the packages that run a command (session, and the commands'
 // own packages) return them, and cmd/bench hands them to os.Exit.
+//
+// Layer: internal helpers (imports no bench package).
 package exitcode
 
 const (

@@ -2,6 +2,8 @@
 // commands bench prints for the user to run (resume a run, run a config).
 // The one library that quotes (shlex) only splits, and quoting is five
 // lines.
+//
+// Layer: internal helpers (imports no bench package).
 package shellword
 
 import "strings"

@@ -1,6 +1,8 @@
 // Package ptytest is a pseudo-terminal for the tests of what bench draws on
 // a terminal (the progress bar): the display under test writes to TTY, and
 // the test reads what a terminal would show, escape codes removed.
+//
+// Layer: test peers (tests only; production code never imports it).
 package ptytest
 
 import (
