@@ -39,8 +39,8 @@ func (s *session) outputs(pl *plan.Plan, resumed int) ([]output.Output, *reports
 	if err != nil {
 		return nil, nil, err
 	}
-	s.display = progress.New(s.log, pl, progress.Options{Quiet: s.o.Quiet, Now: progressNow})
-	outs := []output.Output{res, s.tally, s.display,
+	outs := []output.Output{res, s.tally,
+		progress.New(s.log, pl, progress.Options{Quiet: s.o.Quiet, Now: progressNow}),
 		resources.NewRecorder(s.dir.Path),
 		runner.NewWorkTraces(s.dir.File(rundir.ForsyDir), s.cfg.PromptSet, version.String()),
 	}

@@ -40,12 +40,11 @@ type session struct {
 	// providers have cells in this run's plan (exit 4 is decided on them).
 	providers []string
 
-	log     *progress.Log
-	sig     *signals
-	dir     *rundir.Dir
-	inv     *inventory.Inventory
-	tally   *tally
-	display *progress.Display
+	log   *progress.Log
+	sig   *signals
+	dir   *rundir.Dir
+	inv   *inventory.Inventory
+	tally *tally
 }
 
 // Run is `bench run` with its flags read: it returns the exit code
