@@ -40,6 +40,11 @@ const (
 	SnapshotsDir = "snapshots"
 	TracesDir    = "traces"
 	ForsyDir     = "forsy"
+	// SnapshotFiles, TraceFiles and WorkTraceFiles are the patterns
+	// (path.Match) of the files in those folders.
+	SnapshotFiles  = "*.json"
+	TraceFiles     = "*.jsonl"
+	WorkTraceFiles = "*.json"
 	// CompareDir is bench compare's default --out inside the new run's
 	// directory (and bench run --baseline's).
 	CompareDir = "compare"
@@ -122,9 +127,9 @@ var Layout = []Entry{
 	{Name: resourcesPrefix + "*" + beforeSuffix, Writer: "resources.Recorder", Merge: Gather, About: "the suite's before snapshot, for people"},
 	{Name: resourcesPrefix + "*" + afterSuffix, Writer: "resources.Recorder", Merge: Gather, About: "the suite's after snapshot and peaks, for people"},
 	{Name: resourcesPrefix + "*" + SamplesSuffix, Writer: "resources.Recorder", Merge: Gather, About: "the suite's sampler readings, one a line"},
-	{Name: SnapshotsDir, Dir: true, Files: "*.json", Writer: "agentsnap.Writer", Merge: Gather, About: "one agent snapshot a cell"},
-	{Name: TracesDir, Dir: true, Files: "*.jsonl", Writer: "traces.Tracer", Merge: Gather, About: "execution traces, one NDJSON file an invocation"},
-	{Name: ForsyDir, Dir: true, Files: "*.json", Writer: "runner.WorkTraces", Merge: Gather, About: "one Forsy work trace an agentic cell"},
+	{Name: SnapshotsDir, Dir: true, Files: SnapshotFiles, Writer: "agentsnap.Writer", Merge: Gather, About: "one agent snapshot a cell"},
+	{Name: TracesDir, Dir: true, Files: TraceFiles, Writer: "traces.Tracer", Merge: Gather, About: "execution traces, one NDJSON file an invocation"},
+	{Name: ForsyDir, Dir: true, Files: WorkTraceFiles, Writer: "runner.WorkTraces", Merge: Gather, About: "one Forsy work trace an agentic cell"},
 	{Name: CompareDir, Dir: true, Writer: "bench compare, bench run --baseline", Merge: Drop, About: "the comparison with a baseline"},
 	{Name: ShardsDir, Dir: true, Writer: "bench merge", Merge: Own, About: "each shard's own run.json, config.json and inventory.json"},
 	{Name: LockFile, Writer: "rundir (the lock)", Merge: Drop, About: "held by the bench process writing the directory"},

@@ -1,6 +1,9 @@
 package rundir
 
-import "testing"
+import (
+	"path"
+	"testing"
+)
 
 // Every name of the package is one entry of Layout, a suite's resource
 // files are the resource entries, and each entry says what merge does.
@@ -34,5 +37,20 @@ func TestLayout(t *testing.T) {
 			t.Errorf("%s declared twice", e.Name)
 		}
 		seen[e.Name] = true
+	}
+}
+
+// The files the formats name in the per-cell folders match the layout's
+// patterns (the golden run directory checks real ones).
+func TestFolderPatterns(t *testing.T) {
+	for _, c := range []struct{ dir, file string }{
+		{SnapshotsDir, "ollama_openai__qwen3-4b__none__p3__r0__1f0c6a39c2d5e4b7.json"},
+		{TracesDir, "2026-02-17T150000Z_bench-run_0af7651916cd43dd8448eb211c80319c.jsonl"},
+		{ForsyDir, "bench_run_ollama_demo_A1_r0_1a2b3c4d.json"},
+	} {
+		e, ok := Lookup(c.dir)
+		if m, _ := path.Match(e.Files, c.file); !ok || !e.Dir || !m {
+			t.Errorf("%s/%s does not match the layout's %+v", c.dir, c.file, e)
+		}
 	}
 }

@@ -85,7 +85,7 @@ func ParseFileName(name string) (stamp time.Time, root string, tid trace.TraceID
 // previousTrace finds the latest trace of a run directory: the one a
 // resumed run's root links to.
 func previousTrace(runDir string) (trace.TraceID, bool) {
-	paths, _ := filepath.Glob(filepath.Join(runDir, rundir.TracesDir, "*.jsonl"))
+	paths, _ := filepath.Glob(filepath.Join(runDir, rundir.TracesDir, rundir.TraceFiles))
 	type found struct {
 		stamp time.Time
 		name  string

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -238,11 +239,17 @@ func runDirFiles(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	sort.Strings(files)
-	// Every top-level name is one the layout declares.
+	// Every top-level name is one the layout declares, and every file of
+	// a folder matches the folder's pattern.
 	for _, f := range files {
-		top, _, _ := strings.Cut(f, "/")
-		if _, ok := rundir.Lookup(top); !ok {
+		top, rest, _ := strings.Cut(f, "/")
+		e, ok := rundir.Lookup(top)
+		if !ok {
 			t.Errorf("%s: not in rundir.Layout", f)
+			continue
+		}
+		if m, _ := path.Match(e.Files, rest); rest != "" && e.Files != "" && !m {
+			t.Errorf("%s: not %s/%s, as rundir.Layout says", f, top, e.Files)
 		}
 	}
 	return files
