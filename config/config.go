@@ -96,6 +96,10 @@ type Server struct {
 	// ProcessNames are names the server's process may run under on this
 	// machine, for finding it when the endpoint's port does not tell.
 	ProcessNames []string
+	// Command is the program a local-CLI kind runs for each cell (as
+	// configured: a name or a path); "" for a kind that calls a server.
+	// Traces name the CLI's span by its base name.
+	Command string
 }
 
 // MarshalJSON writes the entry flat, as it is written in bench.yaml: the

@@ -41,6 +41,14 @@ type claudeCodeOptions struct {
 
 func (claudeCodeKind) Name() string { return "claude_code_cli" }
 
+func (claudeCodeKind) GenAIProvider() string { return "anthropic" }
+
+func (claudeCodeKind) ToolProtocol() string {
+	return "MCP over stdio: Claude Code's own loop calls bench's server"
+}
+
+func (claudeCodeKind) OwnsToolLoop() bool { return true }
+
 func (claudeCodeKind) Options() any { return &claudeCodeOptions{Command: "claude", MaxTurns: 1} }
 
 func (claudeCodeKind) Resolve(p *config.Provider, problem func(key, msg string)) {
@@ -58,7 +66,7 @@ func (claudeCodeKind) Resolve(p *config.Provider, problem func(key, msg string))
 		}
 	}
 	// The CLI runs here and calls a remote API: no local server to watch.
-	p.Server = config.Server{}
+	p.Server = config.Server{Command: o.Command}
 }
 
 func (claudeCodeKind) New(p *config.Provider) (Provider, error) {
@@ -176,8 +184,8 @@ func (c *ClaudeCode) args(req Request) []string {
 }
 
 // OwnsToolLoop says the CLI runs an agentic task's loop itself, calling
-// the task's tools over MCP.
-func (c *ClaudeCode) OwnsToolLoop() bool { return true }
+// the task's tools over MCP: its kind's fact.
+func (c *ClaudeCode) OwnsToolLoop() bool { return claudeCodeKind{}.OwnsToolLoop() }
 
 // environ is the CLI's environment: ours, minus CLAUDECODE (set when bench
 // itself runs inside a Claude Code session; each cell is a session of its

@@ -15,7 +15,9 @@ import (
 // what to start when it is down.
 //
 // Adding a kind is one file that declares a type implementing Kind, plus
-// its line in registry.
+// its line in registry: nothing outside this package names a kind (the
+// runner's work traces and the execution traces ask the kind, by the
+// record's provider_type, through Lookup).
 type Kind interface {
 	config.Kind
 	// New builds the provider of a checked entry.
@@ -25,6 +27,17 @@ type Kind interface {
 	// without reaching a model. absent says the server (or CLI, or key) is
 	// not there at all, rather than lacking the models.
 	Hint(p *config.Provider, failureType string, models []string) (hint string, absent bool)
+	// GenAIProvider is the kind's gen_ai.provider.name in OpenTelemetry's
+	// GenAI conventions (a well-known value where there is one: the
+	// server's maker, not the protocol), for the execution trace's spans.
+	GenAIProvider() string
+	// ToolProtocol says, in one phrase, how the kind carries native tool
+	// calls and their results: a work trace's task names it.
+	ToolProtocol() string
+	// OwnsToolLoop says the kind's agent runs an agentic task's tool loop
+	// itself, calling the tools on bench's MCP server (the model sees them
+	// as mcp__<server>__<tool>), rather than bench driving it turn by turn.
+	OwnsToolLoop() bool
 }
 
 // registry lists the kinds in the order the docs give them.

@@ -41,6 +41,12 @@ type ollamaOptions struct {
 
 func (ollamaKind) Name() string { return "ollama" }
 
+func (ollamaKind) GenAIProvider() string { return "ollama" }
+
+func (ollamaKind) ToolProtocol() string { return "Ollama /api/chat tool_calls and tool messages" }
+
+func (ollamaKind) OwnsToolLoop() bool { return false }
+
 func (ollamaKind) Options() any {
 	return &ollamaOptions{httpOptions: defaultHTTP("http://127.0.0.1:11434")}
 }

@@ -24,6 +24,14 @@ type ollamaOpenAIOptions struct {
 
 func (ollamaOpenAIKind) Name() string { return "ollama_openai" }
 
+func (ollamaOpenAIKind) GenAIProvider() string { return "ollama" }
+
+func (ollamaOpenAIKind) ToolProtocol() string {
+	return "OpenAI chat completions tool_calls and tool messages (tool_call_id)"
+}
+
+func (ollamaOpenAIKind) OwnsToolLoop() bool { return false }
+
 func (ollamaOpenAIKind) Options() any {
 	return &ollamaOpenAIOptions{httpOptions: defaultHTTP("http://127.0.0.1:11434/v1")}
 }

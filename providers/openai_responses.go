@@ -25,6 +25,14 @@ const responsesDefaultURL = "https://api.openai.com/v1"
 
 func (responsesKind) Name() string { return "openai_responses" }
 
+func (responsesKind) GenAIProvider() string { return "openai" }
+
+func (responsesKind) ToolProtocol() string {
+	return "OpenAI Responses function_call and function_call_output items"
+}
+
+func (responsesKind) OwnsToolLoop() bool { return false }
+
 func (responsesKind) Options() any {
 	return &responsesOptions{httpOptions: defaultHTTP(responsesDefaultURL)}
 }

@@ -10,6 +10,7 @@ import (
 	"bench/forsy"
 	"bench/mcpserve"
 	"bench/prompts"
+	"bench/providers"
 	"bench/results"
 	script "bench/scripted"
 	"bench/toolparse"
@@ -54,17 +55,18 @@ func (w *WorkTraces) AddRecord(r *results.Record) error {
 }
 
 // WorkTraceCell rebuilds the forsy cell of an agentic record of task p.
-// Times are the record's: started_at_ms plus each offset. For the Claude
-// Code CLI the tools and the calls of them carry the names the model saw
-// (mcp__bench__<tool>).
+// Times are the record's: started_at_ms plus each offset. For a kind that
+// owns its tool loop (the Claude Code CLI) the tools and the calls of them
+// carry the names the model saw on bench's MCP server (mcp__bench__<tool>).
 func WorkTraceCell(r *results.Record, p *prompts.Prompt, version string) forsy.Cell {
 	base := time.UnixMilli(r.StartedAtMS).UTC()
 	at := func(ms float64) time.Time {
 		return base.Add(time.Duration(math.Round(ms*1000)) * time.Microsecond)
 	}
-	cli := r.ProviderType == "claude_code_cli"
+	kind, _ := providers.Lookup(r.ProviderType)
+	ownLoop := kind != nil && kind.OwnsToolLoop()
 	seen := func(name string) string {
-		if cli && slices.Contains(p.ToolNames(), name) {
+		if ownLoop && slices.Contains(p.ToolNames(), name) {
 			return mcpserve.ToolName(mcpServerName, name)
 		}
 		return name
@@ -72,7 +74,7 @@ func WorkTraceCell(r *results.Record, p *prompts.Prompt, version string) forsy.C
 	c := forsy.Cell{Task: forsy.Task{
 		RunID: r.RunID, ID: p.ID, Name: p.Name, Prompt: p.Prompt, System: p.System,
 		Provider: r.Provider, ProviderType: r.ProviderType, Model: r.Model, Repetition: r.Repetition,
-		MaxTurns: p.MaxTurns, Protocol: protocol(r.ProviderType, p.TextMode()), HarnessVersion: version,
+		MaxTurns: p.MaxTurns, Protocol: protocol(kind, p.TextMode()), HarnessVersion: version,
 	}, Start: base}
 	if r.ThinkingLevel != nil {
 		c.Task.ThinkingLevel = *r.ThinkingLevel
@@ -147,22 +149,16 @@ func callText(a []byte, text bool) string {
 	return string(a)
 }
 
-// protocol names how a provider type carries calls and results.
-func protocol(providerType string, text bool) string {
-	if text {
+// protocol names how the record's kind carries calls and results ("" for
+// a provider_type this bench does not know, a record of another version).
+func protocol(kind providers.Kind, text bool) string {
+	switch {
+	case text:
 		return "text commands (detected in the reply; outputs sent back in a user message)"
+	case kind == nil:
+		return ""
 	}
-	switch providerType {
-	case "ollama":
-		return "Ollama /api/chat tool_calls and tool messages"
-	case "ollama_openai":
-		return "OpenAI chat completions tool_calls and tool messages (tool_call_id)"
-	case "openai_responses":
-		return "OpenAI Responses function_call and function_call_output items"
-	case "claude_code_cli":
-		return "MCP over stdio: Claude Code's own loop calls bench's server"
-	}
-	return ""
+	return kind.ToolProtocol()
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -6,7 +6,6 @@ import (
 	"math"
 	"net/url"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"bench/config"
+	"bench/providers"
 	"bench/results"
 )
 
@@ -100,16 +100,10 @@ func newBuilder(tid trace.TraceID, cfg *config.Config) *builder {
 }
 
 // commandName is a CLI provider's command, base name only (a path may
-// name the user's home): its kind's options field Command, else its type.
+// name the user's home): the one its kind resolved, else its type.
 func commandName(p config.Provider) string {
-	v := reflect.ValueOf(p.Options)
-	for v.Kind() == reflect.Pointer && !v.IsNil() {
-		v = v.Elem()
-	}
-	if v.Kind() == reflect.Struct {
-		if f := v.FieldByName("Command"); f.IsValid() && f.Kind() == reflect.String && f.String() != "" {
-			return filepath.Base(f.String())
-		}
+	if p.Server.Command != "" {
+		return filepath.Base(p.Server.Command)
 	}
 	return p.Type
 }
@@ -129,16 +123,12 @@ func hash(s string) string {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// genAIProvider is gen_ai.provider.name for a provider type: the
-// convention's well-known value where there is one.
+// genAIProvider is gen_ai.provider.name for a provider type: its kind's
+// (the convention's well-known value where there is one), else the type
+// itself (a record of a kind this bench does not know).
 func genAIProvider(providerType string) string {
-	switch providerType {
-	case "ollama", "ollama_openai":
-		return "ollama"
-	case "openai_responses":
-		return "openai"
-	case "claude_code_cli":
-		return "anthropic"
+	if k, ok := providers.Lookup(providerType); ok {
+		return k.GenAIProvider()
 	}
 	return providerType
 }

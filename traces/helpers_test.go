@@ -29,15 +29,13 @@ var t0 = time.Date(2026, 11, 22, 10, 0, 0, 123456000, time.UTC)
 
 func ptr[T any](v T) *T { return &v }
 
-type cliOptions struct{ Command string }
-
 func testConfig(t *testing.T) *config.Config {
 	t.Helper()
 	return &config.Config{
 		Run: config.Run{ID: "run-1", Concurrency: 2, Repetitions: 1},
 		Providers: []config.Provider{
 			{Name: "oo", Type: "ollama_openai", Server: config.Server{Endpoint: "http://127.0.0.1:11434/v1"}},
-			{Name: "cc", Type: "claude_code_cli", Options: &cliOptions{Command: "/home/someone/bin/claude"}},
+			{Name: "cc", Type: "claude_code_cli", Server: config.Server{Command: "/home/someone/bin/claude"}},
 		},
 		PromptSet: []prompts.Prompt{
 			{ID: "T1", Name: "native_tool", System: systemText, Prompt: promptText,

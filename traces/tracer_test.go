@@ -357,3 +357,17 @@ func TestAttributeKeys(t *testing.T) {
 		}
 	}
 }
+
+// gen_ai.provider.name is the kind's: the convention's well-known value
+// (the server's maker, not the protocol), and the type itself for a kind
+// this bench does not know.
+func TestGenAIProviderIsTheKinds(t *testing.T) {
+	for typ, want := range map[string]string{
+		"ollama": "ollama", "ollama_openai": "ollama", "openai_responses": "openai",
+		"claude_code_cli": "anthropic", "a_kind_from_the_future": "a_kind_from_the_future",
+	} {
+		if got := genAIProvider(typ); got != want {
+			t.Errorf("%s: gen_ai.provider.name %q, want %q", typ, got, want)
+		}
+	}
+}
