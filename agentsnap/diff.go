@@ -3,10 +3,10 @@ package agentsnap
 import (
 	"bytes"
 	"encoding/json"
-	"math"
-	"reflect"
 	"slices"
 	"strconv"
+
+	"bench/internal/jsonvalue"
 )
 
 // Bench's snapshot statuses, the words of bench compare's cell verdicts.
@@ -115,7 +115,7 @@ func agentsnapDiff(base, cur *Snapshot) (string, []Change) {
 	var changes []Change
 	for i := range base.Tools {
 		b, c := base.Tools[i], cur.Tools[i]
-		if !sameJSON(b.Args, c.Args) {
+		if !jsonvalue.EqualText(b.Args, c.Args) {
 			changes = append(changes, Change{Path: "tools[" + strconv.Itoa(i) + "].args", From: OrNull(b.Args), To: OrNull(c.Args)})
 		}
 	}
@@ -212,55 +212,4 @@ func OrNull(r json.RawMessage) json.RawMessage {
 		return jsonNull
 	}
 	return r
-}
-
-// sameJSON compares two JSON texts as agentsnap does: as the values
-// JavaScript parses them into, serialized with sorted keys. So key order and
-// number spelling (1, 1.0, 1e0) do not matter, numbers are IEEE doubles
-// (2^53+1 equals 2^53), -0 equals 0, and a number too large for a double
-// becomes null as JSON.stringify writes Infinity. Text that is not JSON is
-// compared byte for byte.
-func sameJSON(a, b json.RawMessage) bool {
-	if bytes.Equal(a, b) {
-		return true // the common case, and equal text is always an equal value
-	}
-	va, errA := jsValue(a)
-	vb, errB := jsValue(b)
-	if errA != nil || errB != nil {
-		return bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b))
-	}
-	return reflect.DeepEqual(va, vb)
-}
-
-func jsValue(raw json.RawMessage) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return normalizeNumbers(v), nil
-}
-
-func normalizeNumbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		f, _ := strconv.ParseFloat(string(x), 64) // ±Inf on overflow, as in JavaScript
-		if math.IsInf(f, 0) {
-			return nil
-		}
-		if f == 0 {
-			return 0.0 // -0 prints as 0
-		}
-		return f
-	case map[string]any:
-		for k, e := range x {
-			x[k] = normalizeNumbers(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = normalizeNumbers(e)
-		}
-	}
-	return v
 }

@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"bench/internal/jsonvalue"
 	"bench/internal/yamlerr"
 )
 
@@ -170,7 +171,7 @@ func (m *Match) MatchesArgs(args map[string]any) bool {
 	if args == nil {
 		return false
 	}
-	if m.Args != nil && !equal(args, m.Args) {
+	if m.Args != nil && !jsonvalue.Equal(args, m.Args) {
 		return false
 	}
 	if m.Subset != nil && !subset(m.Subset, args) {
@@ -208,47 +209,6 @@ func text(v any) string {
 	return string(b)
 }
 
-// equal compares decoded JSON values; numbers compare by value.
-func equal(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !equal(xv, yv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !equal(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case float64:
-		y, ok := b.(float64)
-		return ok && x == y
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case nil:
-		return b == nil
-	}
-	return false
-}
-
 // subset reports whether every key of want is in got with a matching value;
 // nested objects are subsets too, anything else must be equal.
 func subset(want, got map[string]any) bool {
@@ -264,7 +224,7 @@ func subset(want, got map[string]any) bool {
 			}
 			continue
 		}
-		if !equal(wv, gv) {
+		if !jsonvalue.Equal(wv, gv) {
 			return false
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"bench/internal/jsonvalue"
 	"bench/toolparse"
 )
 
@@ -250,7 +251,7 @@ func (r KeyRule) check(v any) string {
 	}
 	if len(r.Enum) > 0 {
 		for _, e := range r.Enum {
-			if equalJSON(v, normalizeYAML(e)) {
+			if jsonvalue.Equal(v, normalizeYAML(e)) {
 				return ""
 			}
 		}
@@ -324,23 +325,6 @@ func isEmpty(v any) bool {
 		return len(x) == 0
 	case map[string]any:
 		return len(x) == 0
-	}
-	return false
-}
-
-func equalJSON(a, b any) bool {
-	switch x := a.(type) {
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case float64:
-		y, ok := b.(float64)
-		return ok && x == y
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case nil:
-		return b == nil
 	}
 	return false
 }
