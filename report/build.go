@@ -20,7 +20,7 @@ func Build(runDir string, warn io.Writer) error {
 		return err
 	}
 	Warn(warn, s)
-	return Write(runDir, s)
+	return Write(runDir, s, nil)
 }
 
 // Warn prints the skipped lines and warnings of s, the first few of them.
@@ -42,9 +42,13 @@ func Warn(w io.Writer, s *Summary) {
 	}
 }
 
-// Write writes the three report files of s into dir, each through a
-// temporary file and a rename, so a reader never sees half a report.
-func Write(dir string, s *Summary) error {
+// Write writes the three report files of s into dir, tiers.json from t
+// (TierRanking of s; nil makes it), each through a temporary file and a
+// rename, so a reader never sees half a report.
+func Write(dir string, s *Summary, t *Tiers) error {
+	if t == nil {
+		t = TierRanking(s)
+	}
 	var md bytes.Buffer
 	if err := WriteMarkdown(&md, s); err != nil {
 		return fmt.Errorf("render summary.md: %w", err)
@@ -54,7 +58,7 @@ func Write(dir string, s *Summary) error {
 		data func() ([]byte, error)
 	}{
 		{rundir.SummaryJSON, func() ([]byte, error) { return rundir.MarshalJSON(s) }},
-		{rundir.TiersFile, func() ([]byte, error) { return rundir.MarshalJSON(TierRanking(s)) }},
+		{rundir.TiersFile, func() ([]byte, error) { return rundir.MarshalJSON(t) }},
 		{rundir.SummaryMD, func() ([]byte, error) { return md.Bytes(), nil }},
 	}
 	for _, f := range files {

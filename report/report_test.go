@@ -258,7 +258,7 @@ func hasKeys(m map[string]any, ks ...string) bool {
 func TestGolden(t *testing.T) {
 	s := loadFixture(t)
 	dir := t.TempDir()
-	if err := Write(dir, s); err != nil {
+	if err := Write(dir, s, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"summary.json", "summary.md", "tiers.json"} {

@@ -17,12 +17,13 @@
 // survive), and tables are capped at MaxRows with a count of the rest.
 //
 // Inputs are the report.Summary (which report.Load builds from
-// results.jsonl), a Samples fed the same records (FromSummary streams
-// results.jsonl a second time for it; a caller with its own pass can feed
-// one directly) for the per-group distributions and the matrix's violation
-// texts, and the optional resource sample series. The package reads
-// resource files as plain JSON; it does not import the providers, runner or
-// resources packages.
+// results.jsonl) and its report.Tiers, as the caller hands them (the values
+// summary.json and tiers.json are written from: nothing is read back), a
+// Samples fed the same records (FromSummary streams results.jsonl a second
+// time for it; a caller with its own pass can feed one directly) for the
+// matrix's violation texts, and the optional resource sample series. The
+// package reads resource files as plain JSON; it does not import the
+// providers, runner or resources packages.
 //
 // Wiring: after summary.json is written,
 //
@@ -36,13 +37,10 @@ package htmlreport
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"bench/report"
@@ -65,12 +63,15 @@ const maxDetail = 240
 type Data struct {
 	// Summary is the run's summary; every figure of the tables comes from it.
 	Summary *report.Summary
+	// Tiers are the summary's tool-use tiers (report.TierRanking), the
+	// ones tiers.json is written from.
+	Tiers *report.Tiers
 	// Groups holds what summary.json does not, indexed like Summary.Groups.
 	Groups []*GroupData
 	// Timelines are the suites' resource sample series, when the run has them.
 	Timelines []*Timeline
-	// Warnings are problems with optional inputs (a bad samples line, an
-	// unreadable summary.json) that cost a part of the report, not all of it.
+	// Warnings are problems with optional inputs (a bad samples line) that
+	// cost a part of the report, not all of it.
 	Warnings []string
 }
 
@@ -97,8 +98,8 @@ type CellDetail struct {
 	Detail string
 }
 
-// Agentic are a group's agentic-task figures (issue 16), read from
-// summary.json's group objects when present there; null fields are absent.
+// Agentic are a group's agentic-task figures: the summary group's rates
+// and the tiers' routing verdict; null fields are absent.
 type Agentic struct {
 	TaskSuccessRate   *float64 `json:"task_success_rate"`
 	MeanTurns         *float64 `json:"mean_turns"`
@@ -146,7 +147,7 @@ func FromSummary(s *report.Summary, runDir string) (*Data, error) {
 	if err != nil {
 		return nil, fmt.Errorf("report.html %s: %w", runDir, err)
 	}
-	return c.Data(s, runDir), nil
+	return c.Data(s, nil, runDir), nil
 }
 
 type groupKey struct {
@@ -210,13 +211,16 @@ func (c *Samples) Add(r *results.Record) {
 	}
 }
 
-// Data joins the samples to the summary built from the same records, reads
-// the agentic figures from runDir's summary.json and tiers.json when they
-// have them, and the resource sample series when the run recorded them. A
-// bad optional file is a warning in Data.Warnings; with runDir "" no file
-// is read. It consumes c: call it once.
-func (c *Samples) Data(s *report.Summary, runDir string) *Data {
-	d := &Data{Summary: s, Groups: make([]*GroupData, len(s.Groups))}
+// Data joins the samples to the summary built from the same records and
+// to its tiers (report.TierRanking of it; nil makes them), and reads the
+// resource sample series from runDir when the run recorded them. A bad
+// samples file is a warning in Data.Warnings; with runDir "" no file is
+// read. It consumes c: call it once.
+func (c *Samples) Data(s *report.Summary, t *report.Tiers, runDir string) *Data {
+	if t == nil {
+		t = report.TierRanking(s)
+	}
+	d := &Data{Summary: s, Tiers: t, Groups: make([]*GroupData, len(s.Groups))}
 	for i, g := range s.Groups {
 		a := c.groups[keyOf(g.Provider, g.Model, g.ThinkingLevel)]
 		if a == nil {
@@ -230,10 +234,10 @@ func (c *Samples) Data(s *report.Summary, runDir string) *Data {
 			d.Groups[i].Cells = map[string]*CellDetail{}
 		}
 	}
+	d.setAgentic()
 	if runDir == "" {
 		return d
 	}
-	d.readAgentic(runDir)
 	tl, warn, err := ReadTimelines(runDir)
 	if err != nil {
 		d.Warnings = append(d.Warnings, err.Error())
@@ -272,68 +276,30 @@ func oneLine(s string, n int) string {
 	return s[:cut] + "…"
 }
 
-// readAgentic picks the agentic figures out of summary.json's group objects
-// and the routing verdict out of tiers.json, when they are there. The
-// summary type does not carry them yet; reading the files keeps report.html
-// in step with whatever summary.json holds.
-func (d *Data) readAgentic(runDir string) {
+// setAgentic gives each group its agentic figures from the summary's group
+// and its routing verdict from the tiers: the values summary.json and
+// tiers.json are written from, so the page and the files agree without
+// reading the files back.
+func (d *Data) setAgentic() {
 	index := make(map[groupKey]int, len(d.Summary.Groups))
 	for i, g := range d.Summary.Groups {
 		index[keyOf(g.Provider, g.Model, g.ThinkingLevel)] = i
-	}
-	type named struct {
-		Provider      string  `json:"provider"`
-		Model         string  `json:"model"`
-		ThinkingLevel *string `json:"thinking_level"`
-		Agentic
-	}
-	read := func(name string, v any) bool {
-		data, err := os.ReadFile(filepath.Join(runDir, name))
-		if errors.Is(err, fs.ErrNotExist) {
-			return false
+		a := &Agentic{TaskSuccessRate: g.TaskSuccessRate, MeanTurns: g.MeanTurns, WrongArgumentRate: g.WrongArgumentRate,
+			UnknownToolRate: g.UnknownToolRate, RecoveryRate: g.RecoveryRate}
+		if !a.empty() {
+			d.Groups[i].Agentic = a
 		}
-		if err == nil {
-			err = json.Unmarshal(data, v)
-		}
-		if err != nil {
-			d.Warnings = append(d.Warnings, fmt.Sprintf("agentic figures: %s: %v", name, err))
-			return false
-		}
-		return true
 	}
-	set := func(n named, fill func(dst, src *Agentic)) {
-		i, ok := index[keyOf(n.Provider, n.Model, n.ThinkingLevel)]
-		if !ok || d.Groups[i] == nil {
-			return
+	for _, t := range d.Tiers.Ranking {
+		i, ok := index[keyOf(t.Provider, t.Model, t.ThinkingLevel)]
+		if !ok || t.RoutingReady == nil {
+			continue
 		}
 		g := d.Groups[i]
 		if g.Agentic == nil {
 			g.Agentic = &Agentic{}
 		}
-		fill(g.Agentic, &n.Agentic)
-		if g.Agentic.empty() {
-			g.Agentic = nil
-		}
-	}
-	var sum struct {
-		Groups []named `json:"groups"`
-	}
-	if read(rundir.SummaryJSON, &sum) {
-		for _, n := range sum.Groups {
-			set(n, func(dst, src *Agentic) {
-				rr := dst.RoutingReady
-				*dst = *src
-				dst.RoutingReady = rr
-			})
-		}
-	}
-	var tiers struct {
-		Ranking []named `json:"ranking"`
-	}
-	if read(rundir.TiersFile, &tiers) {
-		for _, n := range tiers.Ranking {
-			set(n, func(dst, src *Agentic) { dst.RoutingReady = src.RoutingReady })
-		}
+		g.Agentic.RoutingReady = t.RoutingReady
 	}
 }
 

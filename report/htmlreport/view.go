@@ -203,21 +203,24 @@ func newView(d *Data) (*view, error) {
 	}
 	v.Ranking, v.RankingMore = capRows(rows)
 
-	tiers := report.TierRanking(s)
+	tiers := d.Tiers
+	if tiers == nil { // a Data built by hand
+		tiers = report.TierRanking(s)
+	}
 	for _, m := range tiers.Recommended {
 		g := report.Group{Provider: m.Provider, Model: m.Model, ThinkingLevel: m.ThinkingLevel}
 		v.Recommended = append(v.Recommended, g.Label())
 	}
-	byTier := make(map[*report.Tier]*report.Group, len(s.Groups))
+	byKey := make(map[groupKey]*report.Group, len(s.Groups))
 	for _, g := range s.Groups {
-		byTier[g.Tier] = g
+		byKey[keyOf(g.Provider, g.Model, g.ThinkingLevel)] = g
 	}
 	for _, gd := range d.Groups {
 		v.HasAgentic = v.HasAgentic || !gd.Agentic.empty()
 	}
 	var trs []tierRow
 	for _, t := range tiers.Ranking {
-		g := byTier[t]
+		g := byKey[keyOf(t.Provider, t.Model, t.ThinkingLevel)]
 		if g == nil {
 			continue
 		}

@@ -64,7 +64,7 @@ func BenchmarkBuildReports100k(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := report.Write(dir, s); err != nil {
+			if err := report.Write(dir, s, nil); err != nil {
 				b.Fatal(err)
 			}
 			d, err := htmlreport.FromSummary(s, dir)

@@ -60,11 +60,13 @@ func All(dir string, o Options) (*report.Summary, error) {
 		return nil, err
 	}
 	report.Warn(o.Warn, s)
-	if err := report.Write(dir, s); err != nil {
+	// tiers.json and report.html show the same tiers, from the summary in
+	// hand: report.html reads neither file back.
+	tiers := report.TierRanking(s)
+	if err := report.Write(dir, s, tiers); err != nil {
 		return nil, err
 	}
-	// After summary.json: report.html reads the agentic figures from it.
-	d := samples.Data(s, dir)
+	d := samples.Data(s, tiers, dir)
 	for _, w := range d.Warnings {
 		fmt.Fprintf(o.Warn, "warning: %s: %s\n", rundir.ReportHTML, w)
 	}
