@@ -15,7 +15,6 @@ require (
 	github.com/ollama/ollama v0.9.6
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/sashabaranov/go-openai v1.43.0
-	github.com/segmentio/encoding v0.5.4
 	github.com/shirou/gopsutil/v3 v3.24.5
 	github.com/vbauerster/mpb/v8 v8.9.3
 	github.com/yuin/goldmark v1.8.7
@@ -47,6 +46,7 @@ require (
 	github.com/power-devops/perfstat v0.0.0-20210106213030-5aafc221ea8c // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/shoenig/go-m1cpu v0.1.6 // indirect
 	github.com/tklauser/go-sysconf v0.3.12 // indirect
 	github.com/tklauser/numcpus v0.6.1 // indirect

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"bench/agentsnap"
+	"bench/results"
 	"bench/rundir"
 )
 
@@ -372,11 +373,12 @@ const secondPassChunk = 20_000
 func (c *comparison) readSnapshots(r *runData, lines map[int]*pending, fn func(p *pending, s *agentsnap.Snapshot)) error {
 	path := rundir.Path(r.dir, rundir.ResultsFile)
 	seen := 0
-	err := scanLines(path, func(line int) bool { return lines[line] != nil }, fullRecord, func(line int, sr *snapRecord) error {
-		rec := &sr.Record
+	o := scanOptions
+	o.Lines = func(line int) bool { return lines[line] != nil }
+	_, _, err := results.Scan(path, o, func(line int, rec *results.Record) error {
 		p := lines[line]
 		if p.out.key() != rec.Key() {
-			return &lineError{Line: line, Err: errors.New("the file changed while it was being compared")}
+			return &results.LineError{Line: line, Err: errors.New("the file changed while it was being compared")}
 		}
 		input := ""
 		if pd := r.prompts[rec.PromptID]; pd != nil {

@@ -87,13 +87,15 @@
 //
 // # Schema
 //
-// compare reads results schema 1: lines with record_type "result" and the
-// full cell key. Lines carry no version today; a line that declares a
-// schema_version other than 1 is refused, and so is a line without
-// provider_type or prompt_id (a bench from before the full key). A bad
-// line, a cell recorded twice, a malformed config.json, run.json or
-// inventory.json are *InputError values naming the file and line; missing
-// side files are warnings.
+// compare reads results.jsonl through results.Scan, strictly: results
+// schema 1, lines with record_type "result" and the full cell key. Lines
+// carry no version today; a line that declares a schema_version other than
+// 1 is refused, and so is a line without provider_type or prompt_id (a
+// bench from before the full key). A bad line, a malformed config.json,
+// run.json or inventory.json are *InputError values naming the file and
+// line; missing side files are warnings. A cell recorded more than once (a
+// resumed run appends a record for each cell it ran again) counts by its
+// last record, as in bench report, with a warning that counts them.
 //
 // # Outputs
 //

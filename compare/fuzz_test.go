@@ -34,21 +34,25 @@ func seedLines(t testing.TB) [][]byte {
 	return out
 }
 
-// FuzzDecodeLean: any line decodes or is refused with an error; never a
-// panic, and an accepted line has a key and a digest.
-func FuzzDecodeLean(f *testing.F) {
+// FuzzDecodeLine: any line is read as compare reads it (strictly, its
+// answers and calls decoded) or refused with a line error; never a panic,
+// and an accepted line has a key and a digest.
+func FuzzDecodeLine(f *testing.F) {
 	for _, l := range seedLines(f) {
 		f.Add(l)
 	}
 	f.Add([]byte(`{"record_type":"result","repetition":null}`))
 	f.Add([]byte(`{"raw_output":1e999,"tool_call_details":[{"arguments":`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		var r leanRecord
-		if decodeLean(line, &r) != nil {
-			return
+		err := results.NewReader(bytes.NewReader(line)).Scan(scanOptions, func(_ int, r *results.Record) error {
+			_ = r.Key()
+			snapshotDigest(r)
+			return nil
+		})
+		var le *results.LineError
+		if err != nil && !errors.As(err, &le) {
+			t.Errorf("not a line error: %v", err)
 		}
-		_ = r.key()
-		r.snapshotDigest()
 	})
 }
 

@@ -38,7 +38,7 @@ func memRun(t testing.TB, id string, recs []*results.Record) *runData {
 		json.Unmarshal(b, &pd)
 		r.prompts[p.ID] = &pd
 	}
-	if err := scanReader(&buf, nil, decodeLean, r.add); err != nil {
+	if err := results.NewReader(&buf).Scan(scanOptions, r.add); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -237,7 +237,7 @@ func memRunRaw(t testing.TB, id string, recs []*results.Record, cold int) *runDa
 		buf.WriteByte('\n')
 	}
 	rd := &runData{dir: id, id: id, index: map[cellKey]int32{}, tab: testTab}
-	if err := scanReader(&buf, nil, decodeLean, rd.add); err != nil {
+	if err := results.NewReader(&buf).Scan(scanOptions, rd.add); err != nil {
 		t.Fatal(err)
 	}
 	return rd

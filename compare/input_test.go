@@ -55,11 +55,11 @@ func TestBadInput(t *testing.T) {
 		{"no repetition", appendLine(`{"record_type":"result","provider":"ollama","provider_type":"ollama","model":"m","prompt_id":"P9","availability_status":"ok"}` + "\n"),
 			rundir.ResultsFile, 3, "repetition is missing"},
 		{"wrong type", appendLine(`{"record_type":"result","provider":"ollama","provider_type":"ollama","model":"m","prompt_id":"P9","repetition":"one","availability_status":"ok"}` + "\n"),
-			rundir.ResultsFile, 3, "field repetition: a JSON string, want a number"},
-		{"a latency beyond any", appendLine(`{"record_type":"result","provider":"ollama","provider_type":"ollama","model":"m","prompt_id":"P9","repetition":0,"availability_status":"ok","ttft_ms":1e305}` + "\n"),
-			rundir.ResultsFile, 3, "ttft_ms is 1e+305"},
-		{"a cell twice", appendLine(`{"record_type":"result","provider":"ollama","provider_type":"ollama","model":"m","thinking_level":null,"prompt_id":"P0","repetition":0,"availability_status":"ok"}` + "\n"),
-			rundir.ResultsFile, 3, "repeats the cell of line 1"},
+			rundir.ResultsFile, 3, "field repetition: a JSON string, want an integer"},
+		{"a rate beyond any", appendLine(`{"record_type":"result","provider":"ollama","provider_type":"ollama","model":"m","prompt_id":"P9","repetition":0,"availability_status":"ok","tokens_per_s":1e305}` + "\n"),
+			rundir.ResultsFile, 3, "tokens_per_s is 1e+305, beyond any latency or rate"},
+		{"a latency not in milliseconds", appendLine(`{"record_type":"result","provider":"ollama","provider_type":"ollama","model":"m","prompt_id":"P9","repetition":0,"availability_status":"ok","ttft_ms":1e305}` + "\n"),
+			rundir.ResultsFile, 3, "field ttft_ms: a JSON number 1e305, want an integer"},
 		{"bad config.json", replace(rundir.ConfigFile, "{\n  \"run\": {\n    \"id\": 7\n  }\n}\n"), rundir.ConfigFile, 3, "cannot unmarshal number"},
 		{"config.json not JSON", replace(rundir.ConfigFile, "{\n\n  oops\n}"), rundir.ConfigFile, 3, "invalid character"},
 		{"prompt without id", replace(rundir.ConfigFile, `{"prompt_set":[{"prompt":"x"}]}`), rundir.ConfigFile, 0, "prompt_set[0]: no id"},
@@ -139,5 +139,43 @@ func TestOnlyOutWritten(t *testing.T) {
 	}
 	if treeHash(t, base) != hb || treeHash(t, cur) != hn {
 		t.Error("a refused --out changed a run directory")
+	}
+}
+
+// A resumed run appends a new record for each cell it ran again: compare
+// reads it as bench report does, each cell by its last record, and says in
+// a warning how many cells and lines were set aside. Whichever record is
+// last decides: a cell that failed, then passed on the re-run, matches; one
+// that passed, then failed, regresses.
+func TestResumedRunLastRecordWins(t *testing.T) {
+	dir := t.TempDir()
+	base := writeRun(t, dir, runSpec{id: "base", recs: []*results.Record{rec("P0", 0), rec("P0", 1), rec("P2", 0)}})
+	cancelled := status(results.StatusError, results.FailCancelled, "cancelled")
+	healed := writeRun(t, dir, runSpec{id: "healed", recs: []*results.Record{
+		rec("P0", 0, cancelled), rec("P0", 1), rec("P2", 0, failing("x")), rec("P0", 0), rec("P2", 0, failing("y")), rec("P2", 0),
+	}})
+	res, err := Compare(base, healed, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(res.Warnings, "\n")
+	if res.Regressed() || res.Counts[Match] != 3 || len(res.Cells) != 3 {
+		t.Errorf("verdict %s, counts %v, %d cells; want 3 matches", res.Verdict, res.Counts, len(res.Cells))
+	}
+	if !strings.Contains(w, "results.jsonl: 2 cells are recorded more than once (3 extra lines") || !strings.Contains(w, "by its last record") {
+		t.Errorf("warnings %q", w)
+	}
+	broke := writeRun(t, dir, runSpec{id: "broke", recs: []*results.Record{rec("P0", 0), rec("P0", 1), rec("P2", 0), rec("P0", 1, failing("x"))}})
+	res, err = Compare(base, broke, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Regressed() || res.Counts[Regression] != 1 || !strings.Contains(strings.Join(res.Warnings, "\n"), "1 cell is recorded more than once (1 extra line,") {
+		t.Errorf("verdict %s, counts %v, warnings %q", res.Verdict, res.Counts, res.Warnings)
+	}
+	// As the base of a comparison too.
+	res, err = Compare(broke, base, DefaultOptions())
+	if err != nil || res.Counts[Match] != 2 || len(res.Cells) != 3 {
+		t.Errorf("resumed base: %v, counts %v", err, res.Counts)
 	}
 }

@@ -28,6 +28,10 @@ type runData struct {
 	// cells in file order; index finds one by key.
 	cells []cell
 	index map[cellKey]int32
+	// dupCells are the cells recorded more than once (a resumed run's
+	// cells it ran again), dupLines the records a later one replaced.
+	dupCells map[cellKey]bool
+	dupLines int
 	// prompts by id, from config.json.
 	prompts  map[string]*promptDef
 	warnings []string
@@ -360,28 +364,33 @@ func lineOf(data []byte, offset int64) int {
 	return bytes.Count(data[:offset], []byte("\n")) + 1
 }
 
-// readResults is the first pass: every line decoded lean, each cell kept
-// as a cell. Any bad line is an error naming the file and line; a cell key
-// recorded twice is one too.
-// inputError names the file, and the line when scanLines gave one.
+// inputError names the file, and the line when the scan gave one.
 func inputError(path string, err error) error {
-	if le := (*lineError)(nil); errors.As(err, &le) {
+	if le := (*results.LineError)(nil); errors.As(err, &le) {
 		return &InputError{File: path, Line: le.Line, Err: le.Err}
 	}
 	return &InputError{File: path, Err: err}
 }
 
+// readResults is the first pass: every line read (see scanOptions), each
+// cell kept as a cell. Any bad line is an error naming the file and line.
+// A cell recorded more than once counts by its last record, as in bench
+// report: a resumed run appends a new record for each cell it ran again.
 func (r *runData) readResults() error {
 	path := rundir.Path(r.dir, rundir.ResultsFile)
 	if n := estimateLines(path); n > 0 {
 		r.cells = make([]cell, 0, n)
 		r.index = make(map[cellKey]int32, n)
 	}
-	if err := scanLines(path, nil, decodeLean, r.add); err != nil {
+	if _, _, err := results.Scan(path, scanOptions, r.add); err != nil {
 		return inputError(path, err)
 	}
 	if len(r.cells) == 0 {
 		return &InputError{File: path, Err: errors.New("no results: the run recorded no cell")}
+	}
+	if r.dupLines > 0 {
+		r.warnings = append(r.warnings, fmt.Sprintf("%s: %s recorded more than once (%s, e.g. cells a resumed run ran again); each is compared by its last record",
+			path, plural(len(r.dupCells), "cell is", "cells are"), plural(r.dupLines, "extra line", "extra lines")))
 	}
 	return nil
 }
@@ -409,40 +418,44 @@ func estimateLines(path string) int {
 	return int(min(est, 4<<20))
 }
 
-// add keeps one decoded line as a cell.
-func (r *runData) add(line int, rec *leanRecord) error {
+// add keeps one decoded line as a cell; a later line of the same cell
+// replaces it.
+func (r *runData) add(line int, rec *results.Record) error {
 	t := r.tab
 	k := cellKey{provider: t.id(rec.Provider), providerType: t.id(rec.ProviderType), model: t.id(rec.Model),
-		prompt: t.id(rec.PromptID), rep: *rec.Repetition}
+		prompt: t.id(rec.PromptID), rep: rec.Repetition}
 	if rec.ThinkingLevel != nil {
 		k.thinking = t.id(*rec.ThinkingLevel)
 	}
-	if prev, ok := r.index[k]; ok {
-		return &lineError{Line: line, Err: fmt.Errorf("repeats the cell of line %d (%s)", r.cells[prev].line, keyString(t.key(k)))}
-	}
 	c := cell{key: k, line: line, status: t.id(rec.AvailabilityStatus), failType: t.id(deref(rec.FailureType)),
 		expected: t.list(rec.ExpectedTools), names: t.list(rec.ToolCalls), objPass: triOf(rec.ObjectivePass), toolUse: triOf(rec.ToolUseSuccess)}
+	var ttft *float64
+	if rec.TTFTMS != nil {
+		v := float64(*rec.TTFTMS)
+		ttft = &v
+	}
+	e2e := float64(rec.E2EMS)
 	for _, v := range []struct {
 		name string
 		v    *float64
 		dst  *float64
 		flag cellFlags
-	}{{"ttft_ms", rec.TTFTMS, &c.ttft, fTTFT}, {"e2e_ms", rec.E2EMS, &c.e2e, fE2E}, {"tokens_per_s", rec.TokensPerS, &c.tps, fTPS}} {
+	}{{"ttft_ms", ttft, &c.ttft, fTTFT}, {"e2e_ms", &e2e, &c.e2e, fE2E}, {"tokens_per_s", rec.TokensPerS, &c.tps, fTPS}} {
 		if v.v == nil {
 			continue
 		}
 		if math.Abs(*v.v) > stats.MaxAbs {
-			return &lineError{Line: line, Err: fmt.Errorf("%s is %g, beyond any latency or rate", v.name, *v.v)}
+			return &results.LineError{Line: line, Err: fmt.Errorf("%s is %g, beyond any latency or rate", v.name, *v.v)}
 		}
 		*v.dst = *v.v
 		c.flags |= v.flag
 	}
 	var ok bool
-	c.digest, ok = rec.snapshotDigest()
+	c.digest, ok = snapshotDigest(rec)
 	for _, f := range []struct {
 		on   bool
 		flag cellFlags
-	}{{rec.Success, fSuccess}, {rec.ColdStart != nil && *rec.ColdStart, fColdStart}, {ok, fDigestOK}} {
+	}{{rec.Success, fSuccess}, {rec.ColdStart, fColdStart}, {ok, fDigestOK}} {
 		if f.on {
 			c.flags |= f.flag
 		}
@@ -450,8 +463,17 @@ func (r *runData) add(line int, rec *leanRecord) error {
 	if c.objPass == triFalse && rec.Violation != nil {
 		c.violation = rec.Violation
 	}
+	if prev, ok := r.index[k]; ok {
+		if r.dupCells == nil {
+			r.dupCells = map[cellKey]bool{}
+		}
+		r.dupCells[k] = true
+		r.dupLines++
+		r.cells[prev] = c
+		return nil
+	}
 	if len(r.cells) >= math.MaxInt32 {
-		return &lineError{Line: line, Err: errors.New("more cells than compare can hold")}
+		return &results.LineError{Line: line, Err: errors.New("more cells than compare can hold")}
 	}
 	r.index[k] = int32(len(r.cells))
 	r.cells = append(r.cells, c)

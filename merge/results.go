@@ -84,7 +84,7 @@ func eachLine(dir string, warn io.Writer, fn func(rec *results.Record, raw []byt
 	}
 	defer f.Close()
 	rd := results.NewReader(f)
-	rd.SkipBulk = true
+	rd.Detail = results.Aggregates
 	rd.OnProblem = func(p results.Problem) { fmt.Fprintf(warn, "warning: %s %s (not merged)\n", path, p) }
 	var rec results.Record
 	for {

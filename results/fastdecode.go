@@ -32,6 +32,11 @@ type fastDecoder struct {
 	// last is each field's last one, which the next line mostly repeats.
 	intern map[string]string
 	last   [nSlots]string
+	// rep says the line's repetition was there and not null; schema is
+	// its schema_version's JSON text, nil when it had none: what a strict
+	// read checks (see ScanOptions.Strict), which Record cannot say.
+	rep    bool
+	schema []byte
 }
 
 // Interning slots: the fields whose values repeat from line to line. noIntern
@@ -50,6 +55,7 @@ const (
 	slotFailure
 	slotFinish
 	slotToolName
+	slotSource
 	slotEvent
 	slotDetail
 	nSlots
@@ -74,7 +80,8 @@ type fieldSpec struct {
 	// expected key without scanning it.
 	quoted []byte
 	dec    fieldDec
-	bulk   bool
+	// skip says which Details read the field past.
+	skip [nDetails]bool
 }
 
 var (
@@ -86,8 +93,7 @@ var (
 	// a name is left to it.
 	recordFold   map[string]bool
 	timelineFold = map[string]bool{"event": true, "at_ms": true, "attempt": true, "call": true, "wait_ms": true, "detail": true}
-	// bulkFields are the fields SkipBulk leaves empty (as bulkless does).
-	bulkFields = map[string]bool{"raw_output": true, "reasoning": true, "parsed_output": true, "tool_call_details": true, "provider_metrics": true}
+	toolCallFold = map[string]bool{"name": true, "arguments": true, "source": true, "match": true, "id": true}
 )
 
 // hotFields decode the fields every line has without reflection. A field
@@ -102,7 +108,7 @@ var hotFields = map[string]fieldDec{
 	"thinking_level":       func(d *fastDecoder, r *Record) bool { return d.strPtr(&r.ThinkingLevel, slotThinking) },
 	"prompt_id":            func(d *fastDecoder, r *Record) bool { return d.str(&r.PromptID, slotPromptID) },
 	"prompt_name":          func(d *fastDecoder, r *Record) bool { return d.str(&r.PromptName, slotPromptName) },
-	"repetition":           func(d *fastDecoder, r *Record) bool { return d.int(&r.Repetition) },
+	"repetition":           (*fastDecoder).repetition,
 	"availability_status":  func(d *fastDecoder, r *Record) bool { return d.str(&r.AvailabilityStatus, slotStatus) },
 	"started_at_ms":        func(d *fastDecoder, r *Record) bool { return d.int64(&r.StartedAtMS) },
 	"ended_at_ms":          func(d *fastDecoder, r *Record) bool { return d.int64(&r.EndedAtMS) },
@@ -134,6 +140,7 @@ var hotFields = map[string]fieldDec{
 	"retry_wait_ms":        func(d *fastDecoder, r *Record) bool { return d.int64(&r.RetryWaitMS) },
 	"expected_tools":       func(d *fastDecoder, r *Record) bool { return d.strs(&r.ExpectedTools) },
 	"timeline":             func(d *fastDecoder, r *Record) bool { return d.timeline(&r.Timeline) },
+	"tool_call_details":    func(d *fastDecoder, r *Record) bool { return d.toolCalls(&r.ToolCallDetails) },
 	"turns":                func(d *fastDecoder, r *Record) bool { return d.int(&r.Turns) },
 }
 
@@ -153,7 +160,11 @@ func init() {
 		if dec == nil {
 			dec = reflected(i)
 		}
-		recordFields = append(recordFields, fieldSpec{name: name, quoted: []byte(`"` + name + `"`), dec: dec, bulk: bulkFields[name]})
+		spec := fieldSpec{name: name, quoted: []byte(`"` + name + `"`), dec: dec}
+		for d := range nDetails {
+			spec.skip[d] = skipped[d][name]
+		}
+		recordFields = append(recordFields, spec)
 		recordFold[strings.ToLower(name)] = true
 	}
 }
@@ -167,10 +178,11 @@ func reflected(i int) fieldDec {
 }
 
 // decode fills rec, which the caller has zeroed, from the JSON object data
-// as json.Unmarshal would into rec (into bulkless{rec} with skipBulk), and
-// says so; false means "ask encoding/json", with rec in any state.
-func (d *fastDecoder) decode(data []byte, rec *Record, skipBulk bool) bool {
+// as json.Unmarshal would into detail's target (see target), and says so;
+// false means "ask encoding/json", with rec in any state.
+func (d *fastDecoder) decode(data []byte, rec *Record, detail Detail) bool {
 	d.b, d.i = data, 0
+	d.rep, d.schema = false, nil
 	d.ws()
 	if !d.eat('{') {
 		return false
@@ -204,7 +216,7 @@ func (d *fastDecoder) decode(data []byte, rec *Record, skipBulk bool) bool {
 		switch {
 		case k < len(recordFields):
 			next = k + 1
-			if f := &recordFields[k]; skipBulk && f.bulk {
+			if f := &recordFields[k]; f.skip[detail] {
 				if _, ok := d.skip(); !ok {
 					return false
 				}
@@ -214,8 +226,15 @@ func (d *fastDecoder) decode(data []byte, rec *Record, skipBulk bool) bool {
 		case recordFold[strings.ToLower(string(key))]:
 			return false // repeated, out of order, or in other case
 		default:
-			if _, ok := d.skip(); !ok {
+			v, ok := d.skip()
+			if !ok {
 				return false
+			}
+			if strings.EqualFold(string(key), schemaVersionKey) {
+				if string(key) != schemaVersionKey {
+					return false // encoding/json would match it: let it
+				}
+				d.schema = v
 			}
 		}
 		d.ws()
@@ -502,6 +521,15 @@ func (d *fastDecoder) int(dst *int) bool {
 	return true
 }
 
+// repetition decodes the cell's repetition and notes that the line had one.
+func (d *fastDecoder) repetition(r *Record) bool {
+	if d.null() {
+		return true
+	}
+	d.rep = true
+	return d.int(&r.Repetition)
+}
+
 func (d *fastDecoder) int64Ptr(dst **int64) bool {
 	if d.null() {
 		*dst = nil
@@ -672,6 +700,90 @@ func (d *fastDecoder) timeline(dst *[]TimelineEvent) bool {
 		}
 		*dst = out
 		return true
+	}
+}
+
+// toolCalls decodes tool_call_details as timeline does the timeline: most
+// lines of a tool prompt have one, and encoding/json took longer over it
+// than the fast decoder over all the rest of the line.
+func (d *fastDecoder) toolCalls(dst *[]ToolCall) bool {
+	if d.null() {
+		*dst = nil
+		return true
+	}
+	if !d.eat('[') {
+		return false
+	}
+	out := []ToolCall{}
+	d.ws()
+	if d.eat(']') {
+		*dst = out
+		return true
+	}
+	for {
+		var c ToolCall
+		if !d.null() && !d.toolCall(&c) {
+			return false
+		}
+		out = append(out, c)
+		d.ws()
+		if d.eat(',') {
+			d.ws()
+			continue
+		}
+		if !d.eat(']') {
+			return false
+		}
+		*dst = out
+		return true
+	}
+}
+
+// toolCall decodes one call; a repeated key wins, as with encoding/json.
+func (d *fastDecoder) toolCall(c *ToolCall) bool {
+	if !d.eat('{') {
+		return false
+	}
+	d.ws()
+	if d.eat('}') {
+		return true
+	}
+	for {
+		key, ok := d.key()
+		if !ok {
+			return false
+		}
+		d.ws()
+		if !d.eat(':') {
+			return false
+		}
+		d.ws()
+		switch string(key) {
+		case "name":
+			ok = d.str(&c.Name, slotToolName)
+		case "arguments":
+			ok = d.rawMessage(&c.Arguments)
+		case "source":
+			ok = d.str(&c.Source, slotSource)
+		case "match":
+			ok = d.str(&c.Match, noIntern)
+		case "id":
+			ok = d.str(&c.ID, noIntern)
+		default:
+			if toolCallFold[strings.ToLower(string(key))] {
+				return false
+			}
+			_, ok = d.skip()
+		}
+		if !ok {
+			return false
+		}
+		d.ws()
+		if d.eat(',') {
+			d.ws()
+			continue
+		}
+		return d.eat('}')
 	}
 }
 

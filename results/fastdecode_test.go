@@ -10,14 +10,10 @@ import (
 )
 
 // slowDecode is what the fast decoder must match: encoding/json into the
-// record (or into bulkless when skipping bulk).
-func slowDecode(data []byte, skipBulk bool) (Record, error) {
+// detail's target.
+func slowDecode(data []byte, detail Detail) (Record, error) {
 	var rec Record
-	var target any = &rec
-	if skipBulk {
-		target = &bulkless{Record: &rec}
-	}
-	err := json.Unmarshal(data, target)
+	err := json.Unmarshal(data, target(detail, &rec))
 	return rec, err
 }
 
@@ -25,18 +21,23 @@ func slowDecode(data []byte, skipBulk bool) (Record, error) {
 // rejects it or decodes another record.
 func checkSame(t *testing.T, data []byte) (fastOK bool) {
 	t.Helper()
-	for _, skip := range []bool{false, true} {
+	for detail := range nDetails {
 		var fast Record
-		if !newFastDecoder().decode(data, &fast, skip) {
+		fd := newFastDecoder()
+		if !fd.decode(data, &fast, detail) {
 			continue
 		}
 		fastOK = true
-		slow, err := slowDecode(data, skip)
+		slow, err := slowDecode(data, detail)
 		if err != nil {
-			t.Fatalf("skipBulk=%v: fast decoder accepted what encoding/json rejects (%v):\n%s", skip, err, data)
+			t.Fatalf("detail %d: fast decoder accepted what encoding/json rejects (%v):\n%s", detail, err, data)
 		}
 		if !reflect.DeepEqual(fast, slow) {
-			t.Fatalf("skipBulk=%v: records differ for\n%s\nfast %+v\nslow %+v", skip, data, fast, slow)
+			t.Fatalf("detail %d: records differ for\n%s\nfast %+v\nslow %+v", detail, data, fast, slow)
+		}
+		// What a strict read checks beyond the record, the same both ways.
+		if got, want := (keyProbe{Repetition: fd.rep, SchemaVersion: fd.schema}), probeKey(data); got.Repetition != want.Repetition || !bytes.Equal(got.SchemaVersion, want.SchemaVersion) {
+			t.Fatalf("detail %d: key probe %+v, encoding/json's %+v, for\n%s", detail, got, want, data)
 		}
 	}
 	return fastOK
@@ -120,19 +121,28 @@ func TestHotFieldsExist(t *testing.T) {
 			t.Errorf("hot decoder for %q, which Record has no field for", n)
 		}
 	}
-	for n := range bulkFields {
-		if !names[n] {
-			t.Errorf("bulk field %q is not in Record", n)
+	// Each detail's target skips exactly the fields the fast decoder does.
+	for detail := range nDetails {
+		for n := range skipped[detail] {
+			if !names[n] {
+				t.Errorf("detail %d skips %q, which is not in Record", detail, n)
+			}
 		}
-	}
-	bt := reflect.TypeFor[bulkless]()
-	for i := 1; i < bt.NumField(); i++ {
-		if name, _, _ := strings.Cut(bt.Field(i).Tag.Get("json"), ","); !bulkFields[name] {
-			t.Errorf("bulkless skips %q, the fast decoder does not", name)
+		bt := reflect.TypeOf(target(detail, &Record{})).Elem()
+		if bt == reflect.TypeFor[Record]() {
+			if len(skipped[detail]) != 0 {
+				t.Errorf("detail %d: the fast decoder skips %d fields, encoding/json none", detail, len(skipped[detail]))
+			}
+			continue
 		}
-	}
-	if bt.NumField()-1 != len(bulkFields) {
-		t.Errorf("bulkless skips %d fields, the fast decoder %d", bt.NumField()-1, len(bulkFields))
+		for i := 1; i < bt.NumField(); i++ {
+			if name, _, _ := strings.Cut(bt.Field(i).Tag.Get("json"), ","); !skipped[detail][name] {
+				t.Errorf("%s skips %q, the fast decoder does not", bt.Name(), name)
+			}
+		}
+		if bt.NumField()-1 != len(skipped[detail]) {
+			t.Errorf("%s skips %d fields, the fast decoder %d", bt.Name(), bt.NumField()-1, len(skipped[detail]))
+		}
 	}
 }
 
@@ -164,6 +174,12 @@ var fastSeeds = []string{
 	`{"turn_details":[{"start_ms":1,"calls":[{"name":"a","arguments":{"x":1},"rule":-1}]}]}`,
 	`{"raw_output":"` + strings.Repeat("x", 100) + `\"` + strings.Repeat("y", 100) + `"}`,
 	`{"unknown":` + strings.Repeat("[", 300) + strings.Repeat("]", 300) + `}`,
+	`{"tool_call_details":null}`, `{"tool_call_details":[]}`, `{"tool_call_details":[null,{}]}`,
+	`{"tool_call_details":[{"name":"a","arguments":null,"source":"text","match":"m","id":"i","zz":[1]}]}`,
+	`{"tool_call_details":[{"arguments": {"a" : 1} ,"arguments":"x"}]}`, `{"tool_call_details":[{"Name":"a"}]}`,
+	`{"tool_call_details":[{"name":1}]}`, `{"tool_call_details":{}}`, `{"tool_call_details":[{"arguments":}]}`,
+	`{"record_type":"result","schema_version":2}`, `{"schema_version":null,"repetition":0}`, `{"Schema_Version":2}`,
+	`{"schema_version":1,"schema_version":"x"}`, `{"repetition":null}`,
 }
 
 func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
@@ -173,7 +189,7 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 	// The writer's own lines must take the fast path.
 	for _, s := range []string{goodA, goodB} {
 		var r Record
-		if !newFastDecoder().decode([]byte(s), &r, false) {
+		if !newFastDecoder().decode([]byte(s), &r, Full) {
 			t.Errorf("fell back on %s", s)
 		}
 	}
@@ -238,26 +254,26 @@ func realisticLine(tb testing.TB) []byte {
 
 // BenchmarkDecodeLine compares the reader's decoding of one realistic line
 // (fast path, then encoding/json as the fallback does it), both as the
-// report reads lines (SkipBulk) and in full:
+// report reads lines (Aggregates), as compare does (Answers) and in full:
 //
 //	go test ./results -run '^$' -bench DecodeLine -benchmem
 func BenchmarkDecodeLine(b *testing.B) {
 	line := realisticLine(b)
-	for _, skip := range []bool{true, false} {
-		b.Run(fmt.Sprintf("fast/skipBulk=%v", skip), func(b *testing.B) {
+	for _, detail := range []Detail{Aggregates, Answers, Full} {
+		b.Run(fmt.Sprintf("fast/detail=%d", detail), func(b *testing.B) {
 			fd := newFastDecoder()
 			b.SetBytes(int64(len(line)))
 			var rec Record
 			for b.Loop() {
-				if err := decode(line, &rec, skip, fd); err != nil {
+				if err := decode(line, &rec, detail, fd, false); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
-		b.Run(fmt.Sprintf("encoding_json/skipBulk=%v", skip), func(b *testing.B) {
+		b.Run(fmt.Sprintf("encoding_json/detail=%d", detail), func(b *testing.B) {
 			b.SetBytes(int64(len(line)))
 			for b.Loop() {
-				if _, err := slowDecode(line, skip); err != nil {
+				if _, err := slowDecode(line, detail); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -268,7 +284,7 @@ func BenchmarkDecodeLine(b *testing.B) {
 func TestRealisticLineTakesTheFastPath(t *testing.T) {
 	line := realisticLine(t)
 	var r Record
-	if !newFastDecoder().decode(line, &r, true) || !checkSame(t, line) {
+	if !newFastDecoder().decode(line, &r, Aggregates) || !checkSame(t, line) {
 		t.Fatalf("fell back on %s", line)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 )
 
 // MaxLineBytes bounds one results.jsonl line. The writer never comes near it
@@ -50,28 +49,12 @@ type Reader struct {
 	nProblem int
 	// OnProblem, when set, is called for every problem as it is found.
 	OnProblem func(Problem)
-	// SkipBulk leaves raw_output, reasoning, parsed_output, tool_call_details
-	// and provider_metrics empty: aggregates do not need them, and not
-	// unquoting and allocating them makes reading a large file faster.
-	SkipBulk bool
-	fd       *fastDecoder
-}
-
-// skipped is a JSON value that is read past and dropped.
-type skipped struct{}
-
-// UnmarshalJSON drops the value.
-func (*skipped) UnmarshalJSON([]byte) error { return nil }
-
-// bulkless decodes a Record without its bulky fields: the outer fields
-// shadow the embedded ones of the same JSON name.
-type bulkless struct {
-	*Record
-	RawOutput       skipped `json:"raw_output"`
-	Reasoning       skipped `json:"reasoning"`
-	ParsedOutput    skipped `json:"parsed_output"`
-	ToolCallDetails skipped `json:"tool_call_details"`
-	ProviderMetrics skipped `json:"provider_metrics"`
+	// Detail is the fields decoded (Full unless set): Aggregates leaves
+	// raw_output, reasoning, parsed_output, tool_call_details and
+	// provider_metrics empty, which aggregates do not need; not unquoting
+	// and allocating them makes reading a large file faster.
+	Detail Detail
+	fd     *fastDecoder
 }
 
 // NewReader reads records from r.
@@ -110,7 +93,7 @@ func (r *Reader) NextRaw(rec *Record) (int, []byte, error) {
 		if r.fd == nil {
 			r.fd = newFastDecoder()
 		}
-		if perr := decode(data, rec, r.SkipBulk, r.fd); perr != nil {
+		if perr := decode(data, rec, r.Detail, r.fd, false); perr != nil {
 			// Only a last line without its newline can be a half-written one.
 			r.problem(Problem{Line: r.line, Truncated: !complete, Reason: perr.Error()})
 			continue
@@ -119,19 +102,25 @@ func (r *Reader) NextRaw(rec *Record) (int, []byte, error) {
 	}
 }
 
-// decode parses one line into rec and checks it can be grouped. The fast
-// decoder takes the lines it is sure of; encoding/json the rest, so the
-// record and the error are always encoding/json's.
-func decode(data []byte, rec *Record, skipBulk bool, fd *fastDecoder) error {
+// decode parses one line into rec and checks it can be grouped (and, when
+// strict, paired across runs: see ScanOptions.Strict). The fast decoder
+// takes the lines it is sure of; encoding/json the rest, so the record and
+// the error are always encoding/json's.
+func decode(data []byte, rec *Record, detail Detail, fd *fastDecoder, strict bool) error {
 	*rec = Record{}
-	if !fd.decode(data, rec, skipBulk) {
+	var key keyProbe
+	if fd.decode(data, rec, detail) {
+		key = keyProbe{Repetition: fd.rep, SchemaVersion: fd.schema}
+	} else {
 		*rec = Record{}
-		var target any = rec
-		if skipBulk {
-			target = &bulkless{Record: rec}
-		}
-		if err := json.Unmarshal(data, target); err != nil {
+		if err := json.Unmarshal(data, target(detail, rec)); err != nil {
+			if strict {
+				return describe(data, err)
+			}
 			return fmt.Errorf("not a result record: %w", err)
+		}
+		if strict {
+			key = probeKey(data)
 		}
 	}
 	switch {
@@ -143,6 +132,9 @@ func decode(data []byte, rec *Record, skipBulk bool, fd *fastDecoder) error {
 		return errors.New("model is empty")
 	case rec.AvailabilityStatus == "":
 		return errors.New("availability_status is empty")
+	}
+	if strict {
+		return checkKey(rec, key)
 	}
 	return nil
 }
@@ -208,8 +200,8 @@ func (r *Reader) Lines() int { return r.line }
 
 // ReadFile calls fn with every usable record of the results file at path,
 // reusing one Record, and returns the skipped lines. Only I/O failure, or an
-// error from fn, aborts.
-// With skipBulk the bulky fields are left empty (see Reader.SkipBulk).
+// error from fn, aborts. With skipBulk the bulky fields are left empty
+// (Aggregates); otherwise every field is decoded.
 func ReadFile(path string, skipBulk bool, fn func(line int, rec *Record) error) (problems []Problem, nProblems int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -217,147 +209,12 @@ func ReadFile(path string, skipBulk bool, fn func(line int, rec *Record) error) 
 	}
 	defer f.Close()
 	rd := NewReader(f)
-	rd.SkipBulk = skipBulk
-	if err := rd.each(runtime.GOMAXPROCS(0), fn); err != nil {
+	o := ScanOptions{}
+	if skipBulk {
+		o.Detail = Aggregates
+	}
+	if err := rd.Scan(o, fn); err != nil {
 		return rd.Problems(), rd.ProblemCount(), fmt.Errorf("%s: %w", path, err)
 	}
 	return rd.Problems(), rd.ProblemCount(), nil
-}
-
-// A batch is a run of consecutive lines, decoded by one worker and handed
-// to fn in file order. Its lines are copied into one buffer, and batches
-// are reused once fn has seen them, so reading allocates per batch, not per
-// line.
-type batch struct {
-	buf   []byte
-	lines []rawLine
-	recs  []Record
-	errs  []error // per line: the decode problem, or nil for a record
-	done  chan struct{}
-}
-
-type rawLine struct {
-	n                 int
-	start, end        int // in buf
-	complete, tooLong bool
-}
-
-const batchBytes = 256 << 10
-
-// each calls fn with every usable record in file order. With more than one
-// worker, lines are read on one goroutine and decoded on the others: JSON
-// decoding is most of the cost of a report over a large file.
-func (r *Reader) each(workers int, fn func(line int, rec *Record) error) error {
-	if workers < 2 {
-		var rec Record
-		for {
-			line, err := r.Next(&rec)
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if err := fn(line, &rec); err != nil {
-				return err
-			}
-		}
-	}
-	todo := make(chan *batch, 2*workers)
-	ordered := make(chan *batch, 4*workers)
-	// free holds batches fn is done with; the reader takes one before
-	// making a new one, which bounds the batches in flight.
-	free := make(chan *batch, 8*workers)
-	var readErr error
-	go func() { // reader: one goroutine owns the bufio.Reader
-		defer close(ordered)
-		defer close(todo)
-		for eof := false; !eof; {
-			var b *batch
-			select {
-			case b = <-free:
-				b.buf, b.lines = b.buf[:0], b.lines[:0]
-			default:
-				b = &batch{buf: make([]byte, 0, batchBytes+batchBytes/4)}
-			}
-			b.done = make(chan struct{})
-			for len(b.buf) < batchBytes && !eof {
-				data, complete, tooLong, err := r.readLine()
-				if err != nil && !errors.Is(err, io.EOF) {
-					readErr = fmt.Errorf("read results line %d: %w", r.line+1, err)
-					eof = true
-					break
-				}
-				if data == nil && !tooLong && errors.Is(err, io.EOF) {
-					eof = true
-					break
-				}
-				r.line++
-				start := len(b.buf)
-				b.buf = append(b.buf, data...)
-				b.lines = append(b.lines, rawLine{n: r.line, start: start, end: len(b.buf), complete: complete, tooLong: tooLong})
-				eof = errors.Is(err, io.EOF)
-			}
-			if len(b.lines) > 0 {
-				ordered <- b
-				todo <- b
-			}
-		}
-	}()
-	for i := 0; i < workers; i++ {
-		go func() {
-			fd := newFastDecoder()
-			for b := range todo {
-				if cap(b.recs) < len(b.lines) {
-					b.recs = make([]Record, len(b.lines))
-					b.errs = make([]error, len(b.lines))
-				}
-				b.recs, b.errs = b.recs[:len(b.lines)], b.errs[:len(b.lines)]
-				for j, l := range b.lines {
-					b.errs[j] = r.decodeLine(b.buf[l.start:l.end], l.tooLong, &b.recs[j], fd)
-				}
-				close(b.done)
-			}
-		}()
-	}
-	var fnErr error
-	for b := range ordered {
-		<-b.done
-		for j, l := range b.lines {
-			if fnErr != nil {
-				break // keep draining so the reader and workers end
-			}
-			switch err := b.errs[j]; {
-			case err == errBlank:
-			case err != nil:
-				r.problem(Problem{Line: l.n, Truncated: !l.complete && !l.tooLong, Reason: err.Error()})
-			default:
-				fnErr = fn(l.n, &b.recs[j])
-			}
-		}
-		if cap(b.buf) <= 4*batchBytes { // not a batch a huge line grew
-			select {
-			case free <- b:
-			default:
-			}
-		}
-	}
-	if fnErr != nil {
-		return fnErr
-	}
-	return readErr
-}
-
-var errBlank = errors.New("blank line")
-
-// decodeLine decodes one line as Next does; it touches no Reader state but
-// SkipBulk, so workers may call it concurrently, each with its own fd.
-func (r *Reader) decodeLine(data []byte, tooLong bool, rec *Record, fd *fastDecoder) error {
-	if tooLong {
-		return fmt.Errorf("line longer than %d bytes", MaxLineBytes)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return errBlank
-	}
-	return decode(data, rec, r.SkipBulk, fd)
 }

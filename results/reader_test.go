@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -188,7 +189,7 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte(`{"record_type":"result","provider":"p","model":"m","availability_status":"ok","tool_calls":null,"ttft_ms":1e400}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rd := NewReader(bytes.NewReader(data))
-		rd.SkipBulk = len(data)%2 == 1 // both decoders
+		rd.Detail = Detail(len(data) % int(nDetails)) // every detail
 		last, n := 0, 0
 		for {
 			var rec Record
@@ -226,26 +227,43 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
-func TestReaderSkipBulk(t *testing.T) {
-	line := `{"record_type":"result","provider":"p","model":"m","availability_status":"ok","raw_output":"big","reasoning":"r","parsed_output":{"a":1},"tool_call_details":[{"name":"free"}],"provider_metrics":{"x":1},"tool_calls":["free"],"ttft_ms":5}`
-	for _, skip := range []bool{false, true} {
-		rd := NewReader(strings.NewReader(line + "\n"))
-		rd.SkipBulk = skip
-		var rec Record
-		if _, err := rd.Next(&rec); err != nil {
-			t.Fatal(err)
-		}
-		if rec.TTFTMS == nil || *rec.TTFTMS != 5 || len(rec.ToolCalls) != 1 || rec.Provider != "p" {
-			t.Errorf("skip=%v: kept fields lost: %+v", skip, rec)
-		}
-		bulk := rec.RawOutput != "" || rec.Reasoning != "" || rec.ParsedOutput != nil || rec.ToolCallDetails != nil || rec.ProviderMetrics != nil
-		if bulk == skip {
-			t.Errorf("skip=%v: bulk fields present=%v", skip, bulk)
+func TestReaderDetail(t *testing.T) {
+	line := `{"record_type":"result","provider":"p","model":"m","availability_status":"ok","raw_output":"big","reasoning":"r","parsed_output":{"a":1},"tool_call_details":[{"name":"free"}],"provider_metrics":{"x":1},"tool_calls":["free"],"ttft_ms":5,"timeline":[{"event":"end","at_ms":1}],"turn_details":[{"text":"t"}]}`
+	for _, cs := range []struct {
+		detail Detail
+		empty  []string // the fields it leaves out
+	}{
+		{Full, nil},
+		{Aggregates, []string{"raw_output", "reasoning", "parsed_output", "tool_call_details", "provider_metrics"}},
+		{Answers, []string{"timeline", "reasoning", "parsed_output", "provider_metrics"}},
+	} {
+		for _, strayKey := range []bool{false, true} { // the fast decoder, then encoding/json
+			in := line
+			if strayKey {
+				in = `{"Provider":"p",` + line[1:]
+			}
+			rd := NewReader(strings.NewReader(in + "\n"))
+			rd.Detail = cs.detail
+			var rec Record
+			if _, err := rd.Next(&rec); err != nil {
+				t.Fatal(err)
+			}
+			if rec.TTFTMS == nil || *rec.TTFTMS != 5 || len(rec.ToolCalls) != 1 || rec.Provider != "p" {
+				t.Errorf("detail %d: kept fields lost: %+v", cs.detail, rec)
+			}
+			present := map[string]bool{"raw_output": rec.RawOutput != "", "reasoning": rec.Reasoning != "", "parsed_output": rec.ParsedOutput != nil,
+				"tool_call_details": rec.ToolCallDetails != nil, "provider_metrics": rec.ProviderMetrics != nil, "timeline": rec.Timeline != nil,
+				"turn_details": rec.TurnDetails != nil}
+			for f, there := range present {
+				if want := !slices.Contains(cs.empty, f); there != want {
+					t.Errorf("detail %d (stray key %v): %s present=%v, want %v", cs.detail, strayKey, f, there, want)
+				}
+			}
 		}
 	}
 }
 
-// sameAsSequential checks that the parallel reading of ReadFile hands fn the
+// sameAsSequential checks that the parallel reading of Scan hands fn the
 // same records, in the same order, and finds the same problems as Next.
 func sameAsSequential(t *testing.T, data []byte, workers int) {
 	t.Helper()
@@ -254,20 +272,33 @@ func sameAsSequential(t *testing.T, data []byte, workers int) {
 		problems []Problem
 		n        int
 	}
-	read := func(w int) got {
-		rd := NewReader(bytes.NewReader(data))
-		var g got
-		err := rd.each(w, func(line int, rec *Record) error {
-			g.lines = append(g.lines, fmt.Sprintf("%d:%s/%s/%s", line, rec.Provider, rec.Model, rec.PromptID))
-			return nil
-		})
-		if err != nil {
-			t.Fatalf("workers=%d: %v", w, err)
-		}
-		g.problems, g.n = rd.Problems(), rd.ProblemCount()
-		return g
+	show := func(line int, rec *Record) string {
+		return fmt.Sprintf("%d:%s/%s/%s", line, rec.Provider, rec.Model, rec.PromptID)
 	}
-	seq, par := read(1), read(workers)
+	var seq got
+	rd := NewReader(bytes.NewReader(data))
+	for {
+		var rec Record
+		line, err := rd.Next(&rec)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq.lines = append(seq.lines, show(line, &rec))
+	}
+	seq.problems, seq.n = rd.Problems(), rd.ProblemCount()
+	var par got
+	rd = NewReader(bytes.NewReader(data))
+	err := rd.scan(workers, ScanOptions{}, func(line int, rec *Record) error {
+		par.lines = append(par.lines, show(line, rec))
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("workers=%d: %v", workers, err)
+	}
+	par.problems, par.n = rd.Problems(), rd.ProblemCount()
 	if !reflect.DeepEqual(seq, par) {
 		t.Fatalf("parallel read differs:\nsequential %+v\nparallel   %+v", seq, par)
 	}
@@ -294,7 +325,7 @@ func TestParallelReadMatchesSequential(t *testing.T) {
 	rd := NewReader(bytes.NewReader(b.Bytes()))
 	calls := 0
 	stop := errors.New("stop")
-	if err := rd.each(3, func(int, *Record) error { calls++; return stop }); err != stop || calls != 1 {
+	if err := rd.scan(3, ScanOptions{}, func(int, *Record) error { calls++; return stop }); err != stop || calls != 1 {
 		t.Errorf("err %v after %d calls, want stop after 1", err, calls)
 	}
 }

@@ -1,0 +1,294 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+)
+
+// ScanOptions say what a scan decodes of each line and what an unusable
+// line does.
+type ScanOptions struct {
+	// Detail is the fields decoded (Full unless set).
+	Detail Detail
+	// Lines, when not nil, picks the lines to decode by number; the others
+	// are read past unparsed (a second pass over chosen cells). It is
+	// called in line order on the scan's reading goroutine, not fn's.
+	Lines func(line int) bool
+	// Strict is the reading of a gate, which must not judge a file it
+	// could not read whole: the first unusable line ends the scan with a
+	// *LineError whose problem is worded for a person (the column of a
+	// syntax error, the field of a wrong type), and a line must also carry
+	// the whole cell key (provider_type, prompt_id and repetition besides
+	// what every reading needs) and declare no schema_version but
+	// SchemaVersion. Otherwise an unusable line is a Problem and the scan
+	// goes on.
+	Strict bool
+}
+
+// SchemaVersion is the results schema this bench writes and reads: the
+// fields of Record with record_type "result" and the full cell key. Lines
+// do not carry a version today; a strict scan refuses one that declares
+// another, and one without provider_type or prompt_id (written by a bench
+// from before the full cell key), since its cells could not be paired.
+const SchemaVersion = 1
+
+// schemaVersionKey is where a line would declare its schema.
+const schemaVersionKey = "schema_version"
+
+// LineError is the line a strict scan stopped at, and why.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+// Error says the line and what is wrong with it.
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+
+// Unwrap gives the line's problem.
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Scan calls fn, in file order, with every usable record of the results
+// file at path that o picks, reusing Records; see ScanOptions. It returns
+// the skipped lines (none when strict). Only I/O failure, an error from
+// fn, or (strict) an unusable line aborts.
+func Scan(path string, o ScanOptions, fn func(line int, rec *Record) error) (problems []Problem, nProblems int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	rd := NewReader(f)
+	err = rd.Scan(o, fn)
+	return rd.Problems(), rd.ProblemCount(), err
+}
+
+// Scan is the package's Scan over the rest of r's input; o.Detail, not
+// r.Detail, says what is decoded. Lines are read on one goroutine and
+// decoded on the others (JSON decoding is most of the cost of reading a
+// large file), and fn sees them in file order.
+func (r *Reader) Scan(o ScanOptions, fn func(line int, rec *Record) error) error {
+	return r.scan(runtime.GOMAXPROCS(0), o, fn)
+}
+
+// A batch is a run of consecutive lines, decoded by one worker and handed
+// to fn in file order. Its lines are copied into one buffer, and batches
+// are reused once fn has seen them, so reading allocates per batch, not per
+// line.
+type batch struct {
+	buf   []byte
+	lines []rawLine
+	recs  []Record
+	errs  []error // per line: the decode problem, or nil for a record
+	done  chan struct{}
+}
+
+type rawLine struct {
+	n                 int
+	start, end        int // in buf
+	complete, tooLong bool
+}
+
+const batchBytes = 256 << 10
+
+func (r *Reader) scan(workers int, o ScanOptions, fn func(line int, rec *Record) error) error {
+	workers = max(1, workers)
+	todo := make(chan *batch, 2*workers)
+	ordered := make(chan *batch, 4*workers)
+	// free holds batches fn is done with; the reader takes one before
+	// making a new one, which bounds the batches in flight.
+	free := make(chan *batch, 8*workers)
+	stop := make(chan struct{})
+	var readErr error
+	go func() { // reader: one goroutine owns the bufio.Reader
+		defer close(ordered)
+		defer close(todo)
+		for eof := false; !eof; {
+			var b *batch
+			select {
+			case b = <-free:
+				b.buf, b.lines = b.buf[:0], b.lines[:0]
+			default:
+				b = &batch{buf: make([]byte, 0, batchBytes+batchBytes/4)}
+			}
+			b.done = make(chan struct{})
+			for len(b.buf) < batchBytes && !eof {
+				data, complete, tooLong, err := r.readLine()
+				if err != nil && !errors.Is(err, io.EOF) {
+					readErr = fmt.Errorf("read results line %d: %w", r.line+1, err)
+					eof = true
+					break
+				}
+				if data == nil && !tooLong && errors.Is(err, io.EOF) {
+					eof = true
+					break
+				}
+				r.line++
+				eof = errors.Is(err, io.EOF)
+				if (!tooLong && len(bytes.TrimSpace(data)) == 0) || (o.Lines != nil && !o.Lines(r.line)) {
+					continue
+				}
+				start := len(b.buf)
+				b.buf = append(b.buf, data...)
+				b.lines = append(b.lines, rawLine{n: r.line, start: start, end: len(b.buf), complete: complete, tooLong: tooLong})
+			}
+			if len(b.lines) == 0 {
+				continue
+			}
+			select {
+			case ordered <- b:
+			case <-stop:
+				return
+			}
+			todo <- b
+		}
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			fd := newFastDecoder()
+			for b := range todo {
+				if cap(b.recs) < len(b.lines) {
+					b.recs = make([]Record, len(b.lines))
+					b.errs = make([]error, len(b.lines))
+				}
+				b.recs, b.errs = b.recs[:len(b.lines)], b.errs[:len(b.lines)]
+				for j, l := range b.lines {
+					b.errs[j] = decodeLine(b.buf[l.start:l.end], l, &b.recs[j], fd, o)
+				}
+				close(b.done)
+			}
+		})
+	}
+	var fnErr error
+	for b := range ordered {
+		<-b.done
+		for j, l := range b.lines {
+			switch err := b.errs[j]; {
+			case err == nil:
+				fnErr = fn(l.n, &b.recs[j])
+			case o.Strict:
+				fnErr = &LineError{Line: l.n, Err: err}
+			default:
+				r.problem(Problem{Line: l.n, Truncated: !l.complete && !l.tooLong, Reason: err.Error()})
+			}
+			if fnErr != nil {
+				break
+			}
+		}
+		if fnErr != nil {
+			break
+		}
+		if cap(b.buf) <= 4*batchBytes { // not a batch a huge line grew
+			select {
+			case free <- b:
+			default:
+			}
+		}
+	}
+	if fnErr != nil {
+		close(stop)
+		for b := range ordered { // let the reader and the workers end
+			<-b.done
+		}
+	}
+	wg.Wait()
+	if fnErr != nil {
+		return fnErr
+	}
+	return readErr
+}
+
+// decodeLine decodes one line as Next does (strictly when o says so); it
+// touches no Reader state, so workers may call it concurrently, each with
+// its own fd.
+func decodeLine(data []byte, l rawLine, rec *Record, fd *fastDecoder, o ScanOptions) error {
+	if l.tooLong {
+		return fmt.Errorf("line longer than %d bytes", MaxLineBytes)
+	}
+	err := decode(data, rec, o.Detail, fd, o.Strict)
+	if err != nil && o.Strict && !l.complete {
+		err = fmt.Errorf("the last line is cut short, with no newline (was the run killed while writing it?): %w", err)
+	}
+	return err
+}
+
+// keyProbe is what a strict read checks that Record cannot hold: whether
+// the line had a repetition (0 is one), and its schema_version's text.
+type keyProbe struct {
+	Repetition    bool
+	SchemaVersion json.RawMessage
+}
+
+// probeKey reads the keyProbe of a line encoding/json decoded.
+func probeKey(data []byte) keyProbe {
+	var p struct {
+		Repetition    *int            `json:"repetition"`
+		SchemaVersion json.RawMessage `json:"schema_version"`
+	}
+	json.Unmarshal(data, &p) // it decoded into a Record: it decodes into this
+	return keyProbe{Repetition: p.Repetition != nil, SchemaVersion: p.SchemaVersion}
+}
+
+// checkKey is a strict read's check of a decoded line.
+func checkKey(rec *Record, key keyProbe) error {
+	if v := bytes.TrimSpace(key.SchemaVersion); len(v) > 0 && string(v) != "null" && string(v) != fmt.Sprint(SchemaVersion) {
+		return fmt.Errorf("schema_version is %s; this bench reads results schema %d only", v, SchemaVersion)
+	}
+	for _, f := range []struct {
+		name    string
+		present bool
+	}{{"provider_type", rec.ProviderType != ""}, {"prompt_id", rec.PromptID != ""}} {
+		if !f.present {
+			return fmt.Errorf("no %s: written by a bench older than results schema %d, whose cells cannot be paired on the full key", f.name, SchemaVersion)
+		}
+	}
+	if !key.Repetition {
+		return errors.New("repetition is missing")
+	}
+	return nil
+}
+
+// describe words a line encoding/json could not decode for a person: a
+// syntax error's column, a field of the wrong type.
+func describe(data []byte, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		if se.Offset >= int64(len(bytes.TrimRight(data, " \t\r"))) {
+			return errors.New("not a results record: the JSON ends too early")
+		}
+		return fmt.Errorf("not a results record: column %d: %v", se.Offset, se)
+	case errors.As(err, &te) && te.Field != "":
+		// A Detail's target embeds the Record: its name is no JSON's.
+		field := strings.TrimPrefix(te.Field, "Record.")
+		return fmt.Errorf("field %s: a JSON %s, want %s", field, te.Value, jsonType(te.Type.Kind().String()))
+	}
+	return fmt.Errorf("not a results record: %v", err)
+}
+
+// jsonType names a Go kind as the JSON a field of it takes.
+func jsonType(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "slice", "array":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	case "ptr":
+		return "a value or null"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "an integer"
+	}
+	return "a number"
+}
