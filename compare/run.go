@@ -160,12 +160,6 @@ func (t *table) list(ss []string) uint32 {
 
 func (t *table) listOf(id uint32) []string { return t.vals[id] }
 
-// key is the results key of an interned one.
-func (t *table) key(k cellKey) results.Key {
-	return results.Key{Provider: t.str(k.provider), ProviderType: t.str(k.providerType), Model: t.str(k.model),
-		ThinkingLevel: t.str(k.thinking), PromptID: t.str(k.prompt), Repetition: k.rep}
-}
-
 // reached says the cell reached the model: availability ok or error, and
 // not cancelled by the user. Cells that did not (skipped_unavailable,
 // auth_error, rate_limited, cancelled) are infrastructure failures.

@@ -48,12 +48,8 @@ type SSEReader struct {
 	long      []byte
 }
 
-// NewSSEReader returns a reader of the events in r.
-func NewSSEReader(r io.Reader) *SSEReader {
-	return newSSEReaderCap(r, DefaultMaxOutputBytes+CapSlack)
-}
-
-// newSSEReaderCap is NewSSEReader with the cap of a long line's strings.
+// newSSEReaderCap returns a reader of the events in r whose long lines
+// keep at most maxString bytes of each JSON string.
 func newSSEReaderCap(r io.Reader, maxString int) *SSEReader {
 	return &SSEReader{r: r, buf: make([]byte, 0, 4096), maxString: maxString}
 }

@@ -236,3 +236,9 @@ func BenchmarkSSEReader(b *testing.B) {
 		}
 	}
 }
+
+// NewSSEReader is a reader of the events in r with the default cap, as the
+// providers make one for a response of DefaultMaxOutputBytes.
+func NewSSEReader(r io.Reader) *SSEReader {
+	return newSSEReaderCap(r, DefaultMaxOutputBytes+CapSlack)
+}

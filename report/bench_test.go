@@ -89,7 +89,7 @@ func BenchmarkBuild100k(b *testing.B) {
 	stop := heapPeak()
 	cpu0 := cpuTime()
 	for b.Loop() {
-		if err := Build(dir, nil); err != nil {
+		if err := build(dir, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

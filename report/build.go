@@ -7,21 +7,9 @@ import (
 	"io"
 )
 
-// maxWarnings bounds the skipped-line warnings Build prints; summary.json
+// maxWarnings bounds the skipped-line warnings Warn prints; summary.json
 // keeps the first 1000 and the count.
 const maxWarnings = 20
-
-// Build rebuilds summary.json, summary.md and tiers.json in runDir from
-// runDir/results.jsonl and the resource files there. Skipped lines are
-// reported to warn (and in the reports); only I/O failure is an error.
-func Build(runDir string, warn io.Writer) error {
-	s, err := Load(runDir)
-	if err != nil {
-		return err
-	}
-	Warn(warn, s)
-	return Write(runDir, s, nil)
-}
 
 // Warn prints the skipped lines and warnings of s, the first few of them.
 func Warn(w io.Writer, s *Summary) {

@@ -255,9 +255,9 @@ func writeResources(b *strings.Builder, s *Summary) {
 		}
 		pk := WindowPeak(g)
 		fmt.Fprintf(b, "| %s | %s → %s | %s | %s | %s → %s | %s | %s → %s | %s |\n", md(g.Label()),
-			rundir.Pct(bf.CPUPercent), rundir.Pct(af.CPUPercent), rundir.Pct(pk.CPUPercent), cores(pk.OtherCPUPercentMean),
-			rundir.Bytes(bf.MemUsed), rundir.Bytes(af.MemUsed), rundir.Bytes(pk.MemUsed),
-			serverRSS(bf), serverRSS(af), rundir.Bytes(pk.ServerRSS))
+			Pct(bf.CPUPercent), Pct(af.CPUPercent), Pct(pk.CPUPercent), cores(pk.OtherCPUPercentMean),
+			Bytes(bf.MemUsed), Bytes(af.MemUsed), Bytes(pk.MemUsed),
+			serverRSS(bf), serverRSS(af), Bytes(pk.ServerRSS))
 	}
 	b.WriteString("\n")
 }
@@ -305,7 +305,7 @@ func serverRSS(s *rundir.Snapshot) string {
 	if s.Server == nil {
 		return "n/a"
 	}
-	return rundir.Bytes(s.Server.RSSBytes)
+	return Bytes(s.Server.RSSBytes)
 }
 
 func writeFailures(b *strings.Builder, s *Summary) {

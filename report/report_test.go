@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -346,7 +347,7 @@ func TestBuildWritesReportsAndWarns(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, name), data, 0o644)
 	}
 	var warn bytes.Buffer
-	if err := Build(dir, &warn); err != nil {
+	if err := build(dir, &warn); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(warn.String(), "line 6: malformed line skipped") || !strings.Contains(warn.String(), "line 23: truncated last line skipped") {
@@ -365,13 +366,13 @@ func TestBuildWritesReportsAndWarns(t *testing.T) {
 	if len(tiers.Recommended) != 1 || tiers.Recommended[0].Model != "claude-sonnet" || tiers.Ranking[0].Rank != 1 {
 		t.Errorf("tiers %+v", tiers)
 	}
-	if err := Build(t.TempDir(), &warn); err == nil {
+	if err := build(t.TempDir(), &warn); err == nil {
 		t.Error("no results.jsonl: want an error")
 	}
 	// A resource file of another suite under this suite's name is a warning, not a failure.
 	os.WriteFile(filepath.Join(dir, "resources_claude_claude-sonnet_high.json"), []byte(`{"provider":"x","model":"y"}`), 0o644)
 	warn.Reset()
-	if err := Build(dir, &warn); err != nil || !strings.Contains(warn.String(), "belongs to x/y") {
+	if err := build(dir, &warn); err != nil || !strings.Contains(warn.String(), "belongs to x/y") {
 		t.Errorf("err %v, warnings:\n%s", err, warn.String())
 	}
 }
@@ -468,4 +469,15 @@ func TestColdStartsAndLoad(t *testing.T) {
 	if !strings.Contains(md.String(), "| p | m | – | 254 ms | 1 | 51.0 |") {
 		t.Errorf("summary.md lacks the load and cold-start row:\n%s", md.String())
 	}
+}
+
+// build rebuilds the summary files of dir as bench report does: Load,
+// Warn, Write.
+func build(dir string, warn io.Writer) error {
+	s, err := Load(dir)
+	if err != nil {
+		return err
+	}
+	Warn(warn, s)
+	return Write(dir, s, nil)
 }

@@ -1,10 +1,12 @@
 package resources
 
 import (
-	"bench/rundir"
 	"fmt"
 	"sort"
 	"strings"
+
+	"bench/report"
+	"bench/rundir"
 )
 
 // renderSnapshot is the human-readable _before.txt / _after.txt content.
@@ -17,21 +19,21 @@ func renderSnapshot(when string, rec *rundir.SuiteRecord, s *rundir.Snapshot, pe
 	}
 	fmt.Fprintf(&b, "Resources %s the suite of %s / %s (thinking: %s)\n", when, rec.Provider, rec.Model, level)
 	fmt.Fprintf(&b, "taken at:      %s\n", s.TakenAt.Format("2006-01-02 15:04:05.000 UTC"))
-	fmt.Fprintf(&b, "cpu:           %s logical cores, %s busy over %d ms\n", rundir.Int(s.CPUCount), rundir.Pct(s.CPUPercent), s.CPUWindowMS)
-	fmt.Fprintf(&b, "load average:  %s %s %s (1, 5, 15 min)\n", rundir.Float(s.Load1), rundir.Float(s.Load5), rundir.Float(s.Load15))
-	fmt.Fprintf(&b, "memory:        total %s, used %s, available %s\n", rundir.Bytes(s.MemTotal), rundir.Bytes(s.MemUsed), rundir.Bytes(s.MemAvailable))
-	fmt.Fprintf(&b, "swap:          total %s, used %s\n", rundir.Bytes(s.SwapTotal), rundir.Bytes(s.SwapUsed))
-	fmt.Fprintf(&b, "disk:          %s: total %s, used %s, free %s; run directory %s\n", s.DiskPath, rundir.Bytes(s.DiskTotal), rundir.Bytes(s.DiskUsed), rundir.Bytes(s.DiskFree), rundir.Bytes(s.OutDirBytes))
-	fmt.Fprintf(&b, "processes:     %s\n", rundir.Int(s.ProcessCount))
+	fmt.Fprintf(&b, "cpu:           %s logical cores, %s busy over %d ms\n", report.Int(s.CPUCount), report.Pct(s.CPUPercent), s.CPUWindowMS)
+	fmt.Fprintf(&b, "load average:  %s %s %s (1, 5, 15 min)\n", report.Float(s.Load1), report.Float(s.Load5), report.Float(s.Load15))
+	fmt.Fprintf(&b, "memory:        total %s, used %s, available %s\n", report.Bytes(s.MemTotal), report.Bytes(s.MemUsed), report.Bytes(s.MemAvailable))
+	fmt.Fprintf(&b, "swap:          total %s, used %s\n", report.Bytes(s.SwapTotal), report.Bytes(s.SwapUsed))
+	fmt.Fprintf(&b, "disk:          %s: total %s, used %s, free %s; run directory %s\n", s.DiskPath, report.Bytes(s.DiskTotal), report.Bytes(s.DiskUsed), report.Bytes(s.DiskFree), report.Bytes(s.OutDirBytes))
+	fmt.Fprintf(&b, "processes:     %s\n", report.Int(s.ProcessCount))
 	if srv := s.Server; srv != nil {
 		fmt.Fprintf(&b, "model server:  pid %d (%s), found by %s: %d processes, rss %s, cpu %s of one core\n",
-			srv.PID, srv.Name, srv.FoundBy, srv.Processes, rundir.Bytes(srv.RSSBytes), rundir.Pct(srv.CPUPercent))
+			srv.PID, srv.Name, srv.FoundBy, srv.Processes, report.Bytes(srv.RSSBytes), report.Pct(srv.CPUPercent))
 	} else {
 		fmt.Fprintf(&b, "model server:  n/a\n")
 	}
 	if peak != nil {
 		fmt.Fprintf(&b, "during suite:  %d samples every %d ms; peak cpu %s (mean %s), peak memory used %s, peak server rss %s, peak server cpu %s\n",
-			peak.Samples, peak.IntervalMS, rundir.Pct(peak.CPUPercent), rundir.Pct(peak.CPUPercentMean), rundir.Bytes(peak.MemUsed), rundir.Bytes(peak.ServerRSS), rundir.Pct(peak.ServerCPUPercent))
+			peak.Samples, peak.IntervalMS, report.Pct(peak.CPUPercent), report.Pct(peak.CPUPercentMean), report.Bytes(peak.MemUsed), report.Bytes(peak.ServerRSS), report.Pct(peak.ServerCPUPercent))
 	}
 	writeReasons(&b, "not available", s.Unavailable)
 	if peak != nil {

@@ -136,48 +136,6 @@ type Server struct {
 	CPUPercent *float64 `json:"cpu_percent"`
 }
 
-// Bytes renders a byte count in binary units, "n/a" for null.
-func Bytes(v *uint64) string {
-	if v == nil {
-		return "n/a"
-	}
-	n := float64(*v)
-	for _, u := range []string{"B", "KiB", "MiB", "GiB", "TiB"} {
-		if n < 1024 || u == "TiB" {
-			if u == "B" {
-				return fmt.Sprintf("%d B", *v)
-			}
-			return fmt.Sprintf("%.1f %s", n, u)
-		}
-		n /= 1024
-	}
-	return ""
-}
-
-// Pct renders a percent with one decimal, "n/a" for null.
-func Pct(v *float64) string {
-	if v == nil {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.1f%%", *v)
-}
-
-// Float renders a number with two decimals, "n/a" for null.
-func Float(v *float64) string {
-	if v == nil {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.2f", *v)
-}
-
-// Int renders an integer, "n/a" for null.
-func Int(v *int) string {
-	if v == nil {
-		return "n/a"
-	}
-	return fmt.Sprint(*v)
-}
-
 // Sample is one reading of the sampler, one line of a samples file. A null
 // figure was not measured at that moment (the suite's first reading has no
 // CPU share: the span it would measure began before the suite did; nor

@@ -67,7 +67,6 @@ type agentLoop struct {
 	first           *stamps // turn 1's stamps: ttft, ttfr, ttfo, e2e start
 	// answerRate and reasoningRate sum the turns' decode windows.
 	answerRate, reasoningRate rateWindow
-	outputTokensSeen          bool
 }
 
 // Why an agentic loop stopped.

@@ -13,12 +13,12 @@ import (
 )
 
 // writeScaleReport generates models x prompts x reps cells, builds the
-// summary with report.Build and writes report.html; it returns its path.
+// summary as bench report does and writes report.html; it returns its path.
 func writeScaleReport(tb testing.TB, models, prompts, reps int) string {
 	tb.Helper()
 	dir := tb.TempDir()
 	scaleFixture(models, prompts, reps).write(tb, dir)
-	d, err := Load(dir)
+	d, err := load(dir)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func BenchmarkBuild100k(b *testing.B) {
 	scaleFixture(100, 100, 10).write(b, dir)
 	var size int
 	for b.Loop() {
-		d, err := Load(dir)
+		d, err := load(dir)
 		if err != nil {
 			b.Fatal(err)
 		}

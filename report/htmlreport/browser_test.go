@@ -82,7 +82,7 @@ func label(provider, model string, thinking *string) string {
 }
 
 // TestReportInChromium renders report.html for a realistic generated run
-// (summary.json written by the real report.Build), loads it from a
+// (summary.json written as bench report writes it), loads it from a
 // file:// URL in headless Chromium and checks what a person would see: no
 // console error, no request leaving the file, every plot painted, the
 // ranking's figures and tiers equal to summary.json and tiers.json, a
@@ -92,7 +92,7 @@ func TestReportInChromium(t *testing.T) {
 	b := browsertest.New(t)
 	dir := t.TempDir()
 	realisticFixture().write(t, dir)
-	d, err := Load(dir)
+	d, err := load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +358,7 @@ func TestEdgeReportsInChromium(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(empty, "results.jsonl"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.Build(empty, nil); err != nil {
+	if err := buildSummary(empty); err != nil {
 		t.Fatal(err)
 	}
 
@@ -381,7 +381,7 @@ func TestEdgeReportsInChromium(t *testing.T) {
 		{"no-series", noSeries, 7, []string{"kept snapshots and peaks only", "peak server RSS"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d, err := Load(c.dir)
+			d, err := load(c.dir)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -63,7 +63,7 @@ var promptNames = []string{"sanity_heartbeat", "exact_answer", "tool_free", "wor
 	"count_lines", "refuse_unsafe", "summarise", "bullet_count", "disk_usage", "regex_extract"}
 
 // write generates results.jsonl (through the real writer), the resource
-// files, and the summary files through the real report.Build.
+// files, and the summary files as bench report writes them (buildSummary).
 func (f fixture) write(tb testing.TB, dir string) {
 	tb.Helper()
 	w, err := results.Create(filepath.Join(dir, "results.jsonl"))
@@ -92,9 +92,33 @@ func (f fixture) write(tb testing.TB, dir string) {
 	if err := w.Close(); err != nil {
 		tb.Fatal(err)
 	}
-	if err := report.Build(dir, nil); err != nil {
+	if err := buildSummary(dir); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// buildSummary writes dir's summary files from its results.jsonl as bench
+// report does.
+func buildSummary(dir string) error {
+	s, err := report.Load(dir)
+	if err != nil {
+		return err
+	}
+	return report.Write(dir, s, nil)
+}
+
+// load builds a run directory's report data as bench report does in its
+// one pass: the summary and, from the same records, the Samples.
+func load(dir string) (*Data, error) {
+	c := NewSamples()
+	s, err := report.LoadEach(dir, func() func(*results.Record) {
+		c = NewSamples()
+		return c.Add
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c.Data(s, nil, dir), nil
 }
 
 func (f fixture) record(rng *rand.Rand, m fixtureModel, p, rep int, start int64) *results.Record {

@@ -19,17 +19,18 @@
 // Inputs are the report.Summary (which report.Load builds from
 // results.jsonl) and its report.Tiers, as the caller hands them (the values
 // summary.json and tiers.json are written from: nothing is read back), a
-// Samples fed the same records (FromSummary streams results.jsonl a second
-// time for it; a caller with its own pass can feed one directly) for the
-// matrix's violation texts, and the optional resource sample series. The
-// package reads resource files as plain JSON; it does not import the
+// Samples fed the same records in the caller's pass over results.jsonl for
+// the matrix's violation texts, and the optional resource sample series.
+// The package reads resource files as plain JSON; it does not import the
 // providers, runner or resources packages.
 //
-// Wiring: after summary.json is written,
+// Wiring (bench report's one pass):
 //
-//	d, err := htmlreport.FromSummary(s, runDir) // or htmlreport.Load(runDir)
-//	...
-//	err = htmlreport.WriteFile(runDir, d)        // runDir/report.html
+//	samples := htmlreport.NewSamples()
+//	s, err := report.LoadEach(runDir, ...samples.Add...)
+//	tiers := report.TierRanking(s)
+//	err = report.Write(runDir, s, tiers)
+//	err = htmlreport.WriteFile(runDir, samples.Data(s, tiers, runDir)) // runDir/report.html
 //
 // Layer: verdicts (renders what report computed; reads run directories
 // only).
@@ -59,7 +60,7 @@ const MaxRows = 500
 // a whole answer.
 const maxDetail = 240
 
-// Data is everything report.html shows. Build it with Load or FromSummary.
+// Data is everything report.html shows. Build it with Samples.Data.
 type Data struct {
 	// Summary is the run's summary; every figure of the tables comes from it.
 	Summary *report.Summary
@@ -118,37 +119,6 @@ func (a *Agentic) empty() bool {
 // Dist is a metric's distribution in one group (report.Dist): Q[50], Q[95]
 // and Q[99] are summary.json's p50, p95 and p99.
 type Dist = report.Dist
-
-// Load builds the report data of a run directory: the summary (report.Load
-// streams results.jsonl), then FromSummary's pass for the samples.
-func Load(runDir string) (*Data, error) {
-	s, err := report.Load(runDir)
-	if err != nil {
-		return nil, err
-	}
-	return FromSummary(s, runDir)
-}
-
-// FromSummary builds the report data from a summary already built from
-// runDir (as `bench run` and `bench report` have one in hand after writing
-// summary.json): it streams runDir/results.jsonl once more into a Samples,
-// then calls Samples.Data. Only I/O failure on results.jsonl is an error. A
-// caller that reads results.jsonl itself can feed a Samples in the same
-// pass instead and skip this second one.
-func FromSummary(s *report.Summary, runDir string) (*Data, error) {
-	if s == nil {
-		return nil, errors.New("htmlreport: no summary")
-	}
-	c := NewSamples()
-	_, _, err := results.ReadFile(rundir.Path(runDir, rundir.ResultsFile), true, func(_ int, r *results.Record) error {
-		c.Add(r)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("report.html %s: %w", runDir, err)
-	}
-	return c.Data(s, nil, runDir), nil
-}
 
 type groupKey struct {
 	provider, model, thinking string

@@ -19,7 +19,7 @@ func loadFixture(t *testing.T, f fixture) (string, *Data) {
 	t.Helper()
 	dir := t.TempDir()
 	f.write(t, dir)
-	d, err := Load(dir)
+	d, err := load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestReadTimelinesFromRunDir(t *testing.T) {
 	}
 	f.WriteString("{broken\n")
 	f.Close()
-	d2, err := Load(dir)
+	d2, err := load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,15 +280,8 @@ func TestReadTimelinesFromRunDir(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "results.jsonl") {
+	if _, err := load(dir); err == nil || !strings.Contains(err.Error(), "results.jsonl") {
 		t.Errorf("no results.jsonl: %v", err)
-	}
-	if _, err := FromSummary(nil, dir); err == nil {
-		t.Error("nil summary must be an error")
-	}
-	s := report.Summarize(nil)
-	if _, err := FromSummary(s, dir); err == nil || !strings.Contains(err.Error(), "results.jsonl") {
-		t.Errorf("FromSummary without results.jsonl: %v", err)
 	}
 	if err := Write(&bytes.Buffer{}, &Data{Summary: report.Summarize([]results.Record{{Provider: "p", Model: "m"}})}); err == nil {
 		t.Error("data without its group details must be an error, not a panic")
@@ -348,7 +341,7 @@ func TestTablesAreCapped(t *testing.T) {
 		w.Write(&recs[i])
 	}
 	w.Close()
-	d, err := Load(dir)
+	d, err := load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,9 +354,9 @@ func TestTablesAreCapped(t *testing.T) {
 	}
 }
 
-// TestSamplesInOnePass feeds a Samples from the caller's own pass over the
-// records (what `bench report` can do while building the summary) and
-// expects the same page as FromSummary's second pass.
+// TestSamplesInOnePass feeds a Samples from a pass of its own over the
+// records, after the summary was built, and expects the same page as
+// bench report's one pass (load).
 func TestSamplesInOnePass(t *testing.T) {
 	dir, want := loadFixture(t, realisticFixture())
 	c := NewSamples()
@@ -378,7 +371,7 @@ func TestSamplesInOnePass(t *testing.T) {
 	got := c.Data(want.Summary, nil, dir)
 	a, b := render(t, want), render(t, got)
 	if a != b {
-		t.Error("one-pass Samples and FromSummary render differently")
+		t.Error("a second pass's Samples and the one pass's render differently")
 	}
 	// In memory, without a run directory: no files read, plots still there.
 	s := report.Summarize(recs)

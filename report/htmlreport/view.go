@@ -244,19 +244,19 @@ func newView(d *Data) (*view, error) {
 		}
 		bf, af := g.ResourcesBefore, g.ResourcesAfter
 		pk := report.WindowPeak(g)
-		r := resRow{Label: g.Label(), PeakCPU: pctNum(pk.CPUPercent), PeakMem: bytesStr(pk.MemUsed), PeakRS: bytesStr(pk.ServerRSS)}
+		r := resRow{Label: g.Label(), PeakCPU: report.Pct(pk.CPUPercent), PeakMem: report.Bytes(pk.MemUsed), PeakRS: report.Bytes(pk.ServerRSS)}
 		var bRSS, aRSS *uint64
 		if bf.Server != nil {
 			bRSS = bf.Server.RSSBytes
 		}
-		r.CPU, r.Mem, r.RSS = pctNum(bf.CPUPercent)+" → n/a", bytesStr(bf.MemUsed)+" → n/a", bytesStr(bRSS)+" → n/a"
+		r.CPU, r.Mem, r.RSS = report.Pct(bf.CPUPercent)+" → n/a", report.Bytes(bf.MemUsed)+" → n/a", report.Bytes(bRSS)+" → n/a"
 		if af != nil {
 			if af.Server != nil {
 				aRSS = af.Server.RSSBytes
 			}
-			r.CPU = pctNum(bf.CPUPercent) + " → " + pctNum(af.CPUPercent)
-			r.Mem = bytesStr(bf.MemUsed) + " → " + bytesStr(af.MemUsed)
-			r.RSS = bytesStr(bRSS) + " → " + bytesStr(aRSS)
+			r.CPU = report.Pct(bf.CPUPercent) + " → " + report.Pct(af.CPUPercent)
+			r.Mem = report.Bytes(bf.MemUsed) + " → " + report.Bytes(af.MemUsed)
+			r.RSS = report.Bytes(bRSS) + " → " + report.Bytes(aRSS)
 		}
 		res = append(res, r)
 	}
@@ -389,31 +389,6 @@ func numCell(v *float64) cell {
 		return cell{Text: "–"}
 	}
 	return cell{Text: fmt.Sprintf("%.1f", *v), Exact: exact(v)}
-}
-
-func pctNum(v *float64) string {
-	if v == nil {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.1f%%", *v)
-}
-
-// bytesStr renders a size as resources' text files and summary.md do.
-func bytesStr(v *uint64) string {
-	if v == nil {
-		return "n/a"
-	}
-	n := float64(*v)
-	for _, u := range []string{"B", "KiB", "MiB", "GiB", "TiB"} {
-		if n < 1024 || u == "TiB" {
-			if u == "B" {
-				return fmt.Sprintf("%d B", *v)
-			}
-			return fmt.Sprintf("%.1f %s", n, u)
-		}
-		n /= 1024
-	}
-	return ""
 }
 
 // UPlot is the vendored uPlot script, its licence notice first, and its

@@ -268,36 +268,6 @@ func validAt(s string, i int) bool {
 	return n == 3
 }
 
-// Testsuites returns the suites in a stable order (provider, model,
-// thinking level; testcases by prompt id, then repetition), whatever order
-// the cells finished in. It holds every testcase in memory; Write streams
-// the same document.
-func (b *Builder) Testsuites() (junit.Testsuites, error) {
-	keys := b.sortedKeys()
-	var out junit.Testsuites
-	out.Name = "bench"
-	var total float64
-	for i, k := range keys {
-		s := b.suites[k]
-		ts := s.header(i)
-		// AddTestcase counts them again.
-		ts.Tests, ts.Failures, ts.Errors, ts.Skipped = 0, 0, 0, 0
-		if err := b.testcases(s, func(tc *junit.Testcase) error { ts.AddTestcase(*tc); return nil }); err != nil {
-			return out, err
-		}
-		total += float64(s.last-s.first) / 1000
-		out.AddSuite(ts)
-	}
-	if len(keys) > 0 {
-		out.Name = "bench " + b.suites[keys[0]].runID
-	}
-	out.Time = seconds(total)
-	// The Jenkins schema has no skipped count on <testsuites>; each
-	// <testsuite> keeps its own.
-	out.Skipped = 0
-	return out, nil
-}
-
 func (b *Builder) sortedKeys() []suiteKey {
 	keys := make([]suiteKey, 0, len(b.suites))
 	for k := range b.suites {
@@ -450,9 +420,12 @@ func digits(s string) int {
 }
 
 // Write writes the XML document (with its declaration) to w: the bytes
-// Testsuites().WriteXML gives, but one testcase at a time, so a million
-// cells never stand in memory as testcases (the totals are counted from
-// the cells first).
+// go-junit-report's Testsuites.WriteXML gives for the whole tree (its test
+// holds the two to the same document), but one testcase at a time, so a
+// million cells never stand in memory as testcases (the totals are counted
+// from the cells first). Suites come in a stable order (provider, model,
+// thinking level; testcases by prompt id, then repetition), whatever order
+// the cells finished in.
 func (b *Builder) Write(w io.Writer) error {
 	keys := b.sortedKeys()
 	var tests, errs, failures int
@@ -547,13 +520,6 @@ func attrs(as ...attr) []xml.Attr {
 		}
 	}
 	return out
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 const xmlHeader = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
