@@ -4,14 +4,15 @@
 // so a call that matches its script never shows as changed in a snapshot
 // diff for a reason the match ignored.
 //
-// It is a layer below everything that reads JSON: it imports nothing of
-// bench's. It is written here rather than taken from a library because the
+// It is written here rather than taken from a library because the
 // rule is JavaScript's (agentsnap's reference implementation is): numbers
 // are IEEE doubles compared by value (1, 1.0 and 1e0 are one number; -0 is
 // 0; 2^53+1 is 2^53; a number too large for a double is null, as
 // JSON.stringify writes Infinity), object keys are unordered and the last
 // of a repeated key wins, as JSON.parse keeps it. reflect.DeepEqual gets
 // none of the number rules and tells an empty object from a nil map.
+//
+// Layer: internal helpers (imports no bench package).
 package jsonvalue
 
 import (
