@@ -1,8 +1,10 @@
 package stats
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // ShiftConfidence is the level of the shift interval CompareSamples reports.
@@ -32,6 +34,14 @@ type Comparison struct {
 	// ShiftPct is Shift.Estimate as a percentage of |MedianBase|; the
 	// relative threshold of Judge applies to it. 0 when MedianBase is 0.
 	ShiftPct float64 `json:"shift_pct"`
+	// Strata is how many strata (prompts) a stratified comparison
+	// (CompareStrata) combined; 0 for a plain two-sample comparison.
+	Strata int `json:"strata,omitempty"`
+	// SmallestP is the smallest p-value samples of these sizes can give
+	// at all (2/C(n1+n2, n1) for the exact test); 0 when not bounded
+	// (large samples). Judge leaves a comparison whose SmallestP cannot
+	// pass its family's bar unjudged: its "~" would say nothing.
+	SmallestP float64 `json:"smallest_p"`
 	// Warnings say what the figures cannot be trusted for.
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -49,7 +59,7 @@ func CompareSamples(base, cur []float64) (Comparison, error) {
 	if err := check("cur", cur); err != nil {
 		return Comparison{}, err
 	}
-	c := Comparison{NBase: len(base), NCur: len(cur), P: 1}
+	c := Comparison{NBase: len(base), NCur: len(cur), P: 1, SmallestP: 1}
 	bs, cs := sortedCopy(base), sortedCopy(cur)
 	if len(bs) > 0 {
 		c.MedianBase = sortedMedian(bs)
@@ -68,6 +78,7 @@ func CompareSamples(base, cur []float64) (Comparison, error) {
 	}
 	u, tieSum := uTestSorted(cs, bs)
 	c.P, c.Test = u.P, u.Method
+	c.SmallestP = smallestP(c, nil)
 	c.Shift = shiftSorted(bs, cs, tieSum, ShiftConfidence)
 	if c.MedianBase != 0 {
 		c.ShiftPct = finite(100 * c.Shift.Estimate / math.Abs(c.MedianBase))
@@ -151,54 +162,88 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// Change is the outcome of one judged comparison.
+// Change is the outcome of one comparison.
 type Change string
 
-// The outcomes, in benchstat's words.
+// The outcomes, in benchstat's words, and the one benchstat leaves
+// implicit.
 const (
-	// Same ("~") means no significant change, for the reason given.
+	// Same ("~") means judged, and no significant change, for the reason
+	// given.
 	Same        Change = "~"
 	Regression  Change = "regression"
 	Improvement Change = "improvement"
+	// NotJudged means the data could not say either way; Verdict.NotJudged
+	// says why. It is never a "no change".
+	NotJudged Change = "not_judged"
+)
+
+// Why a comparison was not judged (Verdict.NotJudged). Callers add their
+// own (compare: "all cold", "machine load").
+const (
+	// WhyNoSamples: a side has no sample at all.
+	WhyNoSamples = "no samples on a side"
+	// WhyFewSamples: fewer than MinSamples on a side, or so few that no
+	// outcome could be significant in the family.
+	WhyFewSamples = "too few samples"
 )
 
 // Verdict is a judged Comparison.
 type Verdict struct {
 	Comparison
 	// AdjustedP is P after the family's correction; 1 when the
-	// comparison was left out of the family for lack of samples.
+	// comparison was left out of the family (not judged).
 	AdjustedP float64 `json:"adjusted_p"`
 	// Significant tells whether AdjustedP <= Alpha.
 	Significant bool   `json:"significant"`
 	Change      Change `json:"change"`
+	// NotJudged says why, in a few words, when Change is NotJudged
+	// (WhyNoSamples, WhyFewSamples, or the caller's).
+	NotJudged string `json:"not_judged,omitempty"`
 	// Reason says why, with the numbers, in one line.
 	Reason string `json:"reason"`
 }
 
+// Judged says whether the comparison was judged: "~", a regression or an
+// improvement.
+func (v *Verdict) Judged() bool { return v.Change != NotJudged }
+
 // Judge decides each comparison of one family: the comparisons one gate
 // decision covers together, such as the per-prompt TTFT comparisons of one
-// (provider, model, thinking level) group. Comparisons with fewer than
-// MinSamples on a side are "~" ("need >= 4 samples") and left out of the
-// family; the others' p-values are corrected together (Holm by default)
-// and a comparison is a regression or improvement only when it is
-// significant after correction AND its Hodges-Lehmann shift is beyond
-// Threshold of the base median AND beyond Floor. Verdicts come back in the
-// order of cs.
+// (provider, model, thinking level) group. A comparison with no sample on
+// a side, fewer than MinSamples, or sizes whose smallest possible p-value
+// (Comparison.SmallestP) cannot pass the family's bar (under Holm,
+// Alpha/m for a family of m; Alpha otherwise) is NotJudged with the
+// reason, and left out of the family; leaving one out lowers m, so the
+// rule runs until the family no longer changes, which depends on the
+// sizes only, never on the data, and keeps the family-wise bound (see
+// reachable). The
+// others' p-values are corrected together (Holm by default) and a
+// comparison is a regression or improvement only when it is significant
+// after correction AND its Hodges-Lehmann shift is beyond Threshold of
+// the base median AND beyond Floor; "~" otherwise. Verdicts come back in
+// the order of cs.
 func Judge(cs []Comparison, opt Options) ([]Verdict, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
 	out := make([]Verdict, len(cs))
 	var family []int
-	var ps []float64
 	for i, c := range cs {
 		out[i] = Verdict{Comparison: c, AdjustedP: 1, Change: Same}
-		if c.NBase < opt.MinSamples || c.NCur < opt.MinSamples || c.Test == "" {
-			out[i].Reason = fmt.Sprintf("need >= %d samples (base %d, new %d)", opt.MinSamples, c.NBase, c.NCur)
-			continue
+		switch {
+		case c.NBase == 0 || c.NCur == 0 || c.Test == "":
+			out[i].notJudged(WhyNoSamples, fmt.Sprintf("no samples on a side (base %d, new %d)", c.NBase, c.NCur))
+		case c.NBase < opt.MinSamples || c.NCur < opt.MinSamples:
+			out[i].notJudged(WhyFewSamples, fmt.Sprintf("need >= %d samples a side (base %d, new %d)", opt.MinSamples, c.NBase, c.NCur))
+		default:
+			family = append(family, i)
 		}
-		family = append(family, i)
-		ps = append(ps, c.P)
+	}
+	family = reachable(out, family, opt)
+	ps := make([]float64, len(family))
+	for f, i := range family {
+		ps[f] = cs[i].P
 	}
 	var adj []float64
 	switch opt.Correction {
@@ -215,6 +260,67 @@ func Judge(cs []Comparison, opt Options) ([]Verdict, error) {
 	return out, nil
 }
 
+// reachable keeps the comparisons of the family that can be significant
+// in it and marks the others not judged. Under Holm a family of m judges
+// its smallest p-value against Alpha/m, so the family is the m
+// comparisons of smallest SmallestP for the largest m whose m-th
+// smallest is at most Alpha/m: every one of them can pass, and adding any
+// other would make the bar one of them cannot. Other corrections let a
+// comparison pass at Alpha.
+func reachable(out []Verdict, family []int, opt Options) []int {
+	byMin := slices.Clone(family)
+	slices.SortStableFunc(byMin, func(a, b int) int { return cmp.Compare(out[a].SmallestP, out[b].SmallestP) })
+	m := len(byMin)
+	if opt.Correction == Holm {
+		for m > 0 && out[byMin[m-1]].SmallestP > opt.Alpha/float64(m) {
+			m--
+		}
+	} else {
+		for m > 0 && out[byMin[m-1]].SmallestP > opt.Alpha {
+			m--
+		}
+	}
+	keep := map[int]bool{}
+	for _, i := range byMin[:m] {
+		keep[i] = true
+	}
+	bar, size := opt.Alpha, m
+	if opt.Correction == Holm && m > 0 {
+		bar = opt.Alpha / float64(m)
+	}
+	if m == 0 {
+		size = len(family)
+		if opt.Correction == Holm && size > 0 {
+			bar = opt.Alpha / float64(size)
+		}
+	}
+	kept := family[:0:0]
+	for _, i := range family {
+		if keep[i] {
+			kept = append(kept, i)
+			continue
+		}
+		out[i].notJudged(WhyFewSamples, unreachable(out[i].Comparison, bar, size, opt))
+	}
+	return kept
+}
+
+func (v *Verdict) notJudged(why, reason string) {
+	v.Change, v.NotJudged, v.Reason = NotJudged, why, reason
+}
+
+// unreachable says why sizes this small cannot be significant.
+func unreachable(c Comparison, bar float64, m int, opt Options) string {
+	sizes := fmt.Sprintf("n=%d+%d", c.NBase, c.NCur)
+	if c.Strata > 1 {
+		sizes += fmt.Sprintf(" over %d prompts", c.Strata)
+	}
+	if opt.Correction == Holm && m > 1 {
+		return fmt.Sprintf("%s cannot reach p <= %.3g after Holm over %d comparisons (smallest possible p %.3g)", sizes, bar, m, c.SmallestP)
+	}
+	return fmt.Sprintf("%s cannot reach p <= %.3g (smallest possible p %.3g)", sizes, bar, c.SmallestP)
+}
+
 // judgeOne fills v's decision given its corrected p-value and the number
 // of comparisons in its family.
 func judgeOne(v *Verdict, adj float64, m int, opt Options) {
@@ -226,9 +332,6 @@ func judgeOne(v *Verdict, adj float64, m int, opt Options) {
 	}
 	if !v.Significant {
 		v.Reason = fmt.Sprintf("not significant: %s > alpha %g", pText, opt.Alpha)
-		if why := cannotReach(v.NBase, v.NCur, m, opt); why != "" {
-			v.Reason += "; " + why
-		}
 		return
 	}
 	est := v.Shift.Estimate
@@ -256,24 +359,6 @@ func judgeOne(v *Verdict, adj float64, m int, opt Options) {
 		v.Change = Improvement
 	}
 	v.Reason = fmt.Sprintf("%s; %s", shift, pText)
-}
-
-// cannotReach explains when samples this small cannot be significant at
-// all: the smallest exact two-sided p-value, 2/C(n1+n2, n1), is above
-// alpha, or, under Holm, above alpha/m (Holm's adjusted p-values are at
-// least m times the smallest raw one).
-func cannotReach(n1, n2, m int, opt Options) string {
-	if n1 >= exactLimit || n2 >= exactLimit {
-		return ""
-	}
-	minP := math.Min(1, 2*math.Exp(-lchoose(n1+n2, n1)))
-	switch {
-	case minP > opt.Alpha:
-		return fmt.Sprintf("n=%d+%d cannot reach p <= %g (smallest possible p %.3g)", n1, n2, opt.Alpha, minP)
-	case opt.Correction == Holm && float64(m)*minP > opt.Alpha:
-		return fmt.Sprintf("n=%d+%d cannot reach p <= %g after Holm over %d comparisons (smallest possible p %.3g)", n1, n2, opt.Alpha, m, minP)
-	}
-	return ""
 }
 
 func correctionName(c Correction) string {

@@ -41,8 +41,8 @@ func TestJudge(t *testing.T) {
 		want      Change
 		reason    string
 	}{
-		{"too few base samples", around(100, 0.05, 3), around(200, 0.05, 10), latency, Same, "need >= 4 samples (base 3, new 10)"},
-		{"too few new samples", around(100, 0.05, 10), nil, latency, Same, "need >= 4 samples (base 10, new 0)"},
+		{"too few base samples", around(100, 0.05, 3), around(200, 0.05, 10), latency, NotJudged, "need >= 4 samples a side (base 3, new 10)"},
+		{"too few new samples", around(100, 0.05, 10), nil, latency, NotJudged, "no samples on a side (base 10, new 0)"},
 		{"50% slower", around(100, 0.05, 10), around(150, 0.05, 10), latency, Regression, "shift +50 (+50%"},
 		{"50% faster", around(150, 0.05, 10), around(100, 0.05, 10), latency, Improvement, "shift -50 (-33.33%"},
 		{"throughput drop", around(40, 0.05, 10), around(20, 0.05, 10), throughput, Regression, "shift -20"},
@@ -51,7 +51,7 @@ func TestJudge(t *testing.T) {
 		{"significant, 100% slower but within the 5 ms floor", around(2, 0.05, 10), around(4, 0.05, 10), latency, Same, "within the floor of 5"},
 		{"identical", around(100, 0.05, 10), around(100, 0.05, 10), latency, Same, "not significant: p=1 > alpha 0.05"},
 		{"4+4 fully separated is significant", around(100, 0.05, 4), around(200, 0.05, 4), latency, Regression, "p=0.0286"},
-		{"3+3 can never be", around(100, 0.05, 3), around(200, 0.05, 3), Options{Alpha: 0.05, Threshold: 0.1, Floor: 5, MinSamples: 3, Correction: Holm}, Same, "n=3+3 cannot reach p <= 0.05"},
+		{"3+3 can never be", around(100, 0.05, 3), around(200, 0.05, 3), Options{Alpha: 0.05, Threshold: 0.1, Floor: 5, MinSamples: 3, Correction: Holm}, NotJudged, "n=3+3 cannot reach p <= 0.05 (smallest possible p 0.1)"},
 		{"all tied", []float64{7, 7, 7, 7}, []float64{7, 7, 7, 7}, latency, Same, "not significant: p=1"},
 	}
 	for _, c := range cases {
@@ -83,8 +83,11 @@ func TestJudgeFamilyCorrection(t *testing.T) {
 		want Change
 		text string
 	}{
-		// 5+5: exact p = 2/C(10,5) = 0.00794; 16 times that is 0.127.
-		{5, Holm, Same, "Holm-adjusted over 16: 0.127"},
+		// 5+5: exact p = 2/C(10,5) = 0.00794 at best, above Holm's bar
+		// alpha/16: it cannot be judged in this family, and leaving it out
+		// makes a family of 15. BH's bar can reach alpha: judged, and 16
+		// times its p is 0.127.
+		{5, Holm, NotJudged, "n=5+5 cannot reach p <= 0.00333 after Holm over 15 comparisons (smallest possible p 0.00794)"},
 		{5, BH, Same, "BH-adjusted over 16: 0.127"},
 		{5, NoCorrection, Regression, "p=0.00794"},
 		// 6+6: exact p = 2/C(12,6) = 0.00216; 16 times that is 0.0346.
@@ -106,11 +109,11 @@ func TestJudgeFamilyCorrection(t *testing.T) {
 			}
 		}
 	}
-	// 4+4 fully separated (p = 0.0286) cannot survive Holm over 16; the
-	// reason says so.
+	// 4+4 fully separated (p = 0.0286) cannot survive Holm over 16: not
+	// judged, and the reason says so.
 	cs[3] = mustCompare(t, around(100, 0.05, 4), around(150, 0.05, 4))
 	vs, _ := Judge(cs, DefaultOptions())
-	if vs[3].Change != Same || !strings.Contains(vs[3].Reason, "cannot reach p <= 0.05 after Holm over 16 comparisons") {
+	if vs[3].Change != NotJudged || vs[3].NotJudged != WhyFewSamples || !strings.Contains(vs[3].Reason, "cannot reach p <= 0.00333 after Holm over 15 comparisons") {
 		t.Errorf("got %s %q", vs[3].Change, vs[3].Reason)
 	}
 	// Comparisons lacking samples are left out of the family: 15 of them
