@@ -53,6 +53,9 @@ var Categories = []string{Quality, Latency, Availability, DriftCat}
 const (
 	VerdictRegression = "regression"
 	VerdictOK         = "ok"
+	// VerdictNotJudged: no finding fails the gate, but a metric of
+	// --require-judged could be judged nowhere.
+	VerdictNotJudged = "not_judged"
 )
 
 // Options set what counts as a regression.
@@ -75,6 +78,15 @@ type Options struct {
 	Correction stats.Correction `json:"correction"`
 	// FailOn are the categories whose findings fail the gate.
 	FailOn []string `json:"fail_on"`
+	// FailOnSuspect lets latency findings made while other work on the
+	// machine rose by half a core or more fail the gate; by default they
+	// are not judged ("machine load") and listed.
+	FailOnSuspect bool `json:"fail_on_suspect"`
+	// RequireJudged are metrics (AllMetrics; "latency" for the three
+	// latency ones) that must be judged somewhere, in some group or
+	// prompt: when one was judged nowhere the gate fails (verdict
+	// not_judged), so a nightly job cannot pass on what it could not see.
+	RequireJudged []string `json:"require_judged,omitempty"`
 }
 
 // DefaultOptions returns the gate's defaults: alpha 0.05, a 10 % and 5 ms
@@ -99,6 +111,11 @@ func (o Options) Validate() error {
 			return fmt.Errorf("fail-on %q: must be one of %s", c, strings.Join(Categories, ", "))
 		}
 	}
+	for _, m := range o.RequireJudged {
+		if m != Latency && !slices.Contains(AllMetrics, m) {
+			return fmt.Errorf("require-judged %q: must be one of latency, %s", m, strings.Join(AllMetrics, ", "))
+		}
+	}
 	return nil
 }
 
@@ -119,6 +136,11 @@ type Result struct {
 	Counts map[string]int `json:"counts"`
 	// Failing counts the findings that fail the gate, by category.
 	Failing map[string]int `json:"failing"`
+	// Judgement counts, per metric, the comparisons of every group and
+	// prompt judged and not judged (by reason): what the verdict rests on.
+	Judgement map[string]*Judgement `json:"judgement"`
+	// Unjudged are the metrics of --require-judged judged nowhere.
+	Unjudged []string `json:"unjudged,omitempty"`
 	// Setup is what the runs' setups say, differing or not.
 	Setup []SetupItem `json:"setup"`
 	// Findings are the regressions (and drift) of every scope, gating or
@@ -136,8 +158,12 @@ type Result struct {
 	tape *tape.Tape
 }
 
-// Regressed reports whether the gate fails.
+// Regressed reports whether a finding fails the gate.
 func (r *Result) Regressed() bool { return r.Verdict == VerdictRegression }
+
+// Failed reports whether the gate fails: a regression, or a metric of
+// --require-judged judged nowhere.
+func (r *Result) Failed() bool { return r.Verdict != VerdictOK }
 
 // Finding is one thing the gate weighs: a cell's regression or drift, a
 // group's pass-rate, tool-use or tier regression, or a latency regression
@@ -158,6 +184,10 @@ type Finding struct {
 	// tool_use_success, tier, ttft_ms, e2e_ms, tokens_per_s.
 	Metric  string `json:"metric,omitempty"`
 	Message string `json:"message"`
+	// Suspect says why a latency finding may not be the model's or the
+	// server's ("machine load"): its comparison is not judged, and the
+	// finding fails the gate only with FailOnSuspect.
+	Suspect string `json:"suspect,omitempty"`
 }
 
 // Cell is one cell key's verdict.
@@ -288,11 +318,16 @@ func (c *comparison) finish() {
 			res.Verdict = VerdictRegression
 		}
 	}
+	res.Judgement = judgement(res.Groups)
+	res.Unjudged = unjudged(res.Judgement, c.opt.RequireJudged)
+	if len(res.Unjudged) > 0 && res.Verdict == VerdictOK {
+		res.Verdict = VerdictNotJudged
+	}
 }
 
 // addFinding records a finding, gating when its category is one of --fail-on.
 func (c *comparison) addFinding(f Finding) {
-	f.FailsGate = c.opt.failsOn(f.Category)
+	f.FailsGate = c.opt.failsOn(f.Category) && (f.Suspect == "" || c.opt.FailOnSuspect)
 	c.res.Findings = append(c.res.Findings, f)
 }
 
@@ -313,12 +348,17 @@ func methods(opt Options) map[string]string {
 		"infrastructure": "cells that never reached the model (skipped_unavailable, auth_error, rate_limited, cancelled) are " +
 			"counted apart and never judged for quality; a cell that reached the model in the base run and not in the new one " +
 			"is an availability regression",
-		"latency": fmt.Sprintf("ttft_ms, e2e_ms and tokens_per_s of successful cells (not cold_start) of prompts unchanged and in both runs, "+
-			"per group and per prompt: medians, delta %%, two-sided Mann-Whitney U p-value, Hodges-Lehmann shift with a 95%% CI. "+
+		"latency": fmt.Sprintf("ttft_ms, e2e_ms and tokens_per_s of successful warm cells (not cold_start) of unchanged prompts. "+
+			"Per prompt: medians, delta %%, two-sided Mann-Whitney U p-value, Hodges-Lehmann shift with a 95%% CI. "+
+			"Per group, like with like: only the prompts with samples in both runs, compared within each prompt and combined "+
+			"(van Elteren's stratified rank-sum test; the stratified Hodges-Lehmann shift of per-prompt log ratios, with its 95%% CI; "+
+			"medians over the prompts' medians); a prompt with samples in one run only enters or leaves the pool and is listed, never compared. "+
 			"Each metric is one family (every group and every prompt) judged at alpha/3 = %.4g with %s's correction, so the chance "+
 			"of any false latency alarm in a compare is at most alpha = %g. A regression needs significance, a shift beyond "+
-			"%g%% of the base median and beyond %g ms (%g tokens/s for throughput); '~' otherwise, with the reason; fewer than "+
-			"%d samples on a side is '~'", opt.Alpha/3, opt.Correction, opt.Alpha, 100*opt.LatencyThreshold, opt.LatencyFloorMS,
-			opt.TokensPerSFloor, opt.MinSamples),
+			"%g%% of the base median and beyond %g ms (%g tokens/s for throughput); '~' when judged without one. Not judged, with the reason: "+
+			"no samples on a side, all cold (every successful cell of a side was a cold start), too few samples (fewer than %d a side, "+
+			"or sizes whose smallest possible p-value cannot pass the family's bar), machine load (other work on the machine rose by half a core "+
+			"or more during the new run's suite: its latency regressions, listed, fail the gate only with --fail-on-suspect)",
+			opt.Alpha/3, opt.Correction, opt.Alpha, 100*opt.LatencyThreshold, opt.LatencyFloorMS, opt.TokensPerSFloor, opt.MinSamples),
 	}
 }

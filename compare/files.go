@@ -212,14 +212,20 @@ func cellDetail(c *Cell) string {
 	return b.String()
 }
 
-// groupCases are a group's testcases beyond its cells.
+// groupCases are a group's testcases beyond its cells: pass_rate,
+// tool_use_success, tier and each latency metric of the group, and each
+// prompt's latency metric that has a finding or was not judged. What was
+// not judged is <skipped> with the reason, so a CI page counts it.
 func groupCases(g *Group, r *Result) []junit.Testcase {
 	var out []junit.Testcase
-	add := func(name, text string, failing *Finding) {
+	add := func(name, text, skipped string, failing *Finding) {
 		tc := junit.Testcase{Name: xmlText(name), Classname: xmlText(g.Label()), Time: "0.000"}
-		if failing != nil && failing.FailsGate {
+		switch {
+		case failing != nil && failing.FailsGate:
 			tc.Failure = &junit.Result{Message: xmlText(oneLine(failing.Message, 1000)), Type: failing.Category, Data: xmlText(text)}
-		} else {
+		case skipped != "":
+			tc.Skipped = &junit.Result{Message: xmlText(oneLine("not judged ("+skipped+"): "+text, 1000))}
+		default:
 			tc.SystemOut = &junit.Output{Data: xmlText(text)}
 		}
 		out = append(out, tc)
@@ -234,16 +240,35 @@ func groupCases(g *Group, r *Result) []junit.Testcase {
 		}
 		return nil
 	}
-	add("[group] pass_rate", "pass rate "+rateChange(g.PassRate)+", Fisher p "+pText(g.PassRate), find("pass_rate", ""))
-	add("[group] tool_use_success", "tool-use success "+rateChange(g.ToolUse)+", Fisher p "+pText(g.ToolUse), find("tool_use_success", ""))
-	add("[group] tier", "tier "+tierText(g.Tier), find("tier", ""))
+	rateCase := func(metric, name string, t RateTest) {
+		text := name + " " + rateChange(t) + ", Fisher p " + pText(t)
+		if t.NotJudged != "" {
+			text = t.NotJudged
+		}
+		add("[group] "+metric, text, t.NotJudged, find(metric, ""))
+	}
+	rateCase(MetricPassRate, "pass rate", g.PassRate)
+	rateCase(MetricToolUse, "tool-use success", g.ToolUse)
+	tierText := "tier " + tierText(g.Tier)
+	if g.Tier.NotJudged != "" {
+		tierText = g.Tier.NotJudged
+	}
+	add("[group] "+MetricTier, tierText, g.Tier.NotJudged, find(MetricTier, ""))
+	skip := func(v *stats.Verdict) string {
+		if v == nil {
+			return stats.WhyNoSamples
+		}
+		return v.NotJudged
+	}
 	for _, m := range Metrics {
-		add("[group] latency "+m, verdictText(g.Latency[m]), find(m, ""))
+		add("[group] latency "+m, verdictText(g.Latency[m]), skip(g.Latency[m]), find(m, ""))
 	}
 	for _, p := range g.Prompts {
 		for _, m := range Metrics {
-			if f := find(m, p.PromptID); f != nil {
-				add("[prompt] "+p.PromptID+" latency "+m, verdictText(p.Latency[m]), f)
+			v := p.Latency[m]
+			f := find(m, p.PromptID)
+			if f != nil || v == nil || !v.Judged() {
+				add("[prompt] "+p.PromptID+" latency "+m, verdictText(v), skip(v), f)
 			}
 		}
 	}

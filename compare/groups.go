@@ -40,12 +40,17 @@ type Group struct {
 	Latency map[string]*stats.Verdict `json:"latency"`
 	// Prompts are the per-prompt latency comparisons.
 	Prompts []*PromptLatency `json:"prompts"`
+	// Pool lists, per latency metric, the prompts whose samples are in
+	// one run only: left out of the group's comparison, and said.
+	Pool map[string]*PoolChange `json:"pool_changes,omitempty"`
 	// OtherLoad is the CPU other work on the machine used during the
 	// group's suite in each run (absent when neither run measured it).
 	OtherLoad *OtherLoad `json:"other_cpu_percent_mean,omitempty"`
 
 	key   groupKey
 	label string
+	// slots are the group's prompts for latency (latency fills them).
+	slots []*latencySlot
 }
 
 // Label names the group: provider/model, plus (thinking).
@@ -64,8 +69,11 @@ type RateTest struct {
 	// AdjustedP is PValue after Holm's correction over the groups.
 	AdjustedP   float64 `json:"adjusted_p"`
 	Significant bool    `json:"significant"`
-	// Change is "~", "regression" or "improvement".
+	// Change is "~", "regression", "improvement" or "not_judged".
 	Change string `json:"change"`
+	// NotJudged says why a rate was not judged (no cell of the group
+	// reached the model in both runs, or none was a tool-use cell).
+	NotJudged string `json:"not_judged,omitempty"`
 }
 
 // TierChange is the group's tool-use tier in each run (null when the run
@@ -75,6 +83,11 @@ type TierChange struct {
 	New  *string `json:"new"`
 	// LeavesTier1 is a regression: the routing list changes.
 	LeavesTier1 bool `json:"leaves_tier_1"`
+	// Change is "regression" (leaves Tier 1), "improvement" (enters it),
+	// "~", or "not_judged" when a run has no tier for the group.
+	Change string `json:"change"`
+	// NotJudged says why the tier was not judged.
+	NotJudged string `json:"not_judged,omitempty"`
 }
 
 // PromptLatency is one prompt's latency comparisons in a group.
@@ -92,6 +105,17 @@ const (
 
 // Metrics lists the latency metrics in display order.
 var Metrics = []string{MetricTTFT, MetricE2E, MetricTPS}
+
+// Group metrics beyond latency, the words of --require-judged.
+const (
+	MetricPassRate = "pass_rate"
+	MetricToolUse  = "tool_use_success"
+	MetricTier     = "tier"
+)
+
+// AllMetrics lists every metric a group is judged on: the words
+// --require-judged takes ("latency" stands for the three latency ones).
+var AllMetrics = []string{MetricPassRate, MetricToolUse, MetricTier, MetricTTFT, MetricE2E, MetricTPS}
 
 // groupKey is a (provider, model, thinking level), interned.
 type groupKey struct{ provider, model, thinking uint32 }
@@ -179,9 +203,10 @@ func (c *comparison) rateTests() error {
 		metric string
 		get    func(g *Group) *RateTest
 		name   string
+		none   string
 	}{
-		{"pass_rate", func(g *Group) *RateTest { return &g.PassRate }, "pass rate"},
-		{"tool_use_success", func(g *Group) *RateTest { return &g.ToolUse }, "tool-use success rate"},
+		{MetricPassRate, func(g *Group) *RateTest { return &g.PassRate }, "pass rate", "no cell reached the model in both runs"},
+		{MetricToolUse, func(g *Group) *RateTest { return &g.ToolUse }, "tool-use success rate", "no tool-use cell judged in both runs"},
 	} {
 		var ps []float64
 		var tested []*Group
@@ -190,6 +215,7 @@ func (c *comparison) rateTests() error {
 			t.PValue, t.AdjustedP, t.Change = 1, 1, string(stats.Same)
 			t.Base, t.New = ratio(t.BaseCount, t.BaseN), ratio(t.NewCount, t.NewN)
 			if t.BaseN == 0 {
+				t.Change, t.NotJudged = string(stats.NotJudged), rate.none
 				continue
 			}
 			p, err := stats.FisherExact(t.BaseCount, t.BaseN-t.BaseCount, t.NewCount, t.NewN-t.NewCount)
@@ -248,16 +274,24 @@ func (c *comparison) tiers(groups map[groupKey]*Group) {
 		if nt != nil {
 			g.Tier.New = &nt.Tier
 		}
+		g.Tier.Change = string(stats.Same)
+		switch {
+		case bt == nil || nt == nil:
+			g.Tier.Change, g.Tier.NotJudged = string(stats.NotJudged), "no tool-use tier in "+map[bool]string{true: "the base run", false: "the new run"}[bt == nil]
+		case bt.Tier != report.Tier1 && nt.Tier == report.Tier1:
+			g.Tier.Change = string(stats.Improvement)
+		}
 		if bt == nil || nt == nil || bt.Tier != report.Tier1 || nt.Tier == report.Tier1 {
 			continue
 		}
+		g.Tier.Change = string(stats.Regression)
 		g.Tier.LeavesTier1 = true
 		cat := Quality
 		if nt.NCounted == 0 {
 			cat = Availability // no tool cell reached the model
 		}
 		c.addFinding(Finding{Category: cat, Scope: "group", Provider: g.Provider, Model: g.Model, ThinkingLevel: g.ThinkingLevel,
-			Metric: "tier", Message: fmt.Sprintf("tier %s -> %s (tool-use success %s -> %s): leaves Tier 1, routing must change",
+			Metric: MetricTier, Message: fmt.Sprintf("tier %s -> %s (tool-use success %s -> %s): leaves Tier 1, routing must change",
 				bt.Tier, nt.Tier, rateText(bt.NSucceeded, bt.NCounted), rateText(nt.NSucceeded, nt.NCounted))})
 	}
 }
@@ -305,68 +339,104 @@ func runTiers(r *runData) map[groupKey]*report.Tier {
 
 // latency compares TTFT, e2e and tokens/s per group and per prompt. Each
 // metric is one family (its group-level and per-prompt comparisons),
-// judged at Alpha/3 with the chosen correction.
+// judged at Alpha/3 with the chosen correction. A group's comparison is
+// stratified by prompt over the prompts with samples on both sides
+// (stats.CompareStrata): like with like, so that a prompt that gained or
+// lost samples moves no group figure; the prompts with samples on one
+// side only are listed as entering or leaving the pool.
 func (c *comparison) latency(groups map[groupKey]*Group) error {
-	type slotKey struct {
-		g      groupKey
-		prompt uint32 // 0 ("") for the group level
-	}
-	type slot struct {
-		g      *Group
-		prompt string
-		base   [3][]float64
-		cur    [3][]float64
-	}
 	t := c.base.tab
-	slots := map[slotKey]*slot{}
-	var list []*slot
+	slots := map[slotKey]*latencySlot{}
+	var list []*latencySlot // every (group, prompt) of either run, unchanged prompts only
 	for _, g := range c.res.Groups {
-		s := &slot{g: g}
-		slots[slotKey{g.key, 0}] = s
-		list = append(list, s)
 		for _, p := range c.promptOrder() {
 			id := t.id(p)
-			if id != 0 && c.changed[p] == nil && c.hasPrompt(c.base, g.key, id) && c.hasPrompt(c.cur, g.key, id) {
-				s := &slot{g: g, prompt: p}
-				slots[slotKey{g.key, id}] = s
-				list = append(list, s)
+			inBase, inCur := c.hasPrompt(c.base, g.key, id), c.hasPrompt(c.cur, g.key, id)
+			if id == 0 || c.changed[p] != nil || !inBase && !inCur {
+				continue
 			}
+			s := &latencySlot{g: g, prompt: p, both: inBase && inCur}
+			slots[slotKey{g.key, id}] = s
+			list = append(list, s)
 		}
 	}
 	for side, r := range []*runData{c.base, c.cur} {
 		for i := range r.cells {
 			cl := &r.cells[i]
-			gk := groupOf(cl.key)
-			ps := slots[slotKey{gk, cl.key.prompt}]
-			if ps == nil || cl.has(fColdStart) || t.str(cl.status) != results.StatusOK || !cl.has(fSuccess) {
-				continue // prompt changed or in one run only; or no latency to count
+			s := slots[slotKey{groupOf(cl.key), cl.key.prompt}]
+			if s == nil || t.str(cl.status) != results.StatusOK || !cl.has(fSuccess) {
+				continue // prompt changed; or no latency to count
 			}
-			gs := slots[slotKey{gk, 0}]
+			if cl.has(fColdStart) {
+				s.cold[side]++
+				continue
+			}
+			s.warm[side]++
 			for m, v := range []struct {
 				v  float64
 				ok bool
 			}{{cl.ttft, cl.has(fTTFT)}, {cl.e2e, cl.has(fE2E)}, {cl.tps, cl.has(fTPS)}} {
-				if !v.ok {
-					continue
-				}
-				for _, s := range []*slot{gs, ps} {
-					if side == 0 {
-						s.base[m] = append(s.base[m], v.v)
-					} else {
-						s.cur[m] = append(s.cur[m], v.v)
-					}
+				if v.ok {
+					s.vals[side][m] = append(s.vals[side][m], v.v)
 				}
 			}
 		}
 	}
 	for m, metric := range Metrics {
-		cs := make([]stats.Comparison, len(list))
-		for i, s := range list {
-			cmp, err := stats.CompareSamples(s.base[m], s.cur[m])
-			if err != nil {
-				return fmt.Errorf("latency %s of %s: %w", metric, s.g.Label(), err)
+		var cs []stats.Comparison
+		type target struct {
+			g    *Group
+			slot *latencySlot // nil for the group level
+		}
+		var targets []target
+		for _, g := range c.res.Groups {
+			var strata []stats.Stratum
+			pool := &PoolChange{}
+			var nb, nc int
+			var slotsOf []*latencySlot
+			for _, s := range list {
+				if s.g != g {
+					continue
+				}
+				slotsOf = append(slotsOf, s)
+				b, n := s.vals[0][m], s.vals[1][m]
+				nb, nc = nb+len(b), nc+len(n)
+				switch {
+				case len(b) > 0 && len(n) > 0:
+					strata = append(strata, stats.Stratum{Base: b, Cur: n})
+				case len(n) > 0:
+					pool.Entered = append(pool.Entered, s.prompt)
+				case len(b) > 0:
+					pool.Left = append(pool.Left, s.prompt)
+				}
 			}
-			cs[i] = cmp
+			cmp, err := stats.CompareStrata(strata)
+			if err != nil {
+				return fmt.Errorf("latency %s of %s: %w", metric, g.Label(), err)
+			}
+			if len(strata) == 0 {
+				cmp.NBase, cmp.NCur = nb, nc
+			}
+			if len(pool.Entered)+len(pool.Left) > 0 {
+				if g.Pool == nil {
+					g.Pool = map[string]*PoolChange{}
+				}
+				g.Pool[metric] = pool
+			}
+			cs = append(cs, cmp)
+			targets = append(targets, target{g: g})
+			g.slots = slotsOf
+			for _, s := range slotsOf {
+				if !s.both {
+					continue
+				}
+				cmp, err := stats.CompareSamples(s.vals[0][m], s.vals[1][m])
+				if err != nil {
+					return fmt.Errorf("latency %s of %s %s: %w", metric, g.Label(), s.prompt, err)
+				}
+				cs = append(cs, cmp)
+				targets = append(targets, target{g: g, slot: s})
+			}
 		}
 		opt := stats.Options{Alpha: c.opt.Alpha / 3, Threshold: c.opt.LatencyThreshold, Floor: c.opt.LatencyFloorMS,
 			MinSamples: c.opt.MinSamples, Correction: c.opt.Correction}
@@ -377,12 +447,88 @@ func (c *comparison) latency(groups map[groupKey]*Group) error {
 		if err != nil {
 			return err
 		}
-		for i, s := range list {
+		for i, tg := range targets {
 			v := vs[i]
-			c.placeLatency(s.g, s.prompt, metric, &v)
+			if tg.slot == nil {
+				groupCold(tg.g, metric, &v)
+				c.placeLatency(tg.g, "", metric, &v)
+			} else {
+				tg.slot.allCold(metric, &v)
+				c.placeLatency(tg.g, tg.slot.prompt, metric, &v)
+			}
 		}
 	}
 	return nil
+}
+
+// WhyAllCold: every cell of a side that could have given a sample was a
+// cold start (its model was loading), so the side has none.
+const WhyAllCold = "all cold"
+
+// slotKey is a (group, prompt).
+type slotKey struct {
+	g      groupKey
+	prompt uint32
+}
+
+// latencySlot is one prompt of one group: its samples of each metric on
+// each side (0 base, 1 new), and its successful cells warm and cold.
+type latencySlot struct {
+	g          *Group
+	prompt     string
+	both       bool // the prompt has cells in both runs
+	vals       [2][3][]float64
+	warm, cold [2]int
+}
+
+// allCold turns "no samples on a side" into "all cold" where that side's
+// successful cells were all cold starts.
+func (s *latencySlot) allCold(metric string, v *stats.Verdict) {
+	if v.NotJudged != stats.WhyNoSamples {
+		return
+	}
+	for side, name := range []string{"base", "new"} {
+		if s.warm[side] == 0 && s.cold[side] > 0 {
+			v.NotJudged = WhyAllCold
+			v.Reason = fmt.Sprintf("all %d successful cells of the %s run were cold starts (the model was loading): no warm sample", s.cold[side], name)
+			return
+		}
+	}
+}
+
+// groupCold is allCold for a group: no prompt has warm samples on both
+// sides, and a side's successful cells were all cold.
+func groupCold(g *Group, metric string, v *stats.Verdict) {
+	if v.NotJudged != stats.WhyNoSamples {
+		return
+	}
+	var warm, cold [2]int
+	for _, s := range g.slots {
+		for side := range 2 {
+			warm[side] += s.warm[side]
+			cold[side] += s.cold[side]
+		}
+	}
+	for side, name := range []string{"base", "new"} {
+		if warm[side] == 0 && cold[side] > 0 {
+			v.NotJudged = WhyAllCold
+			v.Reason = fmt.Sprintf("all %d successful cells of the %s run were cold starts (the model was loading): no warm sample", cold[side], name)
+			return
+		}
+	}
+	if v.NBase > 0 || v.NCur > 0 {
+		v.Reason = fmt.Sprintf("no prompt has samples in both runs (base %d, new %d samples): nothing like with like", v.NBase, v.NCur)
+	}
+}
+
+// PoolChange lists the prompts of a group whose samples of a metric are
+// in one run only: they enter or leave the pool a group's figure is
+// judged over, and are never taken for a speed change.
+type PoolChange struct {
+	// Entered are prompts with samples in the new run only.
+	Entered []string `json:"entered,omitempty"`
+	// Left are prompts with samples in the base run only.
+	Left []string `json:"left,omitempty"`
 }
 
 // placeLatency stores one judged comparison and records a regression.

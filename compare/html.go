@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 
 	"bench/report/htmlreport"
 	"bench/stats"
@@ -42,6 +43,25 @@ type htmlView struct {
 	// Plot is the latency chart's data: group labels and, per metric,
 	// the base and new medians (null where a side has no samples).
 	Plot template.JS
+	// Judgement is what was judged, per metric; Latency each group's
+	// latency comparisons benchstat-style, and what was not judged.
+	Judgement []htmlJudgement
+	Latency   []htmlGroupLatency
+}
+
+type htmlJudgement struct {
+	Metric, Judged, NotJudged string
+	Missing                   bool
+}
+
+type htmlGroupLatency struct {
+	Label   string
+	Figures []htmlFigure
+	Prompts []htmlFigure
+}
+
+type htmlFigure struct {
+	Text, Class string
 }
 
 type htmlFinding struct{ Gate, Category, Scope, Where, Message string }
@@ -141,6 +161,34 @@ func WriteHTML(w io.Writer, r *Result) error {
 		v.Cells = append(v.Cells, htmlCell{Where: where, Verdict: c.Verdict, Category: c.Category, Why: oneLine(cellSummary(c), 2000),
 			Gate: (c.Verdict == Regression || c.Verdict == Drift) && r.Options.failsOn(c.Category)})
 	}
+	for _, m := range AllMetrics {
+		j := r.Judgement[m]
+		if j == nil {
+			continue
+		}
+		hj := htmlJudgement{Metric: m, Judged: fmt.Sprintf("%d of %d", j.Judged, j.Total()), NotJudged: "-", Missing: slices.Contains(r.Unjudged, m)}
+		if j.Total() > j.Judged {
+			hj.NotJudged = fmt.Sprintf("%d (%s)", j.Total()-j.Judged, reasonCounts(j.NotJudged))
+		}
+		v.Judgement = append(v.Judgement, hj)
+	}
+	for _, g := range r.Groups {
+		hl := htmlGroupLatency{Label: g.Label()}
+		for _, m := range Metrics {
+			hl.Figures = append(hl.Figures, htmlFigure{figure(m, g.Latency[m]), figureClass(g.Latency[m])})
+			if pc := g.Pool[m]; pc != nil {
+				hl.Figures = append(hl.Figures, htmlFigure{m + ": " + poolText(pc), "note"})
+			}
+		}
+		for _, p := range g.Prompts {
+			for _, m := range Metrics {
+				if pv := p.Latency[m]; pv != nil && (!pv.Judged() || pv.Change != stats.Same) && len(hl.Prompts) < maxHTMLRows {
+					hl.Prompts = append(hl.Prompts, htmlFigure{p.PromptID + " " + figure(m, pv), figureClass(pv)})
+				}
+			}
+		}
+		v.Latency = append(v.Latency, hl)
+	}
 	b, err := json.Marshal(pd)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", HTMLFile, err)
@@ -150,3 +198,17 @@ func WriteHTML(w io.Writer, r *Result) error {
 }
 
 func ptrTo(f float64) *float64 { return &f }
+
+// figureClass colours a latency line: bad for a regression, good for an
+// improvement, note for what was not judged.
+func figureClass(v *stats.Verdict) string {
+	switch {
+	case v == nil || !v.Judged():
+		return "note"
+	case v.Change == stats.Regression:
+		return "bad"
+	case v.Change == stats.Improvement:
+		return "good"
+	}
+	return ""
+}

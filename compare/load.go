@@ -21,11 +21,19 @@ type OtherLoad struct {
 	New  *float64 `json:"new"`
 }
 
-// machineLoad reads each group's other-work CPU from both runs and warns
-// where a latency regression (or improvement) of the group came with the
-// machine busier (or quieter) by busierBy: the gate still decides on the
-// numbers, and the warning tells a reader what else moved. Unreadable
-// resource files cost the figure, not the compare.
+// WhyMachineLoad: other work on the machine rose by at least half a core
+// during the run whose latency looks worse (or, for an improvement, during
+// the base run): the change may be the machine's.
+const WhyMachineLoad = "machine load"
+
+// machineLoad reads each group's other-work CPU from both runs. Where
+// other work used at least busierBy more during the new run's suite, the
+// group's latency regressions (group and prompts) are not judged
+// ("machine load"): their findings stay listed with the figures and fail
+// the gate only with FailOnSuspect. Where the base run's suite was the
+// busier one, its latency improvements are not judged alike. Quality is
+// never touched. Unreadable resource files cost the figure, not the
+// compare.
 func (c *comparison) machineLoad() {
 	for _, g := range c.res.Groups {
 		var l OtherLoad
@@ -44,26 +52,58 @@ func (c *comparison) machineLoad() {
 		if l.Base == nil || l.New == nil {
 			continue
 		}
-		slower, faster := false, false
-		for _, v := range g.Latency {
-			slower = slower || v.Change == stats.Regression
-			faster = faster || v.Change == stats.Improvement
+		d := *l.New - *l.Base
+		var suspect stats.Change
+		var figures string
+		switch {
+		case d >= busierBy:
+			suspect = stats.Regression
+			figures = fmt.Sprintf("other work on the machine used %.1f cores on average during the new run's suite, %.1f during the base run's", *l.New/100, *l.Base/100)
+		case -d >= busierBy:
+			suspect = stats.Improvement
+			figures = fmt.Sprintf("other work on the machine used %.1f cores on average during the base run's suite, %.1f during the new run's", *l.Base/100, *l.New/100)
+		default:
+			continue
 		}
-		for _, p := range g.Prompts {
-			for _, v := range p.Latency {
-				slower = slower || v.Change == stats.Regression
-				faster = faster || v.Change == stats.Improvement
+		n := 0
+		mark := func(prompt, metric string, v *stats.Verdict) {
+			if v == nil || v.Change != suspect {
+				return
+			}
+			n++
+			v.Reason = fmt.Sprintf("%s %s; %s", v.Change, v.Reason, figures)
+			v.Change, v.NotJudged = stats.NotJudged, WhyMachineLoad
+			for i := range c.res.Findings {
+				f := &c.res.Findings[i]
+				if f.Category == Latency && f.Metric == metric && f.PromptID == prompt && f.Provider == g.Provider && f.Model == g.Model &&
+					ptrEq(f.ThinkingLevel, g.ThinkingLevel) {
+					f.Suspect = WhyMachineLoad
+					f.Message += "; not judged: " + figures
+					f.FailsGate = c.opt.failsOn(Latency) && c.opt.FailOnSuspect
+				}
 			}
 		}
-		switch d := *l.New - *l.Base; {
-		case slower && d >= busierBy:
-			c.res.Warnings = append(c.res.Warnings, fmt.Sprintf(
-				"%s: other work on the machine used %.1f cores on average during the new run's suite, %.1f during the base run's: its latency regressions may be the machine's, not the model's or the server's",
-				g.Label(), *l.New/100, *l.Base/100))
-		case faster && -d >= busierBy:
-			c.res.Warnings = append(c.res.Warnings, fmt.Sprintf(
-				"%s: other work on the machine used %.1f cores on average during the base run's suite, %.1f during the new run's: its latency improvements may be the machine's, not the model's or the server's",
-				g.Label(), *l.Base/100, *l.New/100))
+		for _, m := range Metrics {
+			mark("", m, g.Latency[m])
 		}
+		for _, p := range g.Prompts {
+			for _, m := range Metrics {
+				mark(p.PromptID, m, p.Latency[m])
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		what := "regressions"
+		if suspect == stats.Improvement {
+			what = "improvements"
+		}
+		gate := "they do not fail the gate (--fail-on-suspect makes them)"
+		if c.opt.FailOnSuspect {
+			gate = "--fail-on-suspect: they fail the gate"
+		}
+		c.res.Warnings = append(c.res.Warnings, fmt.Sprintf(
+			"%s: %s: its %d latency %s are not judged (machine load), listed with their figures; %s",
+			g.Label(), figures, n, what, gate))
 	}
 }

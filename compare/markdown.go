@@ -18,6 +18,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# bench compare: %s -> %s\n\n", md(r.BaseRunID), md(r.NewRunID))
 	fmt.Fprintf(&b, "Base `%s`, new `%s`.\n\n**Verdict: %s**\n\n", md(r.BaseDir), md(r.NewDir), md(verdictLine(r)))
+	writeJudgementMarkdown(&b, r)
 	for _, m := range r.Warnings {
 		fmt.Fprintf(&b, "- warning: %s\n", md(m))
 	}
@@ -55,15 +56,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 			rateChange(g.PassRate), pText(g.PassRate), rateChange(g.ToolUse), pText(g.ToolUse), tierText(g.Tier),
 			latText(g.Latency[MetricTTFT]), latText(g.Latency[MetricE2E]), latText(g.Latency[MetricTPS]))
 	}
-	for _, g := range r.Groups {
-		if len(g.Prompts) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "\n### Latency per prompt: %s\n\n| prompt | ttft ms | e2e ms | tokens/s |\n|---|---|---|---|\n", md(g.Label()))
-		for _, p := range g.Prompts {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", md(p.PromptID), latText(p.Latency[MetricTTFT]), latText(p.Latency[MetricE2E]), latText(p.Latency[MetricTPS]))
-		}
-	}
+	writeLatencyMarkdown(&b, r)
 
 	fmt.Fprintf(&b, "\n## Cells\n\n%s.\n", countsLine(r.Counts))
 	for _, v := range verdictOrder[:len(verdictOrder)-1] { // every verdict but match
@@ -114,4 +107,51 @@ func md(s string) string {
 	s = strings.ReplaceAll(s, "|", `\|`)
 	s = strings.ReplaceAll(s, "\r", " ")
 	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// writeJudgementMarkdown is the table of what was judged, per metric.
+func writeJudgementMarkdown(b *strings.Builder, r *Result) {
+	b.WriteString("| metric | judged | not judged |\n|---|--:|---|\n")
+	for _, m := range AllMetrics {
+		j := r.Judgement[m]
+		if j == nil {
+			continue
+		}
+		nj := "-"
+		if j.Total() > j.Judged {
+			nj = fmt.Sprintf("%d (%s)", j.Total()-j.Judged, reasonCounts(j.NotJudged))
+		}
+		fmt.Fprintf(b, "| %s | %d of %d | %s |\n", m, j.Judged, j.Total(), md(nj))
+	}
+	b.WriteString("\n")
+}
+
+// writeLatencyMarkdown lists every latency comparison, group then
+// prompt, benchstat-style when judged and with the reason when not.
+func writeLatencyMarkdown(b *strings.Builder, r *Result) {
+	for _, g := range r.Groups {
+		fmt.Fprintf(b, "\n### Latency: %s\n\nGroup (stratified by prompt, like with like):\n\n", md(g.Label()))
+		for _, m := range Metrics {
+			fmt.Fprintf(b, "- %s\n", md(figure(m, g.Latency[m])))
+			if pc := g.Pool[m]; pc != nil {
+				fmt.Fprintf(b, "  - %s\n", md(poolText(pc)))
+			}
+		}
+		if len(g.Prompts) == 0 {
+			continue
+		}
+		b.WriteString("\n| prompt | ttft ms | e2e ms | tokens/s |\n|---|---|---|---|\n")
+		for _, p := range g.Prompts {
+			fmt.Fprintf(b, "| %s |", md(p.PromptID))
+			for _, m := range Metrics {
+				v := p.Latency[m]
+				text := "-"
+				if v != nil {
+					text = strings.TrimPrefix(figure(m, v), m+" ")
+				}
+				fmt.Fprintf(b, " %s |", md(text))
+			}
+			b.WriteString("\n")
+		}
+	}
 }

@@ -53,6 +53,7 @@ func WriteText(w io.Writer, r *Result) error {
 			latText(g.Latency[MetricE2E]), latText(g.Latency[MetricTPS]))
 	}
 	tw.Flush()
+	writeLatencyText(&b, r)
 
 	fmt.Fprintf(&b, "\nCELLS: %s\n", countsLine(r.Counts))
 	for _, v := range []string{Improvement, Drift, Unavailable, Changed, Missing, New} {
@@ -127,8 +128,17 @@ func orDash(s string) string {
 	return s
 }
 
+// verdictLine is the gate's verdict, then what it could not judge.
 func verdictLine(r *Result) string {
+	return gateLine(r) + "; " + notJudgedText(r)
+}
+
+func gateLine(r *Result) string {
 	failOn := strings.Join(r.Options.FailOn, ",")
+	if r.Verdict == VerdictNotJudged {
+		return fmt.Sprintf("NOT JUDGED: %s judged nowhere (--require-judged %s); no finding of --fail-on %s",
+			strings.Join(r.Unjudged, ", "), strings.Join(r.Options.RequireJudged, ","), failOn)
+	}
 	if !r.Regressed() {
 		n := 0
 		for _, f := range r.Findings {
@@ -202,7 +212,7 @@ func rateChange(t RateTest) string {
 
 func pText(t RateTest) string {
 	if t.BaseN == 0 {
-		return "-"
+		return "not judged"
 	}
 	s := fmt.Sprintf("%.2g", t.AdjustedP)
 	if t.Change != string(stats.Same) {
@@ -225,14 +235,17 @@ func tierText(t TierChange) string {
 	return b + " -> " + n
 }
 
-// latText is "median -> median delta marker": "~" not judged as a change,
-// "REGRESSION" or "improvement".
+// latText is "median -> median delta marker": "~" judged and no change,
+// "REGRESSION" or "improvement"; or "not judged (why)".
 func latText(v *stats.Verdict) string {
-	if v == nil || v.NBase == 0 && v.NCur == 0 {
+	if v == nil {
 		return "-"
 	}
-	if v.NBase == 0 || v.NCur == 0 {
-		return fmt.Sprintf("n=%d/%d", v.NBase, v.NCur)
+	if !v.Judged() {
+		if v.NBase > 0 && v.NCur > 0 {
+			return fmt.Sprintf("%s -> %s not judged (%s)", num(v.MedianBase), num(v.MedianCur), v.NotJudged)
+		}
+		return fmt.Sprintf("not judged (%s)", v.NotJudged)
 	}
 	mark := "~"
 	switch v.Change {
@@ -277,4 +290,83 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// writeLatencyText prints each group's latency as benchstat does, one
+// metric a line, with the prompts that entered or left the pool; then
+// each prompt's judged changes, and what was not judged per prompt
+// grouped by reason.
+func writeLatencyText(b *strings.Builder, r *Result) {
+	if len(r.Groups) == 0 {
+		return
+	}
+	b.WriteString("\nLATENCY (group: stratified by prompt, like with like; prompt: Mann-Whitney U)\n")
+	for _, g := range r.Groups {
+		fmt.Fprintf(b, "  %s\n", g.Label())
+		for _, m := range Metrics {
+			fmt.Fprintf(b, "    %s\n", oneLine(figure(m, g.Latency[m]), 220))
+			if pc := g.Pool[m]; pc != nil {
+				fmt.Fprintf(b, "      %s\n", poolText(pc))
+			}
+		}
+		why := map[string][]string{}
+		var order []string
+		for _, p := range g.Prompts {
+			for _, m := range Metrics {
+				v := p.Latency[m]
+				if v == nil {
+					continue
+				}
+				if v.Judged() {
+					if v.Change != stats.Same {
+						fmt.Fprintf(b, "    %s %s\n", p.PromptID, oneLine(figure(m, v), 200))
+					}
+					continue
+				}
+				k := v.NotJudged + ": " + v.Reason
+				if why[k] == nil {
+					order = append(order, k)
+				}
+				why[k] = append(why[k], p.PromptID+" "+m)
+			}
+		}
+		judged := 0
+		for _, p := range g.Prompts {
+			for _, m := range Metrics {
+				if v := p.Latency[m]; v != nil && v.Judged() {
+					judged++
+				}
+			}
+		}
+		if len(g.Prompts) > 0 {
+			fmt.Fprintf(b, "    per prompt: %d of %d judged\n", judged, 3*len(g.Prompts))
+		}
+		for i, k := range order {
+			if i == maxListed {
+				fmt.Fprintf(b, "    ... and %d more reasons (compare.md lists all)\n", len(order)-maxListed)
+				break
+			}
+			fmt.Fprintf(b, "    not judged (%s): %s\n", oneLine(k, 140), listCut(why[k], 8))
+		}
+	}
+}
+
+// poolText says which prompts entered or left a group's pool.
+func poolText(pc *PoolChange) string {
+	var parts []string
+	if len(pc.Entered) > 0 {
+		parts = append(parts, "entered the pool (samples in the new run only): "+strings.Join(pc.Entered, ", "))
+	}
+	if len(pc.Left) > 0 {
+		parts = append(parts, "left the pool (samples in the base run only): "+strings.Join(pc.Left, ", "))
+	}
+	return strings.Join(parts, "; ") + " (not compared: no like to compare with)"
+}
+
+// listCut joins the first n items and counts the rest.
+func listCut(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }
