@@ -278,6 +278,8 @@ func (c *comparison) tiers(groups map[groupKey]*Group) {
 		switch {
 		case bt == nil || nt == nil:
 			g.Tier.Change, g.Tier.NotJudged = string(stats.NotJudged), "no tool-use tier in "+map[bool]string{true: "the base run", false: "the new run"}[bt == nil]
+		case bt.Tier == report.Unclassified || nt.Tier == report.Unclassified:
+			g.Tier.Change, g.Tier.NotJudged = string(stats.NotJudged), "unclassified (no tool-use cell) in "+map[bool]string{true: "the base run", false: "the new run"}[bt.Tier == report.Unclassified]
 		case bt.Tier != report.Tier1 && nt.Tier == report.Tier1:
 			g.Tier.Change = string(stats.Improvement)
 		}
@@ -555,8 +557,7 @@ func (c *comparison) placeLatency(g *Group, prompt, metric string, v *stats.Verd
 		scope, where = "prompt", g.Label()+" "+prompt
 	}
 	c.addFinding(Finding{Category: Latency, Scope: scope, Provider: g.Provider, Model: g.Model, ThinkingLevel: g.ThinkingLevel,
-		PromptID: prompt, Metric: metric, Message: fmt.Sprintf("%s %s median %s -> %s (%+.1f%%): %s",
-			where, metric, num(v.MedianBase), num(v.MedianCur), v.DeltaPct, v.Reason)})
+		PromptID: prompt, Metric: metric, Message: fmt.Sprintf("%s %s: %s", where, figure(metric, v), v.Reason)})
 }
 
 // num prints a latency figure with about 3 significant digits.
