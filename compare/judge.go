@@ -21,8 +21,9 @@ const memoryLimit = 180 << 20
 // Judge is bench compare (and the end of bench run --baseline): it
 // compares two run directories, prints the tables to w, writes
 // compare.json, compare.md, compare.html and junit.xml into out (by
-// default the new run's rundir.CompareDir) and says whether the new run
-// regressed. An error is an input or I/O failure: no verdict.
+// default the new run's rundir.CompareDir) and says whether the gate
+// fails: a regression, or a metric of RequireJudged judged nowhere. An
+// error is an input or I/O failure: no verdict.
 func Judge(baseDir, newDir, out string, opt Options, w io.Writer) (regressed bool, err error) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(memoryLimit))
@@ -43,5 +44,5 @@ func Judge(baseDir, newDir, out string, opt Options, w io.Writer) (regressed boo
 	}
 	fmt.Fprintf(w, "bench compare: %s, %s and %s in %s\n", JSONFile, MDFile, JUnitFile, out)
 	fmt.Fprintf(w, "  page:  %s (open it in a browser)\n", filepath.Join(out, HTMLFile))
-	return res.Regressed(), nil
+	return res.Failed(), nil
 }

@@ -147,7 +147,7 @@ func TestLatencyFalseAlarmRateMixChange(t *testing.T) {
 // prompt is said to have entered the pool.
 func TestMixChangeNoSpeedFinding(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
-	short := mixPrompt{ttft: 50, perToken: 10, sigma: 0.05, tokens: 20} // ~100 tok/s
+	short := mixPrompt{ttft: 50, perToken: 10, sigma: 0.05, tokens: 20}  // ~100 tok/s
 	long := mixPrompt{ttft: 400, perToken: 40, sigma: 0.05, tokens: 300} // ~25 tok/s
 	ps := []mixPrompt{short, short, long}
 	base := mixRun(t, rng, "base", ps, []int{8, 8, 8}, map[int]bool{2: true}, 1)

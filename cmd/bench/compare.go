@@ -28,8 +28,8 @@ tables, regressions first, and writes compare.json, compare.md,
 compare.html and junit.xml to --out. Only --out is written; the run directories are read.
 
 Exit codes: 0 no regression of the --fail-on categories, 3 regression
-found, 1 a run directory could not be read or the outputs written,
-2 bad flags or arguments.
+found (or a metric of --require-judged judged nowhere), 1 a run directory
+could not be read or the outputs written, 2 bad flags or arguments.
 
 Flags:
 `
@@ -44,6 +44,8 @@ type compareFlags struct {
 	threshold        string
 	floor            time.Duration
 	correction       string
+	requireJudged    string
+	failOnSuspect    bool
 }
 
 func parseCompareFlags(args []string, stderr io.Writer) (*compareFlags, []string, error) {
@@ -58,6 +60,8 @@ func parseCompareFlags(args []string, stderr io.Writer) (*compareFlags, []string
 	fs.StringVar(&f.threshold, "latency-threshold", def.threshold, "smallest latency shift that counts, as a percentage of the base median")
 	fs.DurationVar(&f.floor, "latency-floor", def.floor, "smallest TTFT or e2e shift that counts")
 	fs.StringVar(&f.correction, "correction", def.correction, "false-alarm control over many prompts: holm (family-wise) or bh (false discovery rate)")
+	fs.StringVar(&f.requireJudged, "require-judged", "", "metrics that must be judged somewhere, else exit 3: latency (ttft_ms, e2e_ms, tokens_per_s), pass_rate, tool_use_success, tier")
+	fs.BoolVar(&f.failOnSuspect, "fail-on-suspect", false, "latency regressions made while other work on the machine rose by half a core or more fail the gate (default: not judged, listed)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, compareUsage)
 		fs.PrintDefaults()
@@ -86,6 +90,7 @@ func (f *compareFlags) options() (compare.Options, error) {
 	opt.Alpha = f.alpha
 	opt.Correction = stats.Correction(f.correction)
 	opt.FailOn = splitList(f.failOn)
+	opt.RequireJudged, opt.FailOnSuspect = splitList(f.requireJudged), f.failOnSuspect
 	var errs []error
 	if len(opt.FailOn) == 0 {
 		errs = append(errs, errors.New("--fail-on: name at least one of quality, latency, availability, drift"))
