@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -669,5 +670,56 @@ func TestOllamaOpenAIWarmupElsewhere(t *testing.T) {
 	}
 	if _, err := p.(Resident).LoadedModels(context.Background()); err == nil {
 		t.Errorf("LoadedModels on a server without /api/ps: no error")
+	}
+}
+
+// Which models a server holds is believed only from an answer of
+// Ollama's shape; anything else is ErrNotResident, never "none loaded".
+// Ollama's own answer (a real server) is read by the residency subtest of
+// TestOllamaRealServer above; these servers answer what a catch-all route, an
+// HTML error page or another API might.
+func TestLoadedModelsShape(t *testing.T) {
+	for _, tc := range []struct {
+		name, ctype, body string
+		status            int
+		want              []string
+		notResident       bool
+	}{
+		{"ollama, two models", "application/json; charset=utf-8", `{"models":[{"name":"a:latest","model":"a:latest"},{"model":"b:7b"}]}`, 200, []string{"a:latest", "b:7b"}, false},
+		{"ollama, none loaded", "application/json; charset=utf-8", `{"models":[]}`, 200, []string{}, false},
+		{"catch-all 200", "application/json", `{"status":"ok"}`, 200, nil, true},
+		{"catch-all empty object", "application/json", `{}`, 200, nil, true},
+		{"null models", "application/json", `{"models":null}`, 200, nil, true},
+		{"models of strings", "application/json", `{"models":["a"]}`, 200, nil, true},
+		{"models naming none", "application/json", `{"models":[{"size":1}]}`, 200, nil, true},
+		{"html page", "text/html", `<html>ok</html>`, 200, nil, true},
+		{"json array", "application/json", `[]`, 200, nil, true},
+		{"not found", "text/plain", `404 page not found`, 404, nil, true},
+		{"server error", "application/json", `{"error":"boom"}`, 500, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tc.ctype)
+				w.WriteHeader(tc.status)
+				io.WriteString(w, tc.body)
+			}))
+			defer srv.Close()
+			p := newKind(t, "ollama_openai", &ollamaOpenAIOptions{httpOptions: httpOptions{BaseURL: srv.URL + "/v1"}})
+			got, err := p.(Resident).LoadedModels(context.Background())
+			if errors.Is(err, ErrNotResident) != tc.notResident {
+				t.Fatalf("err %v, want ErrNotResident %v", err, tc.notResident)
+			}
+			if !tc.notResident && (err != nil || !slices.Equal(got, tc.want)) {
+				t.Errorf("got %v %v, want %v", got, err, tc.want)
+			}
+		})
+	}
+	// A refused connection is no verdict on the server's shape.
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	p := newKind(t, "ollama_openai", &ollamaOpenAIOptions{httpOptions: httpOptions{BaseURL: url + "/v1"}})
+	if _, err := p.(Resident).LoadedModels(context.Background()); err == nil || errors.Is(err, ErrNotResident) {
+		t.Errorf("refused connection: %v", err)
 	}
 }

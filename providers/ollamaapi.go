@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -199,15 +200,68 @@ func ollamaLoad(ctx context.Context, root string, c creds, model string, options
 }
 
 // ollamaPS names the models the Ollama server at root holds (/api/ps),
-// loaded or being loaded.
+// loaded or being loaded. Only an answer of Ollama's shape is believed: a
+// 200 with a JSON content type whose body is an object with a "models"
+// array of objects, each naming its model ("name" or "model"). Anything
+// else (another status, HTML, a catch-all route's {"status": "ok"}, a
+// list of strings) is ErrNotResident: read as "no model loaded" it would
+// flag every cell a cold start and leave the latency gate blind.
 func ollamaPS(ctx context.Context, root string, c creds) ([]string, error) {
-	var ps api.ProcessResponse
-	if err := getJSON(ctx, root+"/api/ps", c, &ps); err != nil {
-		return nil, err
+	url := root + "/api/ps"
+	shown := StripUserinfo(url)
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %s", shown, c.secrets.Clean(err.Error(), maxMessage))
 	}
-	names := make([]string, 0, len(ps.Models))
-	for _, m := range ps.Models {
-		names = append(names, m.Name)
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	res, err := sideClient.Do(req)
+	if err != nil {
+		if f := NetFailure(err, c.secrets); f != nil {
+			return nil, fmt.Errorf("GET %s: %s", shown, f.Message)
+		}
+		return nil, fmt.Errorf("GET %s: %s", shown, c.secrets.Clean(err.Error(), maxMessage))
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(res.Body, 4<<20))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %s", shown, c.secrets.Clean(err.Error(), maxMessage))
+	}
+	notOllama := func(why string) error {
+		return fmt.Errorf("%w: GET %s: %s", ErrNotResident, shown, c.secrets.Clean(why, maxMessage))
+	}
+	if res.StatusCode != http.StatusOK {
+		return nil, notOllama(fmt.Sprintf("HTTP %d", res.StatusCode))
+	}
+	if ct, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); ct != "application/json" {
+		return nil, notOllama(fmt.Sprintf("content type %q, not application/json", res.Header.Get("Content-Type")))
+	}
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return nil, notOllama("not a JSON object")
+	}
+	var models []map[string]json.RawMessage
+	if m, ok := body["models"]; !ok {
+		return nil, notOllama(`no "models" in the answer`)
+	} else if err := json.Unmarshal(m, &models); err != nil || models == nil {
+		return nil, notOllama(`"models" is not an array of objects`)
+	}
+	names := make([]string, 0, len(models))
+	for i, m := range models {
+		var name, model string
+		json.Unmarshal(m["name"], &name)
+		json.Unmarshal(m["model"], &model)
+		switch {
+		case name != "":
+			names = append(names, name)
+		case model != "":
+			names = append(names, model)
+		default:
+			return nil, notOllama(fmt.Sprintf(`models[%d] names no model ("name" or "model")`, i))
+		}
 	}
 	return names, nil
 }

@@ -9,6 +9,7 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -256,12 +257,18 @@ type Warmer interface {
 	Warmup(ctx context.Context, req Request) error
 }
 
+// ErrNotResident says a server answered "which models do you hold" with
+// something other than Ollama's /api/ps: its silence is no proof that a
+// model was loading, so the runner stops asking it.
+var ErrNotResident = errors.New("not an answer of Ollama's /api/ps shape")
+
 // Resident is implemented by providers whose server loads models on demand
 // and can list the ones it holds (Ollama's /api/ps), when their protocol
 // does not report a load per request: the runner polls it to see a model
 // being loaded or swapped out while a cell waits.
 type Resident interface {
-	// LoadedModels names the models the server holds now.
+	// LoadedModels names the models the server holds now. An error that
+	// wraps ErrNotResident says the server does not answer the question.
 	LoadedModels(ctx context.Context) ([]string, error)
 	// SameModel says whether a name LoadedModels returned is model.
 	SameModel(loaded, model string) bool

@@ -2,6 +2,9 @@ package runner
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -36,10 +39,14 @@ type residency struct {
 	keep  time.Duration
 	stopc chan struct{}
 	done  chan struct{}
+	// server names the lane in the one warning given when polling stops.
+	server string
+	log    io.Writer
 
 	mu    sync.Mutex
 	reads []reading
 	fails int
+	off   bool // polling stopped: the server does not answer the question
 }
 
 // reading is what the server held at one moment.
@@ -48,8 +55,10 @@ type reading struct {
 	models []string
 }
 
-// maxResidencyFails stops polling a server that does not answer the
-// question (not an Ollama): its cells are flagged from load times only.
+// maxResidencyFails stops polling a server that keeps failing to answer
+// (refused, timed out): its cells are flagged from load times only. A
+// server that answers with something other than Ollama's shape is not
+// asked again at all.
 const maxResidencyFails = 5
 
 // watch starts polling the lane's server when one of its providers can
@@ -61,7 +70,7 @@ func (r *sweep) watch(l plan.Lane) *residency {
 			continue
 		}
 		w := &residency{prov: p, clock: r.o.Clock, keep: time.Duration(r.cfg.Run.Timeout) + residencyKeep,
-			stopc: make(chan struct{}), done: make(chan struct{})}
+			stopc: make(chan struct{}), done: make(chan struct{}), server: l.Key, log: r.o.Log}
 		go w.loop()
 		return w
 	}
@@ -90,9 +99,9 @@ func (w *residency) stop() {
 // poll reads the server once and keeps the reading.
 func (w *residency) poll() {
 	w.mu.Lock()
-	gaveUp := w.fails >= maxResidencyFails
+	off := w.off
 	w.mu.Unlock()
-	if gaveUp {
+	if off {
 		return
 	}
 	at := w.clock.Now()
@@ -101,12 +110,27 @@ func (w *residency) poll() {
 	cancel()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if err != nil {
-		w.fails++
-		return
+	switch {
+	case errors.Is(err, providers.ErrNotResident):
+		w.turnOff(err.Error())
+	case err != nil:
+		if w.fails++; w.fails >= maxResidencyFails {
+			w.turnOff(fmt.Sprintf("%d answers in a row failed, the last: %v", w.fails, err))
+		}
+	default:
+		w.fails = 0
+		w.add(reading{at: at, models: models})
 	}
-	w.fails = 0
-	w.add(reading{at: at, models: models})
+}
+
+// turnOff stops polling with one warning. What was read before stays: a
+// reading proves what the server held at its moment.
+func (w *residency) turnOff(why string) {
+	w.off = true
+	if w.log != nil {
+		fmt.Fprintf(w.log, "bench: warning: %s: which models the server holds is not asked any more (%s); "+
+			"its cells are flagged cold only from load times the server reports\n", w.server, why)
+	}
 }
 
 // add keeps a reading in time order and forgets those older than any cell

@@ -286,7 +286,11 @@ func (r *sweep) dispatch(c plan.Cell, wg *sync.WaitGroup, w *residency) bool {
 		defer wg.Done()
 		defer release()
 		rec, run := runCellTimed(r.ctx, r.cfg, r.o.Clock, prov, c, r.outs.TraceParent(c))
-		if !run.loadReported && w != nil && !rec.ColdStart && !run.sent.IsZero() && w.cold(c.Model, run.sent, run.firstOrEnd) {
+		// Residency is a fact of the server a Resident provider speaks to:
+		// another kind on the same endpoint (the Responses API, say) names
+		// its models its own way, and is never judged by /api/ps.
+		_, resident := prov.(providers.Resident)
+		if resident && !run.loadReported && w != nil && !rec.ColdStart && !run.sent.IsZero() && w.cold(c.Model, run.sent, run.firstOrEnd) {
 			rec.ColdStart = true
 		}
 		return r.record(rec)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -405,5 +406,46 @@ func TestDrainEndsWarmup(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the warm-up held the run after Ctrl-C")
+	}
+}
+
+// answeringResident answers LoadedModels with a fixed error, counting calls.
+type answeringResident struct {
+	residentProvider
+	err   error
+	calls int
+}
+
+func (a *answeringResident) LoadedModels(context.Context) ([]string, error) {
+	a.calls++
+	return nil, a.err
+}
+
+// A server whose answer is not Ollama's shape is asked once: polling stops
+// with one warning naming the server, and no reading says "nothing held"
+// (every cell would be cold). A server that fails to answer is asked
+// maxResidencyFails times, then stops alike.
+func TestResidencyNotOllama(t *testing.T) {
+	for _, tc := range []struct {
+		err       error
+		wantCalls int
+		wantWhy   string
+	}{
+		{fmt.Errorf("%w: GET http://x/api/ps: no \"models\" in the answer", providers.ErrNotResident), 1, `no "models" in the answer`},
+		{errors.New("GET http://x/api/ps: connection refused"), maxResidencyFails, "5 answers in a row failed"},
+	} {
+		var log strings.Builder
+		a := &answeringResident{err: tc.err}
+		w := &residency{prov: a, clock: newFakeClock(), keep: time.Minute, server: "127.0.0.1:9", log: &log}
+		for range 20 {
+			w.poll()
+		}
+		if a.calls != tc.wantCalls || strings.Count(log.String(), "warning") != 1 || !strings.Contains(log.String(), tc.wantWhy) ||
+			!strings.Contains(log.String(), "127.0.0.1:9") {
+			t.Errorf("%v: %d calls, log %q", tc.err, a.calls, log.String())
+		}
+		if w.cold("m1", w.clock.Now(), w.clock.Now()) {
+			t.Errorf("%v: a cell is cold with no reading", tc.err)
+		}
 	}
 }
