@@ -191,3 +191,44 @@ func pFigure(p float64) string {
 	}
 	return fmt.Sprintf("%.2g", p)
 }
+
+// RepetitionsNeeded is the fewest repetitions with which one prompt's
+// latency can be judged under opt in a compare of this many prompts and
+// groups: each side then has that many samples, and even if every
+// comparison of the metric's family is judged (every prompt of every
+// group, and the groups), the smallest p-value that many can give passes
+// the family's bar. With fewer, a prompt's latency is never judged (not
+// judged: too few samples) and latency is judged per group only, across
+// prompts.
+func RepetitionsNeeded(prompts, groups int, opt Options) int {
+	m := max(1, groups*(prompts+1))
+	bar := opt.Alpha / 3
+	if opt.Correction == stats.Holm {
+		bar /= float64(m)
+	}
+	for r := max(1, opt.MinSamples); r < 50; r++ {
+		if 2*math.Exp(-lchoose(2*r, r)) <= bar {
+			return r
+		}
+	}
+	return 50
+}
+
+// RepetitionsNote is bench run's one warning when the config's
+// repetitions are below RepetitionsNeeded with the default options; ""
+// when they are enough.
+func RepetitionsNote(reps, prompts, groups int) string {
+	need := RepetitionsNeeded(prompts, groups, DefaultOptions())
+	if reps >= need {
+		return ""
+	}
+	return fmt.Sprintf("repetitions %d: bench compare judges one prompt's latency from %d samples a side or more (%d prompts × %d groups, alpha 0.05 after Holm); "+
+		"with fewer it judges latency per group only, across prompts. For a nightly gate set run.repetitions: %d", reps, need, prompts, groups, need)
+}
+
+func lchoose(n, k int) float64 {
+	a, _ := math.Lgamma(float64(n + 1))
+	b, _ := math.Lgamma(float64(k + 1))
+	c, _ := math.Lgamma(float64(n - k + 1))
+	return a - b - c
+}

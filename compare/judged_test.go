@@ -237,3 +237,18 @@ func memRunCold(t testing.TB, id string, recs []*results.Record) *runData {
 	}
 	return memRun(t, id, cold)
 }
+
+// The repetitions a prompt's latency needs: with 16 prompts and 2 groups
+// Holm's bar is 0.05/3/34; 2/C(16,8) = 1.6e-4 passes it, 2/C(14,7) =
+// 5.8e-4 does not. One prompt, one group: 2/C(10,5) = 0.0079 <= 0.05/3/2.
+func TestRepetitionsNeeded(t *testing.T) {
+	opt := DefaultOptions()
+	for _, tc := range []struct{ prompts, groups, want int }{{16, 2, 8}, {1, 1, 5}, {6, 2, 7}} {
+		if got := RepetitionsNeeded(tc.prompts, tc.groups, opt); got != tc.want {
+			t.Errorf("%d prompts, %d groups: %d, want %d", tc.prompts, tc.groups, got, tc.want)
+		}
+	}
+	if RepetitionsNote(8, 16, 2) != "" || !strings.Contains(RepetitionsNote(1, 16, 2), "set run.repetitions: 8") {
+		t.Errorf("note %q", RepetitionsNote(1, 16, 2))
+	}
+}

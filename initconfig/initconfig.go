@@ -22,7 +22,9 @@ import (
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/envconfig"
 
+	"bench/compare"
 	"bench/config"
+	"bench/prompts"
 	"bench/providers"
 	"bench/report"
 )
@@ -76,7 +78,11 @@ run:
   id: ""                 # default: UTC timestamp YYYYMMDD_HHMMSS
   out_dir: runs          # relative to this file
   concurrency: 4         # cells in flight across all providers
-  repetitions: 1         # each cell repeated, with a repetition index in results
+  # Each cell repeated, with a repetition index in results. {{.Reps}} is what a
+  # nightly gate needs: 'bench compare' judges one prompt's latency from
+  # {{.Reps}} samples a side ({{.RepsWhy}}); with fewer it judges latency
+  # per model only, across prompts. 1 is enough for a first look.
+  repetitions: {{.Reps}}
   timeout: 120s          # per cell: the whole stream, retries included
   max_output_bytes: 65536
 providers:
@@ -114,6 +120,10 @@ type initData struct {
 	BaseURL string
 	Models  string
 	Left    []string
+	// Reps are the repetitions a nightly compare needs, RepsWhy the sizes
+	// they were worked out for.
+	Reps    int
+	RepsWhy string
 }
 
 // describeOllama fills what the written config says of the Ollama at
@@ -140,6 +150,13 @@ func describeOllama(base string) initData {
 	if len(left) > 0 {
 		data.Left = []string{"left out, not chat models: " + strings.Join(left, ", ")}
 	}
+	n := len(models)
+	if n == 0 {
+		n = len(defaultModels)
+	}
+	builtin, _ := prompts.Builtin()
+	data.Reps = compare.RepetitionsNeeded(len(builtin), n, compare.DefaultOptions())
+	data.RepsWhy = fmt.Sprintf("%s × %s", report.Plural(len(builtin), "built-in prompt"), report.Plural(n, "model"))
 	return data
 }
 

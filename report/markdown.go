@@ -21,6 +21,9 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 		fmt.Fprintf(&b, ", %s skipped (listed at the end)", Plural(s.NSkippedLines, "unusable line"))
 	}
 	b.WriteString(".\n\n")
+	for _, w := range ColdWarnings(s) {
+		fmt.Fprintf(&b, "**Warning:** %s\n\n", md(w))
+	}
 
 	writeRanking(&b, s)
 	writeSpeed(&b, s)
@@ -411,4 +414,22 @@ func cores(pct *float64) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.1f cores", *pct/100)
+}
+
+// ColdWarnings says, for each group where more than half the cells that
+// reached the model were cold starts, that its latency figures rest on
+// few cells (cold starts are left out of them). bench run prints them
+// and summary.md heads with them: a group measured mostly while its model
+// loaded is not a speed measurement.
+func ColdWarnings(s *Summary) []string {
+	var out []string
+	for _, g := range ranked(s) {
+		reached := g.NOK + g.NError
+		if reached == 0 || 2*g.NColdStart <= reached {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: %d of %d cells that reached the model were cold starts (the model was loading); "+
+			"its latency percentiles are over the %d others only", g.Label(), g.NColdStart, reached, max(0, reached-g.NColdStart)))
+	}
+	return out
 }

@@ -79,3 +79,20 @@ func TestWindowPeakKeepsNullsAndSamplerMaxima(t *testing.T) {
 		t.Errorf("no readings: %+v", p)
 	}
 }
+
+// More than half of a group's cells cold: summary.md says so at the top,
+// and not for a group with a few.
+func TestColdWarning(t *testing.T) {
+	s := &Summary{RunID: "r", Groups: []*Group{
+		{Provider: "p", Model: "cold", NTotal: 10, NOK: 8, NError: 2, NColdStart: 6},
+		{Provider: "p", Model: "warm", NTotal: 10, NOK: 10, NColdStart: 5},
+	}}
+	var b strings.Builder
+	if err := WriteMarkdown(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	want := "**Warning:** p/cold: 6 of 10 cells that reached the model were cold starts (the model was loading); its latency percentiles are over the 4 others only"
+	if !strings.Contains(b.String(), want) || strings.Contains(b.String(), "p/warm: 5") {
+		t.Errorf("summary.md:\n%s", b.String())
+	}
+}

@@ -66,6 +66,9 @@ func Run(o Options, stdout, stderr io.Writer) int {
 			return exitcode.Usage
 		}
 	}
+	if note := compare.RepetitionsNote(cfg.Run.Repetitions, len(cfg.PromptSet), len(pl.Suites)); note != "" && !o.Quiet {
+		fmt.Fprintf(stderr, "bench: note: %s\n", note)
+	}
 	if o.DryRun {
 		return dryRun(stdout, stderr, cfg, pl, o.Resume)
 	}
@@ -170,6 +173,9 @@ func (s *session) finish(out *runner.Outcome, reports *reports) int {
 	if err != nil {
 		fmt.Fprintf(s.stderr, "bench run: %v\nbench: the results are in %s ('%s report' rebuilds the reports)\n", err, s.dir.Path, s.o.prog())
 		return exitcode.IO
+	}
+	for _, w := range report.ColdWarnings(summary) {
+		fmt.Fprintf(s.stderr, "bench: warning: %s\n", w)
 	}
 	stopped := out.EndReason == runner.EndInterrupted || out.EndReason == runner.EndAborted
 	// With --quiet only what needs acting on is printed, on stderr.
