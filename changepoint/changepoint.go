@@ -353,4 +353,3 @@ func (q *qCalc) best(start, stop int) (int, float64) {
 	}
 	return bestTau, bestQ
 }
-
