@@ -148,7 +148,10 @@ type Summary struct {
 	// Warnings are problems outside results.jsonl (an unreadable resource
 	// file) that cost some figures but not the report.
 	Warnings []string `json:"warnings,omitempty"`
-	Groups   []*Group `json:"groups"`
+	// PromptIDs are the prompts the run recorded, in natural order: bench
+	// history tells a run of another prompt suite by them.
+	PromptIDs []string `json:"prompt_ids,omitempty"`
+	Groups    []*Group `json:"groups"`
 
 	// Prompts are the prompt ids seen, in natural order, with their names.
 	Prompts []Prompt `json:"-"`
@@ -461,6 +464,9 @@ func (a *aggregator) summary() *Summary {
 		s.Prompts = append(s.Prompts, Prompt{ID: id, Name: name})
 	}
 	sort.Slice(s.Prompts, func(i, j int) bool { return naturalLess(s.Prompts[i].ID, s.Prompts[j].ID) })
+	for _, p := range s.Prompts {
+		s.PromptIDs = append(s.PromptIDs, p.ID)
+	}
 
 	s.Failures = append(s.Failures, a.failures...)
 	for f, n := range a.notRun {
