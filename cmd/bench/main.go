@@ -7,6 +7,7 @@
 //	bench report RUN_DIR               rebuild the reports from results.jsonl
 //	bench merge OUT_DIR SHARD_DIR...   put a sharded run's directories together
 //	bench compare BASE_DIR NEW_DIR     the regression gate between two runs
+//	bench history DIR                  series and change points over many runs
 //
 // Layer: command: flags and one call per subcommand into the packages below.
 package main
@@ -54,6 +55,8 @@ Usage:
                                             baseline; see 'bench compare -h'
   bench merge OUT_DIR SHARD_DIR...          put the run directories of a sharded
                                             run (bench run --shard i/n) together
+  bench history RUN_DIR... | DIR            series and change points over many runs
+                                            (nightly runs); see 'bench history -h'
   bench version                             print the version
 
 No model server yet? scripts/demo.sh (in a clone of bench) runs the default
@@ -61,12 +64,13 @@ suite against a scripted model on a real Ollama.
 
 Exit codes: 0 the command ran (models may still have failed their checks),
 1 an I/O failure stopped it, 2 bad config or flags, 3 bench compare (or
-bench run --baseline) found a regression, 4 no cell reached a model (or none
+bench run --baseline) found a regression, or bench history a change point
+of --fail-on-change, 4 no cell reached a model (or none
 of some provider's, without --allow-unavailable), 130 interrupted.
 `
 
 // commands are the subcommands, for "did you mean".
-var commands = []string{"init", "run", "report", "compare", "merge", "version", "help"}
+var commands = []string{"init", "run", "report", "compare", "merge", "history", "version", "help"}
 
 // run is the whole program, testable in-process. Everything it prints is
 // made printable here, where stdout and stderr enter the program: a
@@ -102,6 +106,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 		return mergeCmd(args[1:], stdout, stderr)
 	case "compare":
 		return compareCmd(args[1:], stdout, stderr)
+	case "history":
+		return historyCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "bench", version.String())
 		return exitcode.OK
