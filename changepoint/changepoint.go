@@ -61,6 +61,11 @@ type Options struct {
 	// MinMagnitude is the smallest relative change of the means kept
 	// (0.02 for 2 %; Otava: 0).
 	MinMagnitude float64 `json:"min_magnitude"`
+	// MinSegment is the fewest points each side of a change point must
+	// hold (to its neighbours); the merge step drops a point with fewer
+	// first. 0 is Otava, which lets one outlying point at either end of a
+	// short series be a change point.
+	MinSegment int `json:"min_segment"`
 }
 
 // DefaultOptions are Otava's defaults: a window of 50, p <= 0.001, no
@@ -121,7 +126,7 @@ func Detect(series []float64, opt Options) []Point {
 		first = opt.MaxP * 2
 	}
 	weak := split(series, opt.Window, first)
-	return merge(weak, series, opt.MaxP, opt.MinMagnitude)
+	return merge(weak, series, opt.MaxP, opt.MinMagnitude, opt.MinSegment)
 }
 
 // interval is [start, stop) of a series.
@@ -264,7 +269,7 @@ func detectWindow(w []float64, maxP float64) []Point {
 }
 
 // merge is Hunter's merge step.
-func merge(cps []Point, series []float64, maxP, minMagnitude float64) []Point {
+func merge(cps []Point, series []float64, maxP, minMagnitude float64, minSegment int) []Point {
 	for len(cps) > 0 {
 		weakest := 0
 		for i, c := range cps {
@@ -272,7 +277,9 @@ func merge(cps []Point, series []float64, maxP, minMagnitude float64) []Point {
 				weakest = i
 			}
 		}
-		if cps[weakest].P < maxP {
+		if short := shortSide(cps, len(series), minSegment); short >= 0 {
+			weakest = short
+		} else if cps[weakest].P < maxP {
 			weakest = 0
 			for i, c := range cps {
 				if c.magnitude() < cps[weakest].magnitude() {
@@ -292,6 +299,24 @@ func merge(cps []Point, series []float64, maxP, minMagnitude float64) []Point {
 		}
 	}
 	return cps
+}
+
+// shortSide is the first change point with fewer than minSegment points
+// on a side, or -1.
+func shortSide(cps []Point, n, minSegment int) int {
+	for i, c := range cps {
+		lo, hi := 0, n
+		if i > 0 {
+			lo = cps[i-1].Index
+		}
+		if i+1 < len(cps) {
+			hi = cps[i+1].Index
+		}
+		if c.Index-lo < minSegment || hi-c.Index < minSegment {
+			return i
+		}
+	}
+	return -1
 }
 
 // qCalc computes E-divisive Q values over one window from a column

@@ -94,14 +94,14 @@ func nightly(r *rand.Rand, n, at int, step, noise float64) []float64 {
 // The figures: 60 nightly runs with a 5 % step at run 40 and 3 %
 // noise should show the change within ±2 runs; 60 without a step should
 // show none. Measured over 1,000 seeds with bench history's settings
-// (Options{Window: 60, MaxP: 1e-4, MinMagnitude: 0.02}) and stated (go
+// (Options{Window: 60, MaxP: 1e-4, MinMagnitude: 0.02, MinSegment: 3}) and stated (go
 // test -v -run Nightly). At this signal (a step of 1.67 noise standard
 // deviations) no estimator places every step within ±2: even the least
 // squares location misses by 3 or more in about 15 % of series, so the
 // test asserts the rates measured here, with a margin.
 func TestNightlyStep(t *testing.T) {
 	const seeds = 1000
-	opt := Options{Window: 60, MaxP: 1e-4, MinMagnitude: 0.02}
+	opt := Options{Window: 60, MaxP: 1e-4, MinMagnitude: 0.02, MinSegment: 3}
 	var within2, within5, extra, alarms int
 	for seed := range uint64(seeds) {
 		r := rand.New(rand.NewPCG(seed, 40))
@@ -152,5 +152,17 @@ func TestDegenerate(t *testing.T) {
 	}
 	if cps := Detect([]float64{1, 1, 1, 1, 9, 9, 9, 9}, DefaultOptions()); len(cps) != 1 || cps[0].Index != 4 || cps[0].P != 0 {
 		t.Errorf("a clean step: %+v", cps)
+	}
+}
+
+// One outlying last night: Otava's settings (MinSegment 0) call it a
+// change point; with three points a side required there is none.
+func TestMinSegment(t *testing.T) {
+	s := []float64{100, 101, 99, 100, 102, 98, 100, 101, 99, 100, 150}
+	if cps := Detect(s, Options{Window: 50, MaxP: 0.001}); len(cps) != 1 || cps[0].Index != 10 {
+		t.Errorf("MinSegment 0: %v, want the last point", indexes(cps))
+	}
+	if cps := Detect(s, Options{Window: 50, MaxP: 0.001, MinSegment: 3}); len(cps) != 0 {
+		t.Errorf("MinSegment 3: %v, want none", indexes(cps))
 	}
 }

@@ -17,9 +17,11 @@ func writeLoad(t *testing.T, run, provider, model string, other float64) {
 }
 
 // A latency regression that came with the machine busier with other work
-// is reported with a warning saying so (the gate still fails on it); the
-// same load difference without a latency change, or a regression on a
-// machine as quiet as before, gives none.
+// by half a core or more is not judged ("machine load"): its findings
+// stay listed with the figures, do not fail the gate, and a warning says
+// so; with FailOnSuspect they fail it. The same load difference without
+// a latency change, or a regression on a machine as quiet as before,
+// gives no warning, and the regression fails the gate as ever.
 func TestMachineLoadWarning(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -51,8 +53,40 @@ func TestMachineLoadWarning(t *testing.T) {
 			if tc.warn != (len(warned) == 1) || len(warned) > 1 {
 				t.Errorf("warnings %q (regressed %v)", warned, res.Regressed())
 			}
-			if tc.warn && !strings.Contains(warned[0], "prov0/model-0:7b: other work on the machine used 1.5 cores on average during the new run's suite, 0.1 during the base run's") {
+			if tc.warn && !strings.Contains(warned[0], "prov0/model-0:7b: other work on the machine used 1.5 cores on average during the new run's suite, 0.1 during the base run's: "+
+				"its 3 latency regressions are not judged (machine load)") {
 				t.Errorf("warning %q", warned[0])
+			}
+			suspects, failing := 0, 0
+			for _, f := range res.Findings {
+				if f.Category == Latency && f.Provider == "prov0" && f.Model == "model-0:7b" {
+					if f.Suspect == WhyMachineLoad {
+						suspects++
+					}
+					if f.FailsGate {
+						failing++
+					}
+				}
+			}
+			if tc.warn && (suspects != 3 || failing != 0 || res.Groups[0].Latency[MetricTTFT].NotJudged != WhyMachineLoad) {
+				t.Errorf("machine load: %d suspect findings, %d failing; ttft %+v", suspects, failing, res.Groups[0].Latency[MetricTTFT])
+			}
+			if !tc.warn && tc.slower > 1 && (suspects != 0 || failing == 0) {
+				t.Errorf("same load: %d suspect findings, %d failing", suspects, failing)
+			}
+			if tc.warn {
+				opt := DefaultOptions()
+				opt.FailOnSuspect = true
+				res2, _ := Compare(base, cur, opt)
+				n := 0
+				for _, f := range res2.Findings {
+					if f.Provider == "prov0" && f.Model == "model-0:7b" && f.Suspect == WhyMachineLoad && f.FailsGate {
+						n++
+					}
+				}
+				if n != 3 {
+					t.Errorf("--fail-on-suspect: %d suspect findings fail the gate, want 3", n)
+				}
 			}
 			if tc.slower > 1 && !res.Regressed() {
 				t.Error("the latency regression no longer fails the gate")

@@ -171,6 +171,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("max p %v: must be strictly between 0 and 1", d.MaxP)
 	case !(d.MinMagnitude >= 0):
 		return fmt.Errorf("min change %v: must be >= 0", d.MinMagnitude)
+	case d.MinSegment < 0:
+		return fmt.Errorf("--min-runs %d: must be >= 0", d.MinSegment)
 	}
 	return nil
 }
@@ -181,9 +183,9 @@ func methods(opt Options) map[string]string {
 		"series": "per (provider, model, thinking level) group, from each run's summary.json (objective_pass_rate, ttft_ms, latency_ms " +
 			"and tokens_per_s p50 and p95, cost_usd when recorded) and tiers.json (tool_use_success_rate); a run without the figure leaves a gap",
 		"change_points": fmt.Sprintf("E-divisive means candidates judged by Student's t-test in Hunter's split and merge (as Apache Otava): "+
-			"windows of %d runs, p <= %g, a change of the means of at least %g%%; each tied to the run where the new level starts and "+
+			"windows of %d runs, p <= %g, a change of the means of at least %g%%, at least %d runs on each side; each tied to the run where the new level starts and "+
 			"to what changed in its setup since the run before (model digest, server version, CLI version, bench version, prompt suite)",
-			opt.Detector.Window, opt.Detector.MaxP, 100*opt.Detector.MinMagnitude),
+			opt.Detector.Window, opt.Detector.MaxP, 100*opt.Detector.MinMagnitude, opt.Detector.MinSegment),
 		"gate": fmt.Sprintf("a regression change point (worse: lower rates or tokens/s, higher latency or cost) of --fail-on-change %s "+
 			"in the last %d runs fails the gate (exit 3)", strings.Join(opt.FailOnChange, ","), opt.Since),
 	}

@@ -25,7 +25,8 @@
 // # Change points
 //
 // Each series goes through changepoint.Detect (Options: a window of 60
-// runs, p <= 1e-4, a change of at least 2 %; measured on 60 nightly runs
+// runs, p <= 1e-4, a change of at least 2 %, 3 runs at least on each side
+// of a change point, so that one outlying night is not a change; measured on 60 nightly runs
 // with a 5 % step and 3 % noise: within ±2 runs of the step in 82 % of
 // series, within ±5 in 93 %, and a false alarm in 0.2 % of series without
 // a step). A change point starts at a run; its setup change is what
@@ -88,7 +89,7 @@ type Options struct {
 
 // DefaultOptions are bench history's defaults (see the package comment).
 func DefaultOptions() Options {
-	return Options{Detector: changepoint.Options{Window: 60, MaxP: 1e-4, MinMagnitude: 0.02}, Since: 1}
+	return Options{Detector: changepoint.Options{Window: 60, MaxP: 1e-4, MinMagnitude: 0.02, MinSegment: 3}, Since: 3}
 }
 
 // Verdicts of the gate.

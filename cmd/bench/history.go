@@ -38,6 +38,7 @@ func historyCmd(args []string, stdout, stderr io.Writer) int {
 	since := fs.Int("since", def.Since, "how many of the latest runs count as new for --fail-on-change")
 	window := fs.Int("window", def.Detector.Window, "the detector's window, in runs")
 	maxP := fs.Float64("max-p", def.Detector.MaxP, "the significance a change point must reach")
+	minRuns := fs.Int("min-runs", def.Detector.MinSegment, "the fewest runs each side of a change point must have")
 	minChange := fs.String("min-change", fmt.Sprintf("%g%%", 100*def.Detector.MinMagnitude), "the smallest change of the means kept")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, historyUsage)
@@ -62,7 +63,7 @@ func historyCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	opt := def
 	opt.FailOnChange, opt.Since = splitList(*failOn), *since
-	opt.Detector.Window, opt.Detector.MaxP = *window, *maxP
+	opt.Detector.Window, opt.Detector.MaxP, opt.Detector.MinSegment = *window, *maxP, *minRuns
 	mc, err := parsePercent(*minChange)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench history: --min-change: %v\n", err)
