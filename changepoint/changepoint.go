@@ -6,7 +6,7 @@
 // et al., "Hunter: Using Change Point Detection to Hunt for Performance
 // Regressions", ICPE 2023).
 //
-// Layer: statistics (pure functions of a series; used by bench history).
+// Layer: scoring (statistics for bench history; imports no bench package).
 //
 // # The algorithm, as Otava implements it
 //
