@@ -69,21 +69,34 @@
 //
 // # Latency
 //
-// TTFT, e2e and tokens/s of the successful cells, per group and per
-// prompt (prompts unchanged and in both runs), without the cells flagged
-// cold_start (their model was loading). Each comparison has medians, the
-// delta in percent, the two-sided Mann-Whitney U p-value and the
-// Hodges-Lehmann shift with its 95 % interval (package stats). A metric's
-// comparisons, group-level and per-prompt, are one family, judged at
-// Alpha/3 with Holm's correction (or BH with --correction bh): the three
-// metrics share Alpha (Bonferroni), so the chance of any false latency
-// alarm in one compare is at most Alpha. A regression needs significance
-// after correction, a shift beyond the threshold (10 % of the base
-// median) and beyond the floor (5 ms; 1 token/s for throughput); "~"
-// otherwise, with the reason, and always when a side has fewer than 4
-// samples. A model load in a run's first cell, when not flagged
-// cold_start, moves one sample of many: the rank test and the median
-// shift do not follow it.
+// TTFT, e2e and tokens/s of the successful cells, without the cells
+// flagged cold_start (their model was loading), of prompts unchanged and
+// in both runs. Per prompt: medians, the delta in percent, the two-sided
+// Mann-Whitney U p-value and the Hodges-Lehmann shift with its 95 %
+// interval (package stats). Per group, like with like: only the prompts
+// with samples in both runs, each compared with itself and combined
+// (stats.CompareStrata: van Elteren's stratified test, the stratified
+// Hodges-Lehmann shift of log ratios, medians over the prompts' medians);
+// a prompt with samples in one run only enters or leaves the pool
+// (Group.Pool) and is never compared. A metric's comparisons, group-level
+// and per-prompt, are one family, judged at Alpha/3 with Holm's
+// correction (or BH with --correction bh): the three metrics share Alpha
+// (Bonferroni), so the chance of any false latency alarm in one compare
+// is at most Alpha. A regression needs significance after correction, a
+// shift beyond the threshold (10 % of the base median) and beyond the
+// floor (5 ms; 1 token/s for throughput); "~" otherwise, with the reason.
+//
+// # Not judged
+//
+// Every metric of every group and prompt ends as regression, improvement,
+// "~" or not_judged with the reason: no samples on a side, all cold, too
+// few samples (fewer than 4 a side, or sizes that cannot reach the
+// family's bar), machine load (other work rose by half a core during the
+// new run's suite: the latency regressions are listed with the figures
+// and fail the gate only with FailOnSuspect). Result.Judgement counts
+// them per metric, the verdict line says how many, and RequireJudged
+// fails the gate (verdict not_judged) when a named metric was judged
+// nowhere.
 //
 // # Schema
 //

@@ -1,6 +1,8 @@
 // Package stats holds the statistics behind `bench compare`: a two-sided
 // Mann-Whitney U test, the Hodges-Lehmann shift estimate with its confidence
-// interval, Fisher's exact test on a 2x2 table, Holm and Benjamini-Hochberg
+// interval, a stratified comparison for a group of prompts (van Elteren's
+// test and the stratified Hodges-Lehmann shift of log ratios, see
+// CompareStrata), Fisher's exact test on a 2x2 table, Holm and Benjamini-Hochberg
 // p-value adjustment, and a latency decision step that applies them to a
 // family of comparisons.
 //

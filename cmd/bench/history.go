@@ -12,10 +12,10 @@ import (
 	"bench/history"
 )
 
-const historyUsage = `usage: bench history [flags] RUN_DIR... | DIR
+const historyUsage = `usage: bench history [flags] RUN_DIR...
 
-Reads many runs (run directories, or a directory of nightly run
-directories, ordered by their run.json) and writes history.json and
+Reads many runs (each argument a run directory, or a directory of nightly
+run directories; ordered by their run.json) and writes history.json and
 history.html: per (provider, model, thinking level) group the series of
 pass rate, tool-use success, TTFT, e2e and tokens/s (p50 and p95) and cost
 when known, with the change points an E-divisive means detector finds,
