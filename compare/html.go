@@ -180,12 +180,30 @@ func WriteHTML(w io.Writer, r *Result) error {
 				hl.Figures = append(hl.Figures, htmlFigure{m + ": " + poolText(pc), "note"})
 			}
 		}
+		why := map[string][]string{}
+		var order []string
 		for _, p := range g.Prompts {
 			for _, m := range Metrics {
-				if pv := p.Latency[m]; pv != nil && (!pv.Judged() || pv.Change != stats.Same) && len(hl.Prompts) < maxHTMLRows {
+				pv := p.Latency[m]
+				switch {
+				case pv == nil:
+				case !pv.Judged():
+					k := pv.NotJudged + ": " + pv.Reason
+					if why[k] == nil {
+						order = append(order, k)
+					}
+					why[k] = append(why[k], p.PromptID+" "+m)
+				case pv.Change != stats.Same && len(hl.Prompts) < maxHTMLRows:
 					hl.Prompts = append(hl.Prompts, htmlFigure{p.PromptID + " " + figure(m, pv), figureClass(pv)})
 				}
 			}
+		}
+		// What was not judged, per reason: one line each, not one a prompt.
+		for i, k := range order {
+			if i == maxHTMLRows {
+				break
+			}
+			hl.Prompts = append(hl.Prompts, htmlFigure{fmt.Sprintf("not judged (%s): %s", k, listCut(why[k], 20)), "note"})
 		}
 		v.Latency = append(v.Latency, hl)
 	}

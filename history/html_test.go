@@ -13,7 +13,7 @@ import (
 // history.html of the 60 nightly runs with a step, loaded from a file://
 // URL in headless Chromium: no console error, nothing requested, the
 // change point listed, and every series' chart painted. A screenshot is
-// kept (BENCH_SCREENSHOTS=DIR keeps it there).
+// kept as an artefact (BENCH_ARTIFACTS=DIR keeps it there).
 func TestHistoryHTMLInChromium(t *testing.T) {
 	b := browsertest.New(t)
 	root := t.TempDir()
@@ -59,9 +59,12 @@ func TestHistoryHTMLInChromium(t *testing.T) {
 			t.Error(why)
 		}
 	}
-	shot := filepath.Join(t.TempDir(), "history.png")
-	if d := os.Getenv("BENCH_SCREENSHOTS"); d != "" {
-		shot = filepath.Join(d, "history.png")
+	shot := filepath.Join(t.ArtifactDir(), "history.png")
+	if a := os.Getenv("BENCH_ARTIFACTS"); a != "" {
+		shot = filepath.Join(a, "history-report.png")
+		if err := os.MkdirAll(a, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := p.Screenshot(shot); err != nil {
 		t.Error(err)
