@@ -207,7 +207,7 @@ func RepetitionsNeeded(prompts, groups int, opt Options) int {
 		bar /= float64(m)
 	}
 	for r := max(1, opt.MinSamples); r < 50; r++ {
-		if 2*math.Exp(-lchoose(2*r, r)) <= bar {
+		if stats.SmallestExactP(r, r) <= bar {
 			return r
 		}
 	}
@@ -224,11 +224,4 @@ func RepetitionsNote(reps, prompts, groups int) string {
 	}
 	return fmt.Sprintf("repetitions %d: bench compare judges one prompt's latency from %d samples a side or more (%d prompts × %d groups, alpha 0.05 after Holm); "+
 		"with fewer it judges latency per group only, across prompts. For a nightly gate set run.repetitions: %d", reps, need, prompts, groups, need)
-}
-
-func lchoose(n, k int) float64 {
-	a, _ := math.Lgamma(float64(n + 1))
-	b, _ := math.Lgamma(float64(k + 1))
-	c, _ := math.Lgamma(float64(n - k + 1))
-	return a - b - c
 }

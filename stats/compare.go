@@ -48,7 +48,7 @@ type Comparison struct {
 
 // CompareSamples compares the base and new (cur) samples of one metric.
 // Either side may be empty (the comparison then holds what it can and
-// Judge reports "~" for lack of samples). A value that is NaN, ±Inf or
+// Judge reports it not judged). A value that is NaN, ±Inf or
 // beyond ±MaxAbs is an error naming the side and index. The slices are not
 // modified. Cost: one sort of each side, plus the shift's order statistics
 // (see the package comment).

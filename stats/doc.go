@@ -47,7 +47,10 @@
 // comparisons of one metric in one (provider, model, thinking level)
 // group, and the group-level comparisons of one metric another. Floor is
 // in the samples' unit: DefaultOptions suits milliseconds; tokens/s wants
-// HigherIsBetter and a floor of its own.
+// HigherIsBetter and a floor of its own. A comparison Judge cannot decide
+// (no sample on a side, fewer than MinSamples, or sizes whose smallest
+// possible p-value cannot pass the family's bar) is NotJudged with the
+// reason, never "~": "~" means judged, and no change.
 //
 // # Why the U test is written here
 //

@@ -266,5 +266,12 @@ func smallestP(c Comparison, sizes [][2]int) float64 {
 	if c.NBase >= exactLimit || c.NCur >= exactLimit {
 		return 0
 	}
-	return math.Min(1, 2*math.Exp(-lchoose(c.NBase+c.NCur, c.NBase)))
+	return SmallestExactP(c.NBase, c.NCur)
+}
+
+// SmallestExactP is the smallest two-sided p-value the exact U test can
+// give samples of n1 and n2 values: 2/C(n1+n2, n1), every value of one
+// side above every value of the other.
+func SmallestExactP(n1, n2 int) float64 {
+	return math.Min(1, 2*math.Exp(-lchoose(n1+n2, n1)))
 }
