@@ -222,6 +222,6 @@ func RepetitionsNote(reps, prompts, groups int) string {
 	if reps >= need {
 		return ""
 	}
-	return fmt.Sprintf("repetitions %d: bench compare judges one prompt's latency from %d samples a side or more (%d prompts × %d groups, alpha 0.05 after Holm); "+
-		"with fewer it judges latency per group only, across prompts. For a nightly gate set run.repetitions: %d", reps, need, prompts, groups, need)
+	return fmt.Sprintf("repetitions %d: bench compare judges one prompt's latency from %d samples a side or more (%s × %s, alpha 0.05 after Holm); "+
+		"with fewer it judges latency per group only, across prompts. For a nightly gate set run.repetitions: %d", reps, need, plural(prompts, "prompt", "prompts"), plural(groups, "group", "groups"), need)
 }

@@ -7,7 +7,7 @@
 //	bench report RUN_DIR               rebuild the reports from results.jsonl
 //	bench merge OUT_DIR SHARD_DIR...   put a sharded run's directories together
 //	bench compare BASE_DIR NEW_DIR     the regression gate between two runs
-//	bench history DIR                  series and change points over many runs
+//	bench history RUN_DIR...           series and change points over many runs
 //
 // Layer: command: flags and one call per subcommand into the packages below.
 package main
@@ -55,7 +55,7 @@ Usage:
                                             baseline; see 'bench compare -h'
   bench merge OUT_DIR SHARD_DIR...          put the run directories of a sharded
                                             run (bench run --shard i/n) together
-  bench history RUN_DIR... | DIR            series and change points over many runs
+  bench history RUN_DIR...                  series and change points over many runs
                                             (nightly runs); see 'bench history -h'
   bench version                             print the version
 
