@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"bench/compare"
+	"bench/internal/exitcode"
 	"bench/results"
 	"bench/rundir"
 )
@@ -231,13 +232,13 @@ func TestGateMixChange(t *testing.T) {
 		t.Fatalf("tokens/s samples: base %v, new %v", b, n)
 	}
 	code, out, errs := benchExec(t, "compare", base, cur)
-	c := readCompareFull(t, filepath.Join(cur, compare.DirName))
+	c := readCompareFull(t, filepath.Join(cur, rundir.CompareDir))
 	for _, f := range c.Findings {
 		if f.Category == compare.Latency {
 			t.Errorf("speed finding on a mix change: %s", f.Message)
 		}
 	}
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Errorf("exit %d\n%s%s", code, out, errs)
 	}
 	v := c.Groups[0].Latency[compare.MetricTPS]
@@ -298,7 +299,7 @@ func TestGateColdCatchAll(t *testing.T) {
 		outDir := filepath.Join(dir, "cmp"+strings.Join(args, ""))
 		code, out, errs := benchExec(t, append(append([]string{"compare", "--out", outDir}, args...), base, cur)...)
 		c := readCompareFull(t, outDir)
-		if code != exitRegression || c.Verdict != compare.VerdictRegression {
+		if code != exitcode.Regression || c.Verdict != compare.VerdictRegression {
 			t.Errorf("%v: exit %d, verdict %s\n%s%s", args, code, c.Verdict, out, errs)
 		}
 		if v := c.Groups[0].Latency[compare.MetricTTFT]; v.Change != "regression" || c.Judgement[compare.MetricTTFT].Judged == 0 {
@@ -401,7 +402,7 @@ func TestGateMachineLoad(t *testing.T) {
 	code, out, errs := benchExec(t, "compare", "--out", filepath.Join(dir, "cmp"), base, cur)
 	c := readCompareFull(t, filepath.Join(dir, "cmp"))
 	g0 := c.Groups[0]
-	if code != exitOK || c.Verdict != compare.VerdictOK {
+	if code != exitcode.OK || c.Verdict != compare.VerdictOK {
 		t.Errorf("exit %d, verdict %s\n%s%s", code, c.Verdict, out, errs)
 	}
 	suspect := 0
@@ -420,7 +421,7 @@ func TestGateMachineLoad(t *testing.T) {
 		t.Errorf("stdout:\n%s", out)
 	}
 	code, out, _ = benchExec(t, "compare", "--fail-on-suspect", "--out", filepath.Join(dir, "cmp2"), base, cur)
-	if c2 := readCompareFull(t, filepath.Join(dir, "cmp2")); code != exitRegression || c2.Verdict != compare.VerdictRegression {
+	if c2 := readCompareFull(t, filepath.Join(dir, "cmp2")); code != exitcode.Regression || c2.Verdict != compare.VerdictRegression {
 		t.Errorf("--fail-on-suspect: exit %d, verdict %s\n%s", code, c2.Verdict, out)
 	}
 }
@@ -462,7 +463,7 @@ func TestHistoryRealRuns(t *testing.T) {
 	os.Remove(filepath.Join(runs, "n4", rundir.SummaryJSON))
 	os.MkdirAll(filepath.Join(runs, "scratch"), 0o755)
 	code, out, errs := benchExec(t, "history", "--fail-on-change", "latency", "--since", "3", runs)
-	if code != exitOK {
+	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	for _, want := range []string{"bench history: 3 runs, n1", "scratch: not a run directory", "n4: no summary.json", "no change point",
@@ -496,7 +497,7 @@ func TestHistoryRealRuns(t *testing.T) {
 	if len(h.Runs) != 3 || h.Runs[0].ID != "n1" || h.Runs[2].ID != "n3" || ttft != 1 {
 		t.Errorf("history.json: runs %+v, ttft series %d", h.Runs, ttft)
 	}
-	if code, _, errs := benchExec(t, "history", "--fail-on-change", "latncy", runs); code != exitUsage || !strings.Contains(errs, `"latncy"`) {
+	if code, _, errs := benchExec(t, "history", "--fail-on-change", "latncy", runs); code != exitcode.Usage || !strings.Contains(errs, `"latncy"`) {
 		t.Errorf("bad metric: exit %d %s", code, errs)
 	}
 }

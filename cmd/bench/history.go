@@ -5,11 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"bench/history"
+	"bench/internal/exitcode"
 )
 
 const historyUsage = `usage: bench history [flags] RUN_DIR...
@@ -23,23 +22,47 @@ each tied to the run where it starts and what changed in its setup. Reads
 only run.json, summary.json, tiers.json and inventory.json.
 
 Exit codes: 0 no change point of --fail-on-change in the last --since runs,
-3 one found, 1 the outputs could not be written, 2 bad flags or arguments.
+3 one found, 1 a directory could not be read or the outputs written, 2 bad
+flags or arguments.
 
 Flags:
 `
 
+// historyFlags are bench history's flags beyond the options.
+type historyFlags struct {
+	out, failOn, minChange string
+}
+
 // historyCmd is `bench history`.
 func historyCmd(args []string, stdout, stderr io.Writer) int {
+	opt, f, pos, code, ok := parseHistoryFlags(args, stderr)
+	if !ok {
+		return code
+	}
+	failed, err := history.Judge(pos, f.out, opt, stdout)
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "bench history: %v\n", err)
+		return exitcode.IO
+	case failed:
+		return exitcode.Regression
+	}
+	return exitcode.OK
+}
+
+// parseHistoryFlags reads the flags (before or after the directories) into
+// history.Options; ok false ends the command with code.
+func parseHistoryFlags(args []string, stderr io.Writer) (history.Options, *historyFlags, []string, int, bool) {
+	opt, f := history.DefaultOptions(), &historyFlags{}
 	fs := flag.NewFlagSet("bench history", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	def := history.DefaultOptions()
-	out := fs.String("out", "", "directory for history.json and history.html (default DIR/history for one DIR, else ./history)")
-	failOn := fs.String("fail-on-change", "", "metrics whose new regression change point fails the gate: latency, quality, or "+strings.Join(history.Metrics, ", "))
-	since := fs.Int("since", def.Since, "how many of the latest runs count as new for --fail-on-change")
-	window := fs.Int("window", def.Detector.Window, "the detector's window, in runs")
-	maxP := fs.Float64("max-p", def.Detector.MaxP, "the significance a change point must reach")
-	minRuns := fs.Int("min-runs", def.Detector.MinSegment, "the fewest runs each side of a change point must have")
-	minChange := fs.String("min-change", fmt.Sprintf("%g%%", 100*def.Detector.MinMagnitude), "the smallest change of the means kept")
+	fs.StringVar(&f.out, "out", "", "directory for history.json and history.html (default DIR/history for one DIR, else ./history)")
+	fs.StringVar(&f.failOn, "fail-on-change", "", "metrics whose new regression change point fails the gate: latency, quality, or "+strings.Join(history.Metrics, ", "))
+	fs.IntVar(&opt.Since, "since", opt.Since, "how many of the latest runs count as new for --fail-on-change")
+	fs.IntVar(&opt.Detector.Window, "window", opt.Detector.Window, "the detector's window, in runs")
+	fs.Float64Var(&opt.Detector.MaxP, "max-p", opt.Detector.MaxP, "the significance a change point must reach")
+	fs.IntVar(&opt.Detector.MinSegment, "min-runs", opt.Detector.MinSegment, "the fewest runs each side of a change point must have")
+	fs.StringVar(&f.minChange, "min-change", fmt.Sprintf("%g%%", 100*opt.Detector.MinMagnitude), "the smallest change of the means kept")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, historyUsage)
 		fs.PrintDefaults()
@@ -47,9 +70,9 @@ func historyCmd(args []string, stdout, stderr io.Writer) int {
 	var pos []string
 	for {
 		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-			return exitOK
+			return opt, f, nil, exitcode.OK, false
 		} else if err != nil {
-			return exitUsage
+			return opt, f, nil, exitcode.Usage, false
 		}
 		if fs.NArg() == 0 {
 			break
@@ -57,51 +80,18 @@ func historyCmd(args []string, stdout, stderr io.Writer) int {
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if len(pos) == 0 {
-		fmt.Fprintln(stderr, "bench history: want run directories or a directory of them; see 'bench history -h'")
-		return exitUsage
+	var err error
+	opt.FailOnChange = splitList(f.failOn)
+	if opt.Detector.MinMagnitude, err = parsePercent(f.minChange); err != nil {
+		err = fmt.Errorf("--min-change: %w", err)
+	} else if len(pos) == 0 {
+		err = errors.New("want run directories or a directory of them; see 'bench history -h'")
+	} else {
+		err = opt.Validate()
 	}
-	opt := def
-	opt.FailOnChange, opt.Since = splitList(*failOn), *since
-	opt.Detector.Window, opt.Detector.MaxP, opt.Detector.MinSegment = *window, *maxP, *minRuns
-	mc, err := parsePercent(*minChange)
-	if err != nil {
-		fmt.Fprintf(stderr, "bench history: --min-change: %v\n", err)
-		return exitUsage
-	}
-	opt.Detector.MinMagnitude = mc
-	if err := opt.Validate(); err != nil {
-		fmt.Fprintf(stderr, "bench history: %v\n", err)
-		return exitUsage
-	}
-	dirs, warnings, err := history.FindRuns(pos)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench history: %v\n", err)
-		return exitUsage
+		return opt, f, nil, exitcode.Usage, false
 	}
-	h, err := history.Build(dirs, opt, time.Now())
-	if err != nil {
-		fmt.Fprintf(stderr, "bench history: %v\n", err)
-		return exitUsage
-	}
-	h.Warnings = append(warnings, h.Warnings...)
-	if *out == "" {
-		*out = history.DirName
-		if len(pos) == 1 && !(len(dirs) == 1 && dirs[0] == pos[0]) {
-			*out = filepath.Join(pos[0], history.DirName)
-		}
-	}
-	if err := history.WriteText(stdout, h); err != nil {
-		fmt.Fprintf(stderr, "bench history: %v\n", err)
-		return exitIO
-	}
-	if err := history.WriteFiles(*out, h); err != nil {
-		fmt.Fprintf(stderr, "bench history: %v\n", err)
-		return exitIO
-	}
-	fmt.Fprintf(stdout, "bench history: %s and %s in %s\n", history.JSONFile, history.HTMLFile, *out)
-	if h.Verdict == history.VerdictChange {
-		return exitRegression
-	}
-	return exitOK
+	return opt, f, pos, exitcode.OK, true
 }

@@ -439,3 +439,8 @@ func TestNightlyShellLoop(t *testing.T) {
 		}
 	}
 }
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -1,0 +1,41 @@
+package history
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+)
+
+// Judge is bench history: it finds the runs of args (run directories, or
+// directories of them), builds the history, prints it to w, writes
+// history.json and history.html into out (default DIR/history for one
+// directory of runs, else ./history) and says whether the gate fails (a
+// regression change point of FailOnChange in the last Since runs). An
+// error is a bad argument or an I/O failure; a run that cannot be read is
+// a warning.
+func Judge(args []string, out string, opt Options, w io.Writer) (failed bool, err error) {
+	dirs, warnings, err := FindRuns(args)
+	if err != nil {
+		return false, err
+	}
+	h, err := Build(dirs, opt, time.Now())
+	if err != nil {
+		return false, err
+	}
+	h.Warnings = append(warnings, h.Warnings...)
+	if out == "" {
+		out = DirName
+		if len(args) == 1 && !(len(dirs) == 1 && dirs[0] == args[0]) {
+			out = filepath.Join(args[0], DirName)
+		}
+	}
+	if err := WriteText(w, h); err != nil {
+		return false, err
+	}
+	if err := WriteFiles(out, h); err != nil {
+		return false, err
+	}
+	fmt.Fprintf(w, "bench history: %s and %s in %s\n", JSONFile, HTMLFile, out)
+	return h.Verdict == VerdictChange, nil
+}
