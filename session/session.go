@@ -174,8 +174,12 @@ func (s *session) finish(out *runner.Outcome, reports *reports) int {
 		fmt.Fprintf(s.stderr, "bench run: %v\nbench: the results are in %s ('%s report' rebuilds the reports)\n", err, s.dir.Path, s.o.prog())
 		return exitcode.IO
 	}
+	// A group measured mostly while its model loaded: said beside the
+	// table (summary.md heads with it too; --quiet leaves it there).
 	for _, w := range report.ColdWarnings(summary) {
-		fmt.Fprintf(s.stderr, "bench: warning: %s\n", w)
+		if !s.o.Quiet {
+			fmt.Fprintf(s.stderr, "bench: warning: %s\n", w)
+		}
 	}
 	stopped := out.EndReason == runner.EndInterrupted || out.EndReason == runner.EndAborted
 	// With --quiet only what needs acting on is printed, on stderr.

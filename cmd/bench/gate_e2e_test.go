@@ -45,7 +45,9 @@ type gateServer struct {
 	plays      map[string]promptPlay // by the prompt's last word
 	def        promptPlay
 	psCatchAll bool
-	psCalls    int
+	// psEmpty answers /api/ps as an Ollama holding no model.
+	psEmpty bool
+	psCalls int
 }
 
 func newGateServer(t *testing.T, def promptPlay) *gateServer {
@@ -72,11 +74,16 @@ func (g *gateServer) serve(w http.ResponseWriter, r *http.Request) {
 	case "/v1/chat/completions":
 	default:
 		g.mu.Lock()
-		catchAll := g.psCatchAll
+		catchAll, empty := g.psCatchAll, g.psEmpty
 		if r.URL.Path == "/api/ps" {
 			g.psCalls++
 		}
 		g.mu.Unlock()
+		if empty && r.URL.Path == "/api/ps" {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			fmt.Fprint(w, `{"models":[]}`)
+			return
+		}
 		if catchAll {
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprint(w, `{"status":"ok"}`)
@@ -499,5 +506,42 @@ func TestHistoryRealRuns(t *testing.T) {
 	}
 	if code, _, errs := benchExec(t, "history", "--fail-on-change", "latncy", runs); code != exitcode.Usage || !strings.Contains(errs, `"latncy"`) {
 		t.Errorf("bad metric: exit %d %s", code, errs)
+	}
+}
+
+// A server that answers /api/ps as an Ollama holding no model: proven
+// cold, every cell is flagged so. bench run says the group was mostly
+// cold, summary.md heads with it, and compare says latency was not judged
+// (all cold) and counts it in the verdict line.
+func TestGateAllCold(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs bench against a delaying server")
+	}
+	g := newGateServer(t, promptPlay{ttft: 20 * time.Millisecond, chunks: 6, gap: 2 * time.Millisecond, tokens: 6})
+	dir := t.TempDir()
+	cfg := gateE2EConfig(g.URL, 2)
+	if code, out, errs := benchRun(t, dir, cfg, mixPrompts, "base"); code != 0 {
+		t.Fatalf("base: exit %d\n%s%s", code, out, errs)
+	}
+	g.mu.Lock()
+	g.psEmpty = true
+	g.mu.Unlock()
+	code, out, errs := benchExec(t, "run", "--config", filepath.Join(dir, "bench.yaml"), "--run-id", "cold")
+	if code != 0 || !strings.Contains(errs, "bench: warning: ollama_openai/gate: 8 of 8 cells that reached the model were cold starts") {
+		t.Fatalf("exit %d; stderr:\n%s%s", code, errs, out)
+	}
+	base, cur := filepath.Join(dir, "runs", "base"), filepath.Join(dir, "runs", "cold")
+	sum, _ := os.ReadFile(filepath.Join(cur, rundir.SummaryMD))
+	if !strings.Contains(string(sum), "**Warning:** ollama_openai/gate: 8 of 8 cells") {
+		t.Errorf("summary.md does not say the group was cold:\n%.600s", sum)
+	}
+	code, out, _ = benchExec(t, "compare", base, cur)
+	c := readCompareFull(t, filepath.Join(cur, rundir.CompareDir))
+	if v := c.Groups[0].Latency[compare.MetricTTFT]; code != exitcode.OK || v.NotJudged != compare.WhyAllCold || !strings.Contains(verdictOf(out), "all cold") {
+		t.Errorf("exit %d, ttft %+v, verdict %q", code, v, verdictOf(out))
+	}
+	if code, out, _ = benchExec(t, "compare", "--require-judged", "latency", "--out", filepath.Join(dir, "cmp"), base, cur); code != exitcode.Regression ||
+		!strings.HasPrefix(verdictOf(out), "verdict: NOT JUDGED") {
+		t.Errorf("--require-judged latency: exit %d, %q", code, verdictOf(out))
 	}
 }
