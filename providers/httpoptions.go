@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -150,11 +151,25 @@ func httpClient() *http.Client {
 // neither bench's decoding nor a busy scheduler's delay in running the
 // reader (at 256 streams on 2 cores, milliseconds) lands in the figures;
 // elsewhere it is the moment the read returned.
+//
+// The kernel's stamp of a read is that of the last segment it takes, so a
+// reader that runs late and finds several frames queued would stamp the
+// first with the last one's arrival. While a cell awaits its first token
+// (split), a read therefore takes what is queued with each frame's own
+// stamp and hands it over a frame at a time (see frames.go).
 type stampedConn struct {
 	net.Conn
 	// raw reads with the kernel's receive time; nil: plain reads.
 	raw syscall.RawConn
 	oob []byte
+	// awaiting is the request whose first token is awaited (0: none):
+	// reads stamp frame by frame meanwhile. It is read inside each read,
+	// not before it, so the read the transport left waiting on an idle
+	// connection obeys it when the answer comes. requests numbers them.
+	awaiting, requests atomic.Uint64
+	// held is what a split read took off the socket and has not handed
+	// over yet; only the reading goroutine touches it.
+	held heldFrames
 
 	mu  sync.Mutex
 	now func() time.Time
@@ -168,6 +183,11 @@ func newStampedConn(c net.Conn) *stampedConn {
 }
 
 func (c *stampedConn) Read(p []byte) (int, error) {
+	if c.held.pending() {
+		n, ts := c.held.next(p)
+		c.stamp(ageOf(ts))
+		return n, nil
+	}
 	if c.raw == nil {
 		n, err := c.Conn.Read(p)
 		if n > 0 {
@@ -192,6 +212,31 @@ func (c *stampedConn) stamp(age time.Duration) {
 	c.at = now().Add(-age)
 	c.mu.Unlock()
 }
+
+// awaitFirstToken makes reads stamp frame by frame, and asks the kernel to
+// delay its ACKs (see delayAcks), until doneAwaiting with the request
+// number it returns.
+func (c *stampedConn) awaitFirstToken() uint64 {
+	req := c.requests.Add(1)
+	c.awaiting.Store(req)
+	c.delayAcks(true)
+	return req
+}
+
+// doneAwaiting: request req's first token is stamped, or its answer is
+// over. Reads go back to one syscall for all that is queued, as the chunk
+// cost wants, and ACKs to the kernel's own pace, any held one sent at
+// once. A request that is not the one awaited changes nothing: a body
+// closed after its connection went back to the pool must not end the
+// next request's wait.
+func (c *stampedConn) doneAwaiting(req uint64) {
+	if c.awaiting.CompareAndSwap(req, 0) {
+		c.delayAcks(false)
+	}
+}
+
+// splitting says whether a first token is awaited.
+func (c *stampedConn) splitting() bool { return c.awaiting.Load() != 0 }
 
 // setClock makes the connection stamp its reads with now (the cell's clock).
 func (c *stampedConn) setClock(now func() time.Time) {

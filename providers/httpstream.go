@@ -141,8 +141,15 @@ func (e *httpEndpoint) attempt(ctx context.Context, r Request, hr httpRequest, a
 		}
 		return nil, f.Type == results.FailConnectionReset, 0, f
 	}
+	conn, n := ph.stamped()
 	if res.StatusCode/100 == 2 {
-		return &httpResult{Response: res, conn: ph.stamped()}, false, 0, nil
+		if conn != nil {
+			res.Body = &awaitedBody{ReadCloser: res.Body, conn: conn, req: n}
+		}
+		return &httpResult{Response: res, conn: conn, req: n}, false, 0, nil
+	}
+	if conn != nil {
+		defer conn.doneAwaiting(n)
 	}
 	defer res.Body.Close()
 	f, code := e.statusFailure(res)
@@ -190,8 +197,23 @@ func (e *httpEndpoint) statusFailure(res *http.Response) (*Failure, string) {
 // httpResult is an accepted answer whose body the caller streams.
 type httpResult struct {
 	*http.Response
-	// conn is the connection it arrives on, when bench dialled it.
+	// conn is the connection it arrives on, when bench dialled it, and req
+	// the request's number on it (see stampedConn.awaitFirstToken).
 	conn *stampedConn
+	req  uint64
+}
+
+// awaitedBody ends the wait for a first token when the body is closed, for
+// answers that bring none (an empty answer, a reasoning-only one).
+type awaitedBody struct {
+	io.ReadCloser
+	conn *stampedConn
+	req  uint64
+}
+
+func (b *awaitedBody) Close() error {
+	b.conn.doneAwaiting(b.req)
+	return b.ReadCloser.Close()
 }
 
 // stamp returns emit with every event that carries no time of its own
@@ -199,16 +221,24 @@ type httpResult struct {
 // an event's time is then when it arrived, not when bench got round to
 // decoding it, so decoding, a busy scheduler and the hand-over from the
 // transport's goroutine stay out of ttft_ms and the token windows.
+//
+// Once the first token (answer text or tool call: what ttft_ms times) is
+// stamped, the connection's reads stop splitting at frame ends.
 func (h *httpResult) stamp(emit EmitFunc) EmitFunc {
 	c := h.conn
 	if c == nil {
 		return emit
 	}
+	awaiting := true
 	return func(e Event) {
 		if e.At.IsZero() {
 			e.At = c.readAt()
 		}
 		emit(e)
+		if awaiting && (e.Kind == EventText && e.Text != "" || e.Kind == EventToolCall) {
+			awaiting = false
+			c.doneAwaiting(h.req)
+		}
 	}
 }
 
@@ -221,12 +251,15 @@ type phases struct {
 	connected, wrote, byte time.Time
 	reused                 bool
 	conn                   *stampedConn
+	req                    uint64
 }
 
-func (p *phases) stamped() *stampedConn {
+// stamped is the connection of the attempt, if bench dialled it, and the
+// request's number on it.
+func (p *phases) stamped() (*stampedConn, uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.conn
+	return p.conn, p.req
 }
 
 func (p *phases) trace() *httptrace.ClientTrace {
@@ -243,12 +276,17 @@ func (p *phases) trace() *httptrace.ClientTrace {
 			c := stampedOf(ci.Conn)
 			if c != nil {
 				// The connection serves this request alone until its body
-				// is read: its reads are stamped on this cell's clock.
+				// is read: its reads are stamped on this cell's clock, and
+				// split at frame ends until its first token.
 				c.setClock(p.now)
+			}
+			var req uint64
+			if c != nil {
+				req = c.awaitFirstToken()
 			}
 			p.mu.Lock()
 			p.reused = ci.Reused
-			p.conn = c
+			p.conn, p.req = c, req
 			p.mu.Unlock()
 			stamp(&p.connected)
 		},

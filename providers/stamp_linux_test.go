@@ -1,8 +1,13 @@
 package providers
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -94,4 +99,211 @@ func waitQueued(t *testing.T, c *stampedConn) {
 		time.Sleep(time.Millisecond)
 	}
 	t.Fatal("nothing queued on the socket")
+}
+
+// frameServer answers each byte it reads with frames, written (and so
+// sent) one at a time gap apart, and reports when it began each write.
+func frameServer(t *testing.T, frames []string, gap time.Duration) (addr string, writes <-chan []time.Time) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	ch := make(chan []time.Time, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 1)
+		for {
+			if _, err := c.Read(buf); err != nil {
+				return
+			}
+			var at []time.Time
+			for i, f := range frames {
+				if i > 0 {
+					time.Sleep(gap)
+				}
+				at = append(at, time.Now())
+				c.Write([]byte(f))
+			}
+			ch <- at
+		}
+	}()
+	return ln.Addr().String(), ch
+}
+
+// queued is how many bytes wait on the socket (FIONREAD).
+func queued(c *stampedConn) int {
+	var n int32
+	c.raw.Control(func(fd uintptr) {
+		syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
+	})
+	return int(n)
+}
+
+// While a first token is awaited, a reader that comes late to three frames
+// sent 10 ms apart gets them one per read, each stamped with its own
+// segment's arrival, never before it was sent; the first read takes all
+// three off the socket, so no half-read segment is left for the kernel to
+// merge later ones into. Once the first token is in, one read takes all.
+// (Each frame's stamp is the kernel's; the first exchanges may find
+// receive timestamps not yet on, or a segment merged, so the test asks
+// until one round has every frame stamped apart, and holds every round to
+// the rest.)
+func TestSplitReadsStampEachFrame(t *testing.T) {
+	frames := []string{
+		"1e\r\ndata: {\"delta\":\"first\"}\n\n\r\n",
+		"1f\r\ndata: {\"delta\":\"second\"}\n\n\r\n",
+		"1e\r\ndata: {\"delta\":\"third\"}\n\n\r\n",
+	}
+	total := len(strings.Join(frames, ""))
+	addr, writes := frameServer(t, frames, 10*time.Millisecond)
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newStampedConn(raw)
+	defer c.Close()
+	c.setClock(time.Now)
+	buf := make([]byte, 4096)
+	apart := false
+	var req uint64
+	for round := 0; round < 50 && !apart; round++ {
+		req = c.awaitFirstToken()
+		c.Write([]byte("?"))
+		sent := <-writes
+		for queued(c) < total {
+			time.Sleep(time.Millisecond)
+		}
+		apart = true
+		for i, f := range frames {
+			n, err := c.Read(buf)
+			if err != nil || string(buf[:n]) != f {
+				t.Fatalf("round %d, read %d: %q, %v; want frame %q", round, i, buf[:n], err, f)
+			}
+			if i == 0 && queued(c) != 0 {
+				t.Fatalf("round %d: %d bytes left on the socket after the first read", round, queued(c))
+			}
+			at := c.readAt()
+			if at.Before(sent[i]) {
+				t.Fatalf("round %d: frame %d stamped %v, before it was sent (%v)", round, i, at, sent[i])
+			}
+			if i+1 < len(sent) && !at.Before(sent[i+1]) {
+				apart = false // stamped with a later frame's arrival
+			}
+		}
+	}
+	if !apart {
+		t.Error("in 50 rounds, never a round with each frame stamped by its own arrival")
+	}
+	// The first token is in: all that is queued comes in one read.
+	c.doneAwaiting(req + 1) // not the request awaited: no change
+	if !c.splitting() {
+		t.Fatal("another request's end ended the wait")
+	}
+	c.doneAwaiting(req)
+	c.Write([]byte("?"))
+	<-writes
+	for queued(c) < total {
+		time.Sleep(time.Millisecond)
+	}
+	if n, err := c.Read(buf); err != nil || n != total {
+		t.Errorf("after the first token: read %d bytes, %v; want all %d", n, err, total)
+	}
+}
+
+// Through the whole HTTP path (ollama_openai's provider on bench's
+// transport), a reader held up after the headers (a loaded machine) while
+// three tokens arrive 10 ms apart stamps the first token with its own
+// arrival, not the third's: ttft_ms is what the server took. (As above,
+// rounds are asked until one is stamped by the kernel apart.)
+func TestFirstTokenStampedByItsOwnSegment(t *testing.T) {
+	rounds := make(chan []time.Time, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		fl := w.(http.Flusher)
+		fl.Flush() // the headers go alone
+		var sent []time.Time
+		for _, tok := range []string{"one", "two", "three"} {
+			time.Sleep(10 * time.Millisecond)
+			sent = append(sent, time.Now())
+			fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q},\"finish_reason\":null}]}\n\n", tok+" ")
+			fl.Flush()
+		}
+		rounds <- sent
+		io.WriteString(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	p := newKind(t, "ollama_openai", &ollamaOpenAIOptions{httpOptions: httpOptions{BaseURL: srv.URL + "/v1"}})
+	var ok bool
+	for attempt := 0; attempt < 30 && !ok; attempt++ {
+		var first time.Time
+		var sent []time.Time
+		emit := func(e Event) {
+			switch {
+			case e.Kind == EventRequestWritten:
+				// The reader comes to the body once all three are sent.
+				sent = <-rounds
+				time.Sleep(2 * time.Millisecond)
+			case e.Kind == EventText && first.IsZero():
+				first = e.At
+			}
+		}
+		resp, err := p.Stream(context.Background(), Request{Model: "m", Prompt: "go"}, emit)
+		if err != nil || resp.Text != "one two three " {
+			t.Fatalf("stream: %q, %v", resp.Text, err)
+		}
+		if first.Before(sent[0]) {
+			t.Fatalf("first token stamped %v, before it was sent (%v)", first, sent[0])
+		}
+		ok = first.Before(sent[1])
+		if !ok {
+			t.Logf("attempt %d: first token stamped %v after it was sent; the second was sent %v after it", attempt, first.Sub(sent[0]), sent[1].Sub(sent[0]))
+		}
+	}
+	if !ok {
+		t.Error("the first token was never stamped before the second was sent")
+	}
+}
+
+// An answer that brings no token (an error, a reasoning-only answer) ends
+// the wait for one when its body is closed: the connection's next reads
+// are plain ones, not split for a token that will not come.
+func TestWaitEndsWithTheAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/fail" {
+			http.Error(w, "overloaded", http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"reasoning\":\"hm\"}}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	e := &httpEndpoint{client: httpClient(), backoff: time.Millisecond}
+	res, err := e.post(context.Background(), Request{}, httpRequest{URL: srv.URL + "/ok"}, &Response{}, func(Event) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.conn == nil || !res.conn.splitting() {
+		t.Fatal("no first token awaited while the answer streams")
+	}
+	io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.conn.splitting() {
+		t.Error("still awaiting a first token after the answer's body was closed")
+	}
+	conn := res.conn
+	if _, err := e.post(context.Background(), Request{}, httpRequest{URL: srv.URL + "/fail"}, &Response{}, func(Event) {}); err == nil {
+		t.Fatal("a 503 was accepted")
+	}
+	if conn.requests.Load() < 2 {
+		t.Fatal("the failed request did not reuse the connection")
+	}
+	if conn.splitting() {
+		t.Error("still awaiting a first token after an error answer")
+	}
 }
