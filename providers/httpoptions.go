@@ -167,6 +167,9 @@ type stampedConn struct {
 	// not before it, so the read the transport left waiting on an idle
 	// connection obeys it when the answer comes. requests numbers them.
 	awaiting, requests atomic.Uint64
+	// quickBefore is whether the connection was in quick-ACK mode when the
+	// request awaited began (see delayAcks).
+	quickBefore atomic.Bool
 	// held is what a split read took off the socket and has not handed
 	// over yet; only the reading goroutine touches it.
 	held heldFrames
@@ -225,8 +228,8 @@ func (c *stampedConn) awaitFirstToken() uint64 {
 
 // doneAwaiting: request req's first token is stamped, or its answer is
 // over. Reads go back to one syscall for all that is queued, as the chunk
-// cost wants, and ACKs to the kernel's own pace, any held one sent at
-// once. A request that is not the one awaited changes nothing: a body
+// cost wants, and ACKs to the mode the connection had, any held one sent
+// at once. A request that is not the one awaited changes nothing: a body
 // closed after its connection went back to the pool must not end the
 // next request's wait.
 func (c *stampedConn) doneAwaiting(req uint64) {

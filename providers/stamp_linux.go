@@ -94,7 +94,14 @@ func (c *stampedConn) readFrames(fd int, p []byte) (int, int64, error) {
 			if err != nil {
 				break
 			}
-			ends = append(ends, heldEnd{end: e, ts: stampTS(c.oob[:oobn])})
+			ts := stampTS(c.oob[:oobn])
+			if ts == last {
+				// This frame came in the last segment, and so did all
+				// after it (a stream's bytes arrive in order): they go
+				// over together, as one read, with no more probes.
+				break
+			}
+			ends = append(ends, heldEnd{end: e, ts: ts})
 			from = e
 		}
 	}
@@ -130,31 +137,41 @@ func (c *stampedConn) readFrames(fd int, p []byte) (int, int64, error) {
 // token's segment takes in the next token's, and a reader that comes to it
 // after that finds one segment stamped with the next token's arrival: a
 // one-gap error no read can undo. So when the request goes out, quick ACKs
-// are turned off (the kernel's usual mode on a request/response
-// connection); after each read the ACK of what was read goes out at once
-// and the mode is kept (TCP_QUICKACK 2: the kernel's own "ACK now, stay
-// delayed"), so the delayed-ACK timer never finds an ACK of read bytes
-// pending and leaves the mode; unread segments stay apart until the timer
-// (40 ms) or two segments' worth of bytes forces their ACK. After the first
-// token quick ACKs go back on, sending any held ACK at once, so a server
-// that waits for it (Nagle's algorithm) is released no later than the
-// first token's read.
+// are turned off (delayed ACKs: the kernel's usual mode on a
+// request/response connection); after each read the ACK of what was read
+// goes out at once and the mode is kept (TCP_QUICKACK 2: the kernel's own
+// "ACK now, stay delayed"), so the delayed-ACK timer never finds an ACK of
+// read bytes pending, which would end the mode; unread segments stay apart
+// until the timer or two segments' worth of bytes forces their ACK. Once
+// the first token is in, the mode the connection had before the request
+// is put back, with any held ACK sent at once, so a server that waits for
+// it (Nagle's algorithm) is released no later than the first token's read,
+// and the rest of the answer is ACKed as it would have been.
 
 // ackNowKeepDelaying is TCP_QUICKACK's value that sends a pending ACK and
 // stays in delayed-ACK mode (any even value but 0, in tcp_setsockopt).
 const ackNowKeepDelaying = 2
 
-// delayAcks turns quick ACKs off (on: a first token is awaited) or back on.
+// delayAcks turns quick ACKs off (on: a first token is awaited), noting
+// the mode the connection had, or puts that mode back. A connection
+// already delaying its ACKs (the usual case) is left as it is, both ways:
+// the ACKs of what was read went out after each read.
 func (c *stampedConn) delayAcks(on bool) {
 	if c.raw == nil {
 		return
 	}
-	quick := 1
-	if on {
-		quick = 0
-	}
 	c.raw.Control(func(fd uintptr) {
-		syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_QUICKACK, quick)
+		if on {
+			quick, err := syscall.GetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_QUICKACK)
+			c.quickBefore.Store(err == nil && quick != 0)
+			if c.quickBefore.Load() {
+				syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_QUICKACK, 0)
+			}
+			return
+		}
+		if c.quickBefore.Load() {
+			syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_QUICKACK, 1)
+		}
 	})
 }
 
