@@ -1,9 +1,9 @@
 // Package traces writes a bench run as one execution trace: a span tree in
 // NDJSON in the run directory (the execution-trace spec's Span lines, file
 // traces/{timestamp}_bench-run_{trace-id}.jsonl) and, when configured, the
-// same tree over OTLP through the OpenTelemetry SDK's batch span processor
-// and OTLP exporters (grpc, http/protobuf, and http/json through a client
-// of bench's own on the SDK's otlptrace exporter).
+// same tree over OTLP: each span encoded as OTLP protobuf straight from its
+// record (otlpenc.go), in batches, sent through the OTLP exporters' own
+// clients (grpc, http/protobuf) or bench's (http/json).
 //
 // The tree (spec kind, OTLP kind):
 //

@@ -12,18 +12,17 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 )
 
-// newJSONExporter is OTLP/HTTP with the JSON encoding (http/json): the Go
-// SDK's HTTP exporter sends protobuf only, so bench gives the SDK's
-// otlptrace exporter (which turns spans into OTLP messages) a client of
-// its own that posts them as OTLP/JSON. It takes the endpoint and headers
-// from the traces: block or the standard variables, as the SDK would.
-func newJSONExporter(ctx context.Context, e Export) (*otlptrace.Exporter, error) {
+// newJSONClient is OTLP/HTTP with the JSON encoding (http/json): the Go
+// SDK's HTTP client sends protobuf only, so bench posts the same messages
+// as OTLP/JSON itself. It takes the endpoint and headers from the traces:
+// block or the standard variables, as the SDK's client would.
+func newJSONClient(e Export) *jsonClient {
 	getenv := e.getenv
 	u := ""
 	switch {
@@ -43,8 +42,7 @@ func newJSONExporter(ctx context.Context, e Export) (*otlptrace.Exporter, error)
 			headers[k] = v
 		}
 	}
-	c := &jsonClient{url: u, headers: headers, timeout: e.Timeout, hc: &http.Client{}}
-	return otlptrace.New(ctx, c)
+	return &jsonClient{url: u, headers: headers, timeout: e.Timeout, hc: &http.Client{}}
 }
 
 type jsonClient struct {
@@ -63,6 +61,9 @@ func (c *jsonClient) Stop(context.Context) error {
 
 // UploadTraces posts one ExportTraceServiceRequest as OTLP/JSON.
 func (c *jsonClient) UploadTraces(ctx context.Context, rs []*tracepb.ResourceSpans) error {
+	if err := decodeSpans(rs); err != nil {
+		return fmt.Errorf("otlp http/json: %w", err)
+	}
 	body, err := marshalJSON(&coltracepb.ExportTraceServiceRequest{ResourceSpans: rs})
 	if err != nil {
 		return fmt.Errorf("otlp http/json: %w", err)
@@ -85,6 +86,25 @@ func (c *jsonClient) UploadTraces(ctx context.Context, rs []*tracepb.ResourceSpa
 	msg, _ := io.ReadAll(io.LimitReader(res.Body, 512))
 	if res.StatusCode/100 != 2 {
 		return fmt.Errorf("otlp http/json: %s: %s", res.Status, bytes.TrimSpace(msg))
+	}
+	return nil
+}
+
+// decodeSpans turns the encoded spans a batch's ScopeSpans carries (see
+// otlpenc.go) into its Spans: protojson writes fields, not bytes.
+func decodeSpans(rs []*tracepb.ResourceSpans) error {
+	for _, r := range rs {
+		for _, ss := range r.ScopeSpans {
+			m := ss.ProtoReflect()
+			raw := m.GetUnknown()
+			if len(raw) == 0 {
+				continue
+			}
+			m.SetUnknown(nil)
+			if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(raw, ss); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
