@@ -221,8 +221,10 @@ func TestWarmup(t *testing.T) {
 	plain := tracedProvider(tr, "plain")
 	cold := tracedProvider(tr, "cold")
 	provs := []config.Provider{
-		{Name: "loader", Type: "ollama", Concurrency: 2, Models: []string{"m1", "m2"}, ThinkingLevels: []*string{nil}, Warmup: true},
-		{Name: "broken", Type: "ollama", Concurrency: 2, Models: []string{"m"}, ThinkingLevels: []*string{nil}, Warmup: true},
+		// loader and broken share a server, so their suites take turns and
+		// no warm-up's clock advance lands inside another's measurement.
+		{Name: "loader", Type: "ollama", Server: config.Server{Endpoint: "http://127.0.0.1:11434"}, Concurrency: 2, Models: []string{"m1", "m2"}, ThinkingLevels: []*string{nil}, Warmup: true},
+		{Name: "broken", Type: "ollama", Server: config.Server{Endpoint: "http://127.0.0.1:11434"}, Concurrency: 2, Models: []string{"m"}, ThinkingLevels: []*string{nil}, Warmup: true},
 		{Name: "plain", Type: "openai_responses", Concurrency: 2, Models: []string{"m"}, ThinkingLevels: []*string{nil}, Warmup: true},
 		{Name: "cold", Type: "openai_responses", Concurrency: 2, Models: []string{"m"}, ThinkingLevels: []*string{nil}},
 	}
