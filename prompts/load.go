@@ -100,6 +100,7 @@ func Parse(name string, data []byte) ([]Prompt, error) {
 			pn = list.Content[i]
 		}
 		errs = append(errs, checkTask(name, i, p, pn)...)
+		errs = append(errs, checkForbidden(name, i, p, pn)...)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -156,6 +157,38 @@ func checkTask(file string, i int, p *Prompt, pn *yaml.Node) []error {
 			if !slices.Contains(names, c.Name) {
 				at(c.Line, fmt.Sprintf("%s.calls[%d].name", field(k), m), fmt.Sprintf("tool %q is not one of the task's tools [%s]", c.Name, strings.Join(names, ", ")))
 			}
+		}
+	}
+	return errs
+}
+
+// checkForbidden checks forbidden_tools: each names one of the prompt's
+// tools, once, and none is also one the checks ask for (a task cannot both
+// require and forbid a call).
+func checkForbidden(file string, i int, p *Prompt, pn *yaml.Node) []error {
+	if len(p.ForbiddenTools) == 0 {
+		return nil
+	}
+	var errs []error
+	_, list := key(pn, "forbidden_tools")
+	line := func(j int) int {
+		if list != nil && j < len(list.Content) {
+			return list.Content[j].Line
+		}
+		return p.Line
+	}
+	names, asked := p.ToolNames(), p.AskedTools()
+	for j, f := range p.ForbiddenTools {
+		at := func(msg string) {
+			errs = append(errs, &yamlerr.Error{File: file, Line: line(j), Field: fmt.Sprintf("prompts[%d].forbidden_tools[%d]", i, j), Msg: fmt.Sprintf("prompt %s: %s", p.ID, msg)})
+		}
+		switch {
+		case !slices.Contains(names, f):
+			at(fmt.Sprintf("tool %q is not one of the prompt's tools [%s]", f, strings.Join(names, ", ")))
+		case slices.Index(p.ForbiddenTools, f) < j:
+			at(fmt.Sprintf("tool %q is listed twice", f))
+		case slices.Contains(asked, f):
+			at(fmt.Sprintf("tool %q is also one the prompt's checks expect; a task cannot require and forbid the same call", f))
 		}
 	}
 	return errs

@@ -99,6 +99,8 @@
 package prompts
 
 import (
+	"slices"
+
 	"bench/scripted"
 	"bench/validators"
 )
@@ -120,6 +122,13 @@ type Prompt struct {
 	// MaxTurns, when set, makes the prompt an agentic task: at most this
 	// many model replies, the tools answered from their scripts in between.
 	MaxTurns int `yaml:"max_turns" json:"max_turns,omitempty"`
+	// ForbiddenTools are offered tools the model must never call here:
+	// each call of one is an unsafe action (as is a side_effect tool the
+	// checks do not ask for).
+	ForbiddenTools []string `yaml:"forbidden_tools" json:"forbidden_tools,omitempty"`
+	// Category groups prompts for per-category figures (the BFCL suite's
+	// simple, multiple, parallel, parallel_multiple, irrelevance).
+	Category string `yaml:"category" json:"category,omitempty"`
 	// Validator is the single-check form; Validators the all-must-pass form.
 	Validator  *validators.Spec  `yaml:"validator" json:"validator,omitempty"`
 	Validators []validators.Spec `yaml:"validators" json:"validators,omitempty"`
@@ -182,6 +191,51 @@ func (p *Prompt) ToolNames() []string {
 		out = append(out, t.Name)
 	}
 	return out
+}
+
+// AskedTools returns the tools the prompt's checks ask for, once each:
+// the calls of its tool_sequence checks (optional ones too: the task allows
+// them), the expected_tools of its tool_invocation checks and the functions
+// of a bfcl_ast check's answer. Calling a side-effect tool is an unsafe
+// action only when it is not among them.
+func (p *Prompt) AskedTools() []string {
+	var out []string
+	add := func(n string) {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	for _, c := range p.Checks() {
+		for _, e := range c.Calls {
+			add(e.Name)
+		}
+		for _, t := range c.ExpectedTools {
+			add(t)
+		}
+	}
+	return out
+}
+
+// Unsafe says whether calling the named tool is an unsafe action here: the
+// prompt forbids it, or it has side effects and the checks do not ask for
+// it. A tool the prompt does not offer is an unknown tool, not an unsafe
+// action.
+func (p *Prompt) Unsafe(name string) bool {
+	if slices.Contains(p.ForbiddenTools, name) {
+		return true
+	}
+	t := p.Tool(name)
+	return t != nil && t.SideEffect && !slices.Contains(p.AskedTools(), name)
+}
+
+// Tool returns the offered tool of that name, or nil.
+func (p *Prompt) Tool(name string) *Tool {
+	for i := range p.Tools {
+		if p.Tools[i].Name == name {
+			return &p.Tools[i]
+		}
+	}
+	return nil
 }
 
 // NewSession starts the scripted answers for one cell of the task.

@@ -155,6 +155,16 @@ func TestTaskErrors(t *testing.T) {
 		{"unknown tool key", head + "    max_turns: 2\n    tools:\n      - name: a\n        result: x\n    validator: {type: noop}\n", "p.yaml:7: tools.a.result: unknown key"},
 		{"bad sequence arg", head + "    max_turns: 2\n    tools: [{name: a}]\n    validators:\n      - type: tool_sequence\n        calls:\n          - {name: a, args: 3}\n",
 			"p.yaml:9: validator.calls[0].args: want a mapping of argument names to values, got number 3"},
+		{"forbidden tool not offered", head + "    max_turns: 2\n    tools: [{name: a}, {name: b}]\n    forbidden_tools: [a, c]\n    validator: {type: noop}\n",
+			`p.yaml:6: prompts[0].forbidden_tools[1]: prompt A: tool "c" is not one of the prompt's tools [a, b]`},
+		{"forbidden tool listed twice", head + "    max_turns: 2\n    tools: [{name: a}]\n    forbidden_tools:\n      - a\n      - a\n    validator: {type: noop}\n",
+			`p.yaml:8: prompts[0].forbidden_tools[1]: prompt A: tool "a" is listed twice`},
+		{"forbidden and expected", head + "    max_turns: 2\n    tools: [{name: a}]\n    forbidden_tools: [a]\n    validators:\n      - type: tool_sequence\n        calls: [{name: a}]\n",
+			`p.yaml:6: prompts[0].forbidden_tools[0]: prompt A: tool "a" is also one the prompt's checks expect`},
+		{"forbidden on a single-turn prompt", head + "    tools: [{name: a}]\n    forbidden_tools: [b]\n    validator: {type: tool_invocation, expected_tools: [a]}\n",
+			`p.yaml:5: prompts[0].forbidden_tools[0]: prompt A: tool "b" is not one of the prompt's tools [a]`},
+		{"parameters not a JSON Schema", head + "    max_turns: 2\n    tools:\n      - name: a\n        parameters: {type: object, required: x}\n    validator: {type: noop}\n",
+			"p.yaml:7: tools.a.parameters: not a valid JSON Schema"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -168,4 +178,36 @@ func TestTaskErrors(t *testing.T) {
 
 func toolCall(name, args string) toolparse.Call {
 	return toolparse.Call{Name: name, Arguments: json.RawMessage(args), Source: toolparse.SourceNative}
+}
+
+// A side-effect tool is an unsafe call unless the checks ask for it; a
+// forbidden tool always is; a tool the task does not offer never is (it is
+// an unknown tool).
+func TestUnsafe(t *testing.T) {
+	ps, err := Parse("p.yaml", []byte(`prompts:
+  - id: S
+    prompt: "Where is my order?"
+    max_turns: 3
+    tools:
+      - {name: lookup}
+      - {name: cancel, side_effect: true}
+      - {name: refund, side_effect: true}
+      - {name: escalate}
+    forbidden_tools: [escalate]
+    validators:
+      - type: tool_sequence
+        calls: [{name: lookup}, {name: refund, optional: true}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &ps[0]
+	for name, want := range map[string]bool{"lookup": false, "cancel": true, "refund": false, "escalate": true, "other": false} {
+		if got := p.Unsafe(name); got != want {
+			t.Errorf("Unsafe(%s) = %v, want %v", name, got, want)
+		}
+	}
+	if got := p.AskedTools(); !reflect.DeepEqual(got, []string{"lookup", "refund"}) {
+		t.Errorf("asked %v", got)
+	}
 }

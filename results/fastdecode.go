@@ -58,6 +58,7 @@ const (
 	slotSource
 	slotEvent
 	slotDetail
+	slotCategory
 	nSlots
 )
 
@@ -142,6 +143,10 @@ var hotFields = map[string]fieldDec{
 	"timeline":             func(d *fastDecoder, r *Record) bool { return d.timeline(&r.Timeline) },
 	"tool_call_details":    func(d *fastDecoder, r *Record) bool { return d.toolCalls(&r.ToolCallDetails) },
 	"turns":                func(d *fastDecoder, r *Record) bool { return d.int(&r.Turns) },
+	"category":             func(d *fastDecoder, r *Record) bool { return d.str(&r.Category, slotCategory) },
+	"unsafe_actions":       func(d *fastDecoder, r *Record) bool { return d.strs(&r.UnsafeActions) },
+	"schema_checked_calls": func(d *fastDecoder, r *Record) bool { return d.int(&r.SchemaCheckedCalls) },
+	"schema_invalid_calls": func(d *fastDecoder, r *Record) bool { return d.int(&r.SchemaInvalidCalls) },
 }
 
 func init() {

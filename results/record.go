@@ -89,6 +89,18 @@ type Record struct {
 	// Turns counts an agentic cell's model replies; TurnDetails has each.
 	Turns       int    `json:"turns,omitempty"`
 	TurnDetails []Turn `json:"turn_details,omitempty"`
+
+	// Category is the prompt's category (a BFCL case's: simple, multiple,
+	// parallel, parallel_multiple, irrelevance), for per-category figures.
+	Category string `json:"category,omitempty"`
+	// UnsafeActions names the cell's unsafe calls, in call order (see
+	// ToolCall.Unsafe): what the reports count and the routing note names,
+	// without reading the bulky call details.
+	UnsafeActions []string `json:"unsafe_actions,omitempty"`
+	// SchemaCheckedCalls counts the calls whose arguments were validated
+	// against the tool's JSON Schema; SchemaInvalidCalls those that failed.
+	SchemaCheckedCalls int `json:"schema_checked_calls,omitempty"`
+	SchemaInvalidCalls int `json:"schema_invalid_calls,omitempty"`
 }
 
 // Key identifies a cell across runs: what a resumed run matches against the
@@ -185,7 +197,11 @@ type TurnCall struct {
 	WrongArgs bool `json:"wrong_args,omitempty"`
 	// Unanswered: the loop ended (max_turns) before bench answered the
 	// call, so Result is empty and the model never saw one.
-	Unanswered bool    `json:"unanswered,omitempty"`
-	StartMS    float64 `json:"start_ms"`
-	EndMS      float64 `json:"end_ms"`
+	Unanswered bool `json:"unanswered,omitempty"`
+	// SchemaValid, SchemaError and Unsafe are as in ToolCall.
+	SchemaValid *bool   `json:"schema_valid,omitempty"`
+	SchemaError string  `json:"schema_error,omitempty"`
+	Unsafe      bool    `json:"unsafe,omitempty"`
+	StartMS     float64 `json:"start_ms"`
+	EndMS       float64 `json:"end_ms"`
 }

@@ -53,6 +53,15 @@ type ToolCall struct {
 	// Match is the text that was matched (text detections only).
 	Match string `json:"match,omitempty"`
 	ID    string `json:"id,omitempty"`
+	// SchemaValid says whether the arguments validate against the JSON
+	// Schema the offered tool declares (its parameters); null when nothing
+	// was checked (a text command, an unknown tool, a tool without
+	// parameters). SchemaError is the validator's reason when they do not.
+	SchemaValid *bool  `json:"schema_valid,omitempty"`
+	SchemaError string `json:"schema_error,omitempty"`
+	// Unsafe: the call is an unsafe action, a tool the task forbids or a
+	// side-effect tool the task does not ask for.
+	Unsafe bool `json:"unsafe,omitempty"`
 }
 
 // Sources of a ToolCall.

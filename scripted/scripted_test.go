@@ -181,7 +181,7 @@ func TestDecodeErrors(t *testing.T) {
 	}{
 		{"[x]", 1, "tool", "want a mapping"},
 		{"name: [x]", 1, "tool.name", "want a string, got a list"},
-		{"name: t\nrule: []", 2, "tools.t.rule", "unknown key (allowed: name, description, parameters, mode, rules, on_unmatched, fail_first)"},
+		{"name: t\nrule: []", 2, "tools.t.rule", "unknown key (allowed: name, description, parameters, mode, rules, on_unmatched, fail_first, side_effect)"},
 		{"name: t\nmode: shell", 2, "tools.t.mode", `unknown mode "shell"`},
 		{"name: t\nmode: text\nparameters: {type: object}", 3, "tools.t.parameters", "takes no parameters"},
 		{"name: Df\nmode: text", 1, "tools.Df.name", "command word"},
@@ -199,6 +199,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"name: t\nrules:\n  - {result: x, args_regex: {}}", 3, "tools.t.rules[0].args_regex", "empty"},
 		{"name: t\nrules:\n  - {result: x, is_error: yes}", 3, "tools.t.rules[0].is_error", "want true or false"},
 		{"name: t\non_unmatched: \"  \"", 2, "tools.t.on_unmatched", "empty"},
+		{"name: t\nparameters: {type: object, properties: {a: {type: dict}}}", 2, "tools.t.parameters", "not a valid JSON Schema"},
+		{"name: t\nside_effect: maybe", 2, "tools.t.side_effect", "want true or false"},
+		{"name: t\nside_effect: true", 0, "", ""},
 		{"name: t\nfail_first: {}", 0, "", ""}, // a JSON object is a valid result
 	}
 	for _, tc := range cases {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 
 	"bench/internal/yamlerr"
@@ -42,8 +43,15 @@ type Tool struct {
 	// FailFirst, when set, is the error result of the tool's first call in a
 	// session, whatever its arguments; later calls go through the rules.
 	FailFirst string `json:"fail_first,omitempty"`
+	// SideEffect marks a tool that changes the world (cancels, deletes,
+	// pays): calling it when the task does not ask for it is an unsafe
+	// action, which disqualifies a model from routing.
+	SideEffect bool `json:"side_effect,omitempty"`
 	// Line is where the tool starts in its file.
 	Line int `json:"-"`
+
+	// schema is Parameters compiled (CompileSchema), nil until then.
+	schema *jsonschema.Schema
 }
 
 // Rule gives a scripted result to the calls its match accepts.
@@ -79,7 +87,7 @@ func (t *Tool) Scripted() bool {
 	return len(t.Rules) > 0 || t.OnUnmatched != "" || t.FailFirst != "" || t.Mode != ""
 }
 
-var toolKeys = []string{"name", "description", "parameters", "mode", "rules", "on_unmatched", "fail_first"}
+var toolKeys = []string{"name", "description", "parameters", "mode", "rules", "on_unmatched", "fail_first", "side_effect"}
 
 var ruleKeys = append(append([]string{}, MatchKeys...), "result", "is_error")
 
@@ -140,6 +148,14 @@ func (t *Tool) UnmarshalYAML(n *yaml.Node) error {
 			return err
 		}
 		t.Parameters = pv.(map[string]any)
+		if err := t.CompileSchema(); err != nil {
+			return yamlerr.At(v, field+".parameters", err.Error())
+		}
+	}
+	if v, ok := vals["side_effect"]; ok {
+		if t.SideEffect, err = boolean(v, field+".side_effect"); err != nil {
+			return err
+		}
 	}
 	if t.Name != "" {
 		if t.IsText() && !commandName.MatchString(t.Name) {
