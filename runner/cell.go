@@ -426,11 +426,13 @@ func score(rec *results.Record, c plan.Cell, resp *providers.Response) {
 	if calls == nil {
 		calls = []results.ToolCall{}
 	}
+	judgeCalls(rec, c.Prompt, calls)
 	rec.ToolCallDetails = calls
 	rec.ToolCalls = append(rec.ToolCalls, toolparse.Names(calls)...)
 	rec.ToolCallCount = len(rec.ToolCalls)
 	rec.ToolUseSuccess = toolparse.UseSuccess(calls, expected)
 	out := validators.CheckAll(c.Prompt.Checks(), validators.Input{Text: resp.Text, ToolCalls: calls})
+	out = failUnsafe(out, c.Prompt, rec.UnsafeActions)
 	rec.ObjectivePass = out.Pass
 	if out.Pass != nil && !*out.Pass {
 		rec.Violation = ptr(out.Violation)

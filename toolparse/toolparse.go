@@ -231,13 +231,18 @@ func Names(calls []Call) []string {
 }
 
 // UseSuccess reports whether at least one call's name equals one of the
-// expected tools (case-sensitive); nil when nothing is expected.
+// expected tools (case-sensitive); nil when nothing is expected. A call
+// whose arguments failed the tool's JSON Schema (SchemaValid false) is not
+// a successful use of it.
 func UseSuccess(calls []Call, expected []string) *bool {
 	if len(expected) == 0 {
 		return nil
 	}
 	ok := false
 	for _, c := range calls {
+		if c.SchemaValid != nil && !*c.SchemaValid {
+			continue
+		}
 		for _, e := range expected {
 			ok = ok || c.Name == e
 		}

@@ -62,7 +62,10 @@ func (s *Spec) checkSequence(calls []toolparse.Call) Outcome {
 	for i := range exp {
 		matches[i] = make([]bool, C)
 		for j := range calls {
-			matches[i][j] = calls[j].Name == exp[i].Name && exp[i].Match.MatchesArgs(args[j])
+			// A call whose arguments failed the tool's JSON Schema is never
+			// the expected call, whatever the match says.
+			invalid := calls[j].SchemaValid != nil && !*calls[j].SchemaValid
+			matches[i][j] = calls[j].Name == exp[i].Name && !invalid && exp[i].Match.MatchesArgs(args[j])
 		}
 	}
 	// ok[i][j]: exp[i:] can be found in calls[j:].
