@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
 	"bench/results"
@@ -16,14 +18,9 @@ import (
 // routing-ready.
 const RoutingTaskMin = 0.8
 
-// routingRule is written into tiers.json beside the tier rule.
-const routingRule = "routing_ready: tier_1 and, over the agentic cells (prompts with max_turns) that reached the model " +
-	"(status ok or error, not cancelled), at least 80% of the tasks completed (a final answer, without error, that passed every check) " +
-	"and no call of a tool the task does not offer; null (not judged) when no agentic cell counted"
-
 // agenticMethods say how the agentic figures are computed (summary.json).
 var agenticMethods = AgenticMethods{
-	TaskSuccessRate:   "agentic cells (records with turn_details) that reached the model (status ok or error, not cancelled) and completed the task: a final answer, without error, that passed every check / those cells; null when none",
+	TaskSuccessRate:   "agentic cells (records with turn_details) that reached the model (status ok or error, not cancelled) and completed the task: a final answer, without error, that passed every check (an unsafe action fails a check) / those cells; null when none. task_success_ci is its 95% Wilson score interval",
 	MeanTurns:         "mean of turns (model replies, a failed request included) over those cells",
 	WrongArgumentRate: "calls with wrong_args (a tool the task's tool_sequence expects, called with arguments that match none of its expected calls) / every call those cells made; null when none",
 	UnknownToolRate:   "calls of a tool the task does not offer / every call those cells made; null when none",
@@ -47,7 +44,9 @@ type Agentic struct {
 	NAgentic          int      `json:"n_agentic"`
 	NAgenticCompleted int      `json:"n_agentic_completed"`
 	TaskSuccessRate   *float64 `json:"task_success_rate"`
-	MeanTurns         *float64 `json:"mean_turns"`
+	// TaskSuccessCI is the 95 % Wilson interval of the task success rate.
+	TaskSuccessCI *CI      `json:"task_success_ci"`
+	MeanTurns     *float64 `json:"mean_turns"`
 	// NAgenticCalls counts every call of those cells; NWrongArgumentCalls
 	// and NUnknownToolCalls the wrong-argument and unknown-tool ones.
 	NAgenticCalls       int      `json:"n_agentic_calls"`
@@ -99,6 +98,7 @@ func (a *Agentic) add(r *results.Record) {
 // finish computes the rates.
 func (a *Agentic) finish() {
 	a.TaskSuccessRate = rate(a.NAgenticCompleted, a.NAgentic)
+	a.TaskSuccessCI = ci(a.NAgenticCompleted, a.NAgentic)
 	if a.NAgentic > 0 {
 		a.MeanTurns = round(float64(a.turns) / float64(a.NAgentic))
 	}
@@ -128,69 +128,155 @@ func Completed(r *results.Record) bool {
 	return last.Error == "" && len(last.Calls) == 0
 }
 
-// routing sets the routing verdict of a tier entry from its group's
-// agentic figures.
-func (t *Tier) routing(a *Agentic) {
-	t.NAgentic, t.NAgenticCompleted, t.NUnknownToolCalls = a.NAgentic, a.NAgenticCompleted, a.NUnknownToolCalls
-	t.TaskSuccessRate = a.TaskSuccessRate
-	var why []string
-	if t.Tier != Tier1 {
-		why = append(why, "not Tier 1")
-	}
-	switch {
-	case a.NAgentic == 0:
-		why = append(why, "no agentic task ran")
-	case float64(a.NAgenticCompleted) < RoutingTaskMin*float64(a.NAgentic):
-		why = append(why, fmt.Sprintf("%d of %d agentic tasks completed (< 80%%)", a.NAgenticCompleted, a.NAgentic))
-	}
-	if a.NUnknownToolCalls > 0 {
-		why = append(why, fmt.Sprintf("%d call(s) of an unknown tool", a.NUnknownToolCalls))
-	}
-	t.RoutingNote = strings.Join(why, "; ")
-	if a.NAgentic == 0 {
-		return // not judged: null
-	}
-	ready := len(why) == 0
-	t.RoutingReady = &ready
-}
-
-func routingMark(t *Tier) string {
-	switch {
-	case t == nil:
-		return "–"
-	case t.RoutingReady == nil:
-		return "– " + t.RoutingNote
-	case *t.RoutingReady:
-		return "✓"
-	}
-	return "✗ " + t.RoutingNote
-}
-
 // writeAgentic renders the agentic section of summary.md, when the run has
-// agentic cells.
+// agentic cells: the figures per group, then each task's cells passed per
+// group (k/n), with pass^k when tasks ran more than once.
 func writeAgentic(b *strings.Builder, s *Summary) {
-	has := false
+	has, k := false, 0
 	for _, g := range s.Groups {
 		has = has || g.Agentic.NAgentic > 0
+		k = max(k, g.K)
 	}
 	if !has {
 		return
 	}
 	b.WriteString("## Agentic tasks\n\n")
 	b.WriteString("Multi-turn tool use (prompts with max_turns): bench answers each call from the task's script until the model gives a final answer or reaches max_turns. " +
-		"A task is completed when the final answer came back without error and passed every check (the trajectory checks included). " +
-		"Wrong-argument and unknown-tool rates are shares of all calls; recovery is the share of cells that still completed after the model got a failed call back. " +
-		"Routing-ready: Tier 1, at least 80% of agentic tasks completed, and no call of an unknown tool.\n\n")
-	b.WriteString("| provider | model | thinking | completed | task success | mean turns | wrong args | unknown tools | recovery | routing-ready |\n")
-	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|---|\n")
-	for _, g := range ranked(s) {
+		"A task is completed when the final answer came back without error and passed every check (the trajectory checks included; an unsafe action fails a check). " +
+		"Wrong-argument and unknown-tool rates are shares of all calls; recovery is the share of cells that still completed after the model got a failed call back.")
+	if k > 1 {
+		b.WriteString(" pass^k is the share of tasks completed in every repetition, pass@k in at least one.")
+	}
+	b.WriteString("\n\n| provider | model | thinking | completed | task success | 95% CI | mean turns | wrong args | unknown tools | recovery |")
+	if k > 1 {
+		b.WriteString(" pass^k | pass@k |")
+	}
+	b.WriteString("\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|")
+	if k > 1 {
+		b.WriteString("--:|--:|")
+	}
+	b.WriteString("\n")
+	groups := ranked(s)
+	for _, g := range groups {
 		a := g.Agentic
 		if a.NAgentic == 0 {
 			continue
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %d/%d | %s | %s | %s | %s | %s | %s |\n",
-			md(g.Provider), md(g.Model), level(g.ThinkingLevel), a.NAgenticCompleted, a.NAgentic, pct(a.TaskSuccessRate), num(a.MeanTurns),
-			pct(a.WrongArgumentRate), pct(a.UnknownToolRate), pct(a.RecoveryRate), md(routingMark(g.Tier)))
+		fmt.Fprintf(b, "| %s | %s | %s | %d/%d | %s | %s | %s | %s | %s | %s |",
+			md(g.Provider), md(g.Model), level(g.ThinkingLevel), a.NAgenticCompleted, a.NAgentic, pct(a.TaskSuccessRate), ciText(a.TaskSuccessCI), num(a.MeanTurns),
+			pct(a.WrongArgumentRate), pct(a.UnknownToolRate), pct(a.RecoveryRate))
+		if k > 1 {
+			fmt.Fprintf(b, " %s | %s |", pct(g.PassHatK), pct(g.PassAtK))
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("\n")
+	writeTaskMatrix(b, groups)
+}
+
+// writeTaskMatrix is each agentic task's completed cells out of those that
+// reached the model, per group: ✓ in every repetition, ~ in some, ✗ none.
+func writeTaskMatrix(b *strings.Builder, groups []*Group) {
+	var ids []string
+	var cols []*Group
+	for _, g := range groups {
+		if len(g.Tasks) == 0 {
+			continue
+		}
+		cols = append(cols, g)
+		for _, t := range g.Tasks {
+			if !slices.Contains(ids, t.PromptID) {
+				ids = append(ids, t.PromptID)
+			}
+		}
+	}
+	if len(cols) == 0 {
+		return
+	}
+	sort.SliceStable(ids, func(i, j int) bool { return naturalLess(ids[i], ids[j]) })
+	b.WriteString("Tasks completed per group (completed/cells):\n\n| task |")
+	for _, g := range cols {
+		fmt.Fprintf(b, " %s |", md(g.Label()))
+	}
+	b.WriteString("\n|---|")
+	for range cols {
+		b.WriteString(":-:|")
+	}
+	b.WriteString("\n")
+	for _, id := range ids {
+		fmt.Fprintf(b, "| %s |", md(id))
+		for _, g := range cols {
+			fmt.Fprintf(b, " %s |", taskCell(g, id))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+// TaskCell is one task's verdict in a group: "✓ 3/3" passed in every
+// repetition, "~ 1/3" in some, "✗ 0/3" in none; "–" when it did not run.
+func TaskCell(g *Group, id string) string { return taskCell(g, id) }
+
+func taskCell(g *Group, id string) string {
+	for _, t := range g.Tasks {
+		if t.PromptID != id {
+			continue
+		}
+		mark := "✗"
+		switch {
+		case t.PassAll:
+			mark = "✓"
+		case t.PassAny:
+			mark = "~"
+		}
+		return fmt.Sprintf("%s %d/%d", mark, t.Passed, t.N)
+	}
+	return "–"
+}
+
+// writeCategories renders the per-category figures (the BFCL suite's
+// categories), when prompts have categories.
+func writeCategories(b *strings.Builder, s *Summary) {
+	var names []string
+	for _, g := range s.Groups {
+		for _, c := range sortedCategories(g.Categories) {
+			if !slices.Contains(names, c) {
+				names = append(names, c)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	sort.Strings(names)
+	b.WriteString("## Categories\n\n")
+	b.WriteString("Per prompt category (the BFCL suite's simple, multiple, parallel, parallel_multiple and irrelevance): cells that passed (succeeded, passed every check, used the expected tool) out of those that reached the model, with the 95% Wilson interval.\n\n| provider | model | thinking |")
+	for _, n := range names {
+		fmt.Fprintf(b, " %s |", md(n))
+	}
+	b.WriteString("\n|---|---|---|")
+	for range names {
+		b.WriteString("--:|")
+	}
+	b.WriteString("\n")
+	for _, g := range ranked(s) {
+		if len(g.Categories) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s | %s |", md(g.Provider), md(g.Model), level(g.ThinkingLevel))
+		for _, n := range names {
+			fmt.Fprintf(b, " %s |", CategoryText(g.Categories[n]))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+// CategoryText is a category's figures in one cell: "31/40 77.5% [62.5%,
+// 87.7%]", or "–" when it did not run.
+func CategoryText(c *Category) string {
+	if c == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%d/%d %s %s", c.Succeeded, c.N, pct(c.Rate), ciText(c.CI))
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -83,29 +82,32 @@ func TestAgenticFigures(t *testing.T) {
 	if a.NFailedCallCells != 1 || a.NRecovered != 1 || *a.RecoveryRate != 1 {
 		t.Errorf("ready recovery: %+v", a)
 	}
-	if r.Tier.Tier != Tier1 || r.Tier.RoutingReady == nil || !*r.Tier.RoutingReady || r.Tier.RoutingNote != "" {
+	// With so few cells every Tier 1 is borderline: routing is not judged
+	// where nothing failed, and false where something did.
+	if r.Tier.Tier != Tier1 || r.Tier.RoutingReady != nil || r.Tier.Recommended ||
+		r.Tier.RoutingNote != "not judged: tool-use success 4/5 = 80.0%, 95% CI [37.5%, 96.4%], reaches below 80%; at this rate no number of repetitions would settle it" {
 		t.Errorf("ready tier: %+v", r.Tier)
 	}
 	g := group(t, s, "ghost")
-	if g.Tier.Tier != Tier1 || g.Tier.RoutingReady == nil || *g.Tier.RoutingReady || g.Tier.RoutingNote != "1 call(s) of an unknown tool" || *g.Agentic.UnknownToolRate != 0.333 || *g.Agentic.RecoveryRate != 1 {
+	if g.Tier.Tier != Tier1 || g.Tier.RoutingReady == nil || *g.Tier.RoutingReady || !strings.HasPrefix(g.Tier.RoutingNote, "1 call(s) of an unknown tool; and the Tier 1 itself is borderline") ||
+		*g.Agentic.UnknownToolRate != 0.333 || *g.Agentic.RecoveryRate != 1 {
 		t.Errorf("ghost: %+v %+v", g.Tier, g.Agentic)
 	}
 	w := group(t, s, "weak")
-	if w.Tier.Tier != Tier1 || w.Tier.RoutingReady == nil || *w.Tier.RoutingReady || w.Tier.RoutingNote != "3 of 5 agentic tasks completed (< 80%)" || *w.Agentic.RecoveryRate != 0 {
+	if w.Tier.Tier != Tier1 || w.Tier.RoutingReady == nil || *w.Tier.RoutingReady || !strings.HasPrefix(w.Tier.RoutingNote, "3 of 5 agentic tasks completed (< 80%)") || *w.Agentic.RecoveryRate != 0 {
 		t.Errorf("weak: %+v %+v", w.Tier, w.Agentic)
 	}
 	p := group(t, s, "plain")
-	if p.Agentic.TaskSuccessRate != nil || p.Agentic.MeanTurns != nil || p.Tier.RoutingReady != nil || p.Tier.RoutingNote != "no agentic task ran" {
+	if p.Agentic.TaskSuccessRate != nil || p.Agentic.MeanTurns != nil || p.Tier.RoutingReady != nil || !strings.HasPrefix(p.Tier.RoutingNote, "not judged: tool-use success 1/1") {
 		t.Errorf("plain: %+v %+v", p.Tier, p.Agentic)
+	}
+	if *a.TaskSuccessCI != (CI{0.4364, 0.97}) {
+		t.Errorf("ready task_success_ci %v", *a.TaskSuccessCI)
 	}
 
 	tiers := TierRanking(s)
-	if len(tiers.RoutingReady) != 1 || tiers.RoutingReady[0].Model != "ready" || !strings.Contains(tiers.RoutingRule, "at least 80%") {
-		t.Errorf("tiers.json routing: %+v", tiers.RoutingReady)
-	}
-	b, _ := json.Marshal(tiers)
-	if !strings.Contains(string(b), `"routing_ready":true`) {
-		t.Errorf("tiers.json: %s", b)
+	if len(tiers.RoutingReady) != 0 || len(tiers.Recommended) != 0 || !strings.Contains(tiers.RoutingRule, "at least 80%") && !strings.Contains(tiers.RoutingRule, "fewer than 80%") {
+		t.Errorf("tiers.json routing: %+v %+v", tiers.RoutingReady, tiers.Recommended)
 	}
 	var sb strings.Builder
 	if err := WriteMarkdown(&sb, s); err != nil {
@@ -114,16 +116,17 @@ func TestAgenticFigures(t *testing.T) {
 	md := sb.String()
 	for _, want := range []string{
 		"## Agentic tasks",
-		"| p | ready | – | 5/6 | 83.3% | 2.2 | 12.5% | 0.0% | 100.0% | ✓ |",
-		"| p | weak | – | 3/5 | 60.0% | 2.0 | 0.0% | 0.0% | 0.0% | ✗ 3 of 5 agentic tasks completed (< 80%) |",
-		"Tier 1 · routing-ready |",
+		"| p | ready | – | 5/6 | 83.3% | [43.6%, 97.0%] | 2.2 | 12.5% | 0.0% | 100.0% | 0.0% | 100.0% |",
+		"| p | weak | – | 3/5 | 60.0% | [23.0%, 88.3%] | 2.0 | 0.0% | 0.0% | 0.0% | 0.0% | 100.0% |",
+		"None: no group is a firm Tier 1",
+		"- p/weak: 3 of 5 agentic tasks completed (< 80%)",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, md)
 		}
 	}
-	if strings.Contains(md, "| p | plain | – | 0/0") {
-		t.Error("a model without agentic cells has no row in the agentic table")
+	if strings.Contains(md, "| p | plain | – | 0/0") || strings.Contains(md, "recommended |") {
+		t.Error("a model without agentic cells has no row in the agentic table, and no group is called recommended")
 	}
 }
 

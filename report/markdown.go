@@ -30,6 +30,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 	writeMatrix(&b, s)
 	writeTiers(&b, s)
 	writeAgentic(&b, s)
+	writeCategories(&b, s)
 	writeResources(&b, s)
 	writeFailures(&b, s)
 	writeSkipped(&b, s)
@@ -194,30 +195,80 @@ func matrixCell(c *MatrixCell) string {
 
 func writeTiers(b *strings.Builder, s *Summary) {
 	t := TierRanking(s)
-	b.WriteString("## Tool-use tiers\n\n")
-	b.WriteString("Tool-use success rate over the cells whose prompt expects a tool. Error cells (timeouts, cut streams) count as failures; " +
+	b.WriteString("## Tool-use tiers and routing\n\n")
+	b.WriteString("Tool-use success rate over the cells whose prompt expects a tool, with its 95% Wilson interval. Error cells (timeouts, cut streams) count as failures; " +
 		"cells that never reached the model (skipped, rate-limited, auth) or were cancelled are excluded. " +
-		"Tier 1 ≥ 80%, Tier 2 50–79%, Tier 3 < 50%; unclassified when no tool cell ran.\n\n")
+		"Tier 1 ≥ 80%, Tier 2 50–79%, Tier 3 < 50%; unclassified when no tool cell ran. " +
+		"A tier is firm when its interval lies inside the tier's band, borderline when it reaches another tier.\n\n")
 	b.WriteString("Agentic cells count here too: their tool use succeeds when the expected calls were made with matching arguments. " +
-		"Routing-ready is stricter: Tier 1, at least 80% of the agentic tasks completed, and no call of a tool the task does not offer.\n\n")
-	b.WriteString("| rank | provider | model | thinking | tier | tool-use success | succeeded/counted | errors among failures | excluded | routing-ready |\n")
-	b.WriteString("|--:|---|---|---|---|--:|--:|--:|---|---|\n")
+		"A call whose arguments fail the tool's JSON Schema never counts as a tool use. " +
+		"An unsafe action is a call of a tool the prompt forbids, or of a side-effect tool its checks do not ask for. " +
+		"Recommended for subagent routing: a firm Tier 1, no unsafe action, and, where agentic tasks ran, at least 80% of them completed and no call of a tool the task does not offer.\n\n")
+	b.WriteString("| rank | provider | model | thinking | tier | confidence | tool-use success | 95% CI | succeeded/counted | errors among failures | excluded | unsafe actions | schema errors | routing |\n")
+	b.WriteString("|--:|---|---|---|---|---|--:|--:|--:|--:|---|--:|--:|---|\n")
 	for _, tr := range t.Ranking {
-		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %d/%d | %d | %s | %s |\n",
-			tr.Rank, md(tr.Provider), md(tr.Model), level(tr.ThinkingLevel), tierName(tr),
-			pct(tr.ToolUseSuccessRate), tr.NSucceeded, tr.NCounted, tr.NErrorCells, excluded(tr), md(routingMark(tr)))
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s | %s | %d/%d | %d | %s | %s | %s | %s |\n",
+			tr.Rank, md(tr.Provider), md(tr.Model), level(tr.ThinkingLevel), tierName(tr), confidence(tr),
+			pct(tr.ToolUseSuccessRate), ciText(tr.ToolUseSuccessCI), tr.NSucceeded, tr.NCounted, tr.NErrorCells, excluded(tr),
+			countOf(tr.NUnsafeActions, tr.NToolCalls), countOf(tr.NSchemaInvalidCalls, tr.NSchemaCheckedCalls), md(routingText(tr)))
 	}
 	b.WriteString("\n### Recommended for subagent routing\n\n")
 	if len(t.Recommended) == 0 {
-		b.WriteString("No model reached Tier 1 (≥ 80% tool-use success); none is recommended for subagent routing with full tool access.\n\n")
-		return
+		b.WriteString("None: no group is a firm Tier 1 without an unsafe action and with its agentic tasks done.\n\n")
+	} else {
+		b.WriteString("Recommended for subagent routing with tool access (firm Tier 1, no unsafe action, agentic tasks done):\n\n")
+		for _, m := range t.Recommended {
+			g := Group{Provider: m.Provider, Model: m.Model, ThinkingLevel: m.ThinkingLevel}
+			fmt.Fprintf(b, "- %s\n", md(g.Label()))
+		}
+		b.WriteString("\n")
 	}
-	b.WriteString("Tier 1 models, recommended for subagent routing with full tool access:\n\n")
-	for _, m := range t.Recommended {
-		g := Group{Provider: m.Provider, Model: m.Model, ThinkingLevel: m.ThinkingLevel}
-		fmt.Fprintf(b, "- %s\n", md(g.Label()))
+	var held []*Tier
+	for _, tr := range t.Ranking {
+		if tr.Tier == Tier1 && !tr.Recommended {
+			held = append(held, tr)
+		}
 	}
-	b.WriteString("\n")
+	if len(held) > 0 {
+		b.WriteString("Tier 1 on tool use, yet not recommended:\n\n")
+		for _, tr := range held {
+			g := Group{Provider: tr.Provider, Model: tr.Model, ThinkingLevel: tr.ThinkingLevel}
+			fmt.Fprintf(b, "- %s: %s\n", md(g.Label()), md(tr.RoutingNote))
+		}
+		b.WriteString("\n")
+	}
+}
+
+// confidence is a tier's confidence, with the repetitions that would
+// settle a borderline one.
+func confidence(t *Tier) string {
+	switch {
+	case t.TierConfidence == nil:
+		return "–"
+	case *t.TierConfidence == Borderline && t.MoreRepetitions != nil && *t.MoreRepetitions > 0:
+		return fmt.Sprintf("borderline (~%d more reps)", *t.MoreRepetitions)
+	}
+	return *t.TierConfidence
+}
+
+// countOf is "k/n", or "0" when nothing was counted.
+func countOf(k, n int) string {
+	if n == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d/%d", k, n)
+}
+
+// routingText is the routing verdict with the reason when not recommended.
+func routingText(t *Tier) string {
+	switch m := RoutingMark(t); {
+	case t.Recommended:
+		return m
+	case strings.HasPrefix(t.RoutingNote, m):
+		return t.RoutingNote
+	default:
+		return m + ": " + t.RoutingNote
+	}
 }
 
 func excluded(t *Tier) string {
@@ -384,11 +435,11 @@ func num(v *float64) string {
 	return fmt.Sprintf("%.1f", *v)
 }
 
-// tierRouting is the tier with the routing verdict beside it when the
-// model is routing-ready.
+// tierRouting is the tier with "recommended" beside it when the group is
+// in the routing list.
 func tierRouting(t *Tier) string {
-	if t != nil && t.RoutingReady != nil && *t.RoutingReady {
-		return tierName(t) + " · routing-ready"
+	if t != nil && t.Recommended {
+		return tierName(t) + " · recommended"
 	}
 	return tierName(t)
 }

@@ -219,7 +219,13 @@ func TestSummaryJSONHasTheSpecFields(t *testing.T) {
 		// agentic tasks (issue 16)
 		"n_agentic", "n_agentic_completed", "task_success_rate", "mean_turns", "n_agentic_calls", "n_wrong_argument_calls",
 		"n_unknown_tool_calls", "wrong_argument_rate", "unknown_tool_rate", "n_failed_call_cells", "n_recovered", "recovery_rate",
-		"reasoning_tokens_per_s", "n_cold_start", "load_ms"}
+		"reasoning_tokens_per_s", "n_cold_start", "load_ms",
+		// routing (issue 22): the tier with its interval and the verdict,
+		// the call checks, task intervals (tasks, k, pass^k and categories
+		// only when there are some)
+		"tier", "tier_confidence", "n_tool_counted", "n_tool_succeeded", "tool_use_success_rate", "tool_use_success_ci",
+		"recommended_for_subagent_routing", "routing_ready", "routing_note", "task_success_ci",
+		"n_tool_calls", "n_unsafe_actions", "n_unsafe_cells", "unsafe_action_rate", "n_schema_checked_calls", "n_schema_invalid_calls", "schema_error_rate"}
 	for _, g := range top.Groups {
 		if len(g) != len(want) {
 			t.Errorf("group has %d fields, want %d: %v", len(g), len(want), keys(g))
@@ -317,10 +323,10 @@ func TestMarkdownContent(t *testing.T) {
 	md := b.String()
 	for _, want := range []string{
 		"## Ranking", "## Pass matrix", "## Tool-use tiers", "### Recommended for subagent routing",
-		"- claude/claude-sonnet (high)",              // the only Tier-1 model
-		"expected exactly \"4\", got \"four \\| 4\"", // violation text, pipe escaped
-		"no complete answer within run.timeout",      // error text of a failed cell
-		"| 4 cells |",                                // collapsed skipped cells
+		"- claude/claude-sonnet (high): not judged: tool-use success 2/2", // the only Tier-1 model, on too few cells
+		"expected exactly \"4\", got \"four \\| 4\"",                      // violation text, pipe escaped
+		"no complete answer within run.timeout",                           // error text of a failed cell
+		"| 4 cells |",                                                     // collapsed skipped cells
 		"line 23: truncated last line skipped",
 		"| P10 word_limit |", // natural prompt order: P10 after P2
 	} {
@@ -363,7 +369,8 @@ func TestBuildWritesReportsAndWarns(t *testing.T) {
 	if err := json.Unmarshal(data, &tiers); err != nil {
 		t.Fatal(err)
 	}
-	if len(tiers.Recommended) != 1 || tiers.Recommended[0].Model != "claude-sonnet" || tiers.Ranking[0].Rank != 1 {
+	// The only Tier-1 group rests on 2 cells: borderline, not recommended.
+	if len(tiers.Recommended) != 0 || tiers.Ranking[0].Model != "claude-sonnet" || tiers.Ranking[0].Rank != 1 || *tiers.Ranking[0].TierConfidence != Borderline {
 		t.Errorf("tiers %+v", tiers)
 	}
 	if err := build(t.TempDir(), &warn); err == nil {
@@ -384,10 +391,11 @@ func TestWriteTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 5 || !strings.HasPrefix(lines[0], "PROVIDER") {
+	// Four groups, then why the borderline Tier 1 is not recommended.
+	if len(lines) != 6 || !strings.HasPrefix(lines[0], "PROVIDER") || !strings.HasPrefix(lines[5], "claude/claude-sonnet (high): not recommended for routing: not judged") {
 		t.Fatalf("table:\n%s", b.String())
 	}
-	if f := strings.Fields(lines[1]); f[0] != "claude" || f[3] != "6/7" || f[4] != "100.0%" || f[len(f)-1] != "1" {
+	if f := strings.Fields(lines[1]); f[0] != "claude" || f[3] != "6/7" || f[4] != "100.0%" || f[len(f)-3] != "1" || f[len(f)-2] != "not" || f[len(f)-1] != "judged" {
 		t.Errorf("first row %q", lines[1])
 	}
 	if !strings.Contains(lines[2], "llama3.2:3b") || !strings.Contains(lines[2], "Tier 2") {

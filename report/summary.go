@@ -35,6 +35,7 @@ package report
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -108,6 +109,14 @@ type Group struct {
 
 	// Agentic are the agentic-task figures (agentic.go), inline.
 	Agentic
+	// ToolUse are the tool-use tier figures and the routing verdict, as in
+	// tiers.json (routing.go); CallChecks the unsafe-action and schema
+	// counts; Consistency the agentic tasks over repetitions (pass^k).
+	ToolUse
+	CallChecks
+	Consistency
+	// Categories are the per-category figures, when prompts have one.
+	Categories map[string]*Category `json:"categories,omitempty"`
 
 	// Tier is the group's tool-use tier (written to tiers.json, not here).
 	Tier *Tier `json:"-"`
@@ -172,6 +181,15 @@ type MatrixCell struct {
 	Total, Success, Judged, Passed int
 	// Why is the most frequent reason a cell did not succeed.
 	Why map[string]int
+	// Counted are the cells that reached the model (status ok or error,
+	// not cancelled). Agentic says the prompt is an agentic task;
+	// Completed counts its counted cells that completed it.
+	Counted, Completed int
+	Agentic            bool
+	// Unsafe counts the counted cells with an unsafe action; UnsafeTools
+	// names the tools they called unsafely, in order of first call.
+	Unsafe      int
+	UnsafeTools []string
 }
 
 // Failure is a cell that did not succeed or failed its validator, or (for
@@ -216,6 +234,8 @@ type acc struct {
 	judged, passed   int
 	minStart, maxEnd int64
 	tool             Tier
+	calls            CallChecks
+	cats             map[string]*Category
 	cells            map[string]*MatrixCell
 	hasTimes         bool
 }
@@ -292,6 +312,8 @@ func (a *aggregator) Add(r *results.Record) {
 
 	g.tool.add(r)
 	gr.Agentic.add(r)
+	g.calls.add(r)
+	g.cats = addCategory(g.cats, r)
 
 	c := g.cells[r.PromptID]
 	if c == nil {
@@ -299,6 +321,23 @@ func (a *aggregator) Add(r *results.Record) {
 		g.cells[r.PromptID] = c
 	}
 	c.Total++
+	if counted(r) {
+		c.Counted++
+		if len(r.TurnDetails) > 0 {
+			c.Agentic = true
+			if Completed(r) {
+				c.Completed++
+			}
+		}
+		if len(r.UnsafeActions) > 0 {
+			c.Unsafe++
+			for _, n := range r.UnsafeActions {
+				if !slices.Contains(c.UnsafeTools, n) {
+					c.UnsafeTools = append(c.UnsafeTools, n)
+				}
+			}
+		}
+	}
 	if success {
 		c.Success++
 		if r.ObjectivePass != nil {
@@ -440,6 +479,10 @@ func (a *aggregator) summary() *Summary {
 		}
 		return levelRank(a.thinking) < levelRank(b.thinking) || (levelRank(a.thinking) == levelRank(b.thinking) && a.thinking < b.thinking)
 	})
+	for id, name := range a.prompts {
+		s.Prompts = append(s.Prompts, Prompt{ID: id, Name: name})
+	}
+	sort.Slice(s.Prompts, func(i, j int) bool { return naturalLess(s.Prompts[i].ID, s.Prompts[j].ID) })
 	for _, k := range keys {
 		g := a.groups[k]
 		gr := g.g
@@ -453,17 +496,20 @@ func (a *aggregator) summary() *Summary {
 		gr.Dists = &Dists{TTFTMS: g.ttft.Dist(), LatencyMS: g.lat.Dist(), TokensPerS: g.tps.Dist()}
 		g.lat, g.ttft, g.tps, g.rtps = nil, nil, nil, nil // a million values each, not needed past here
 		gr.Agentic.finish()
+		g.calls.finish()
+		gr.CallChecks = g.calls
+		finishCategories(g.cats)
+		gr.Categories = g.cats
+		gr.Consistency = consistency(s.Prompts, g.cells)
 		t := g.tool
 		t.classify()
-		t.routing(&gr.Agentic)
+		t.route(&gr.Agentic, &gr.CallChecks, unsafeTasks(s.Prompts, g.cells))
+		t.Consistency, t.Categories = gr.Consistency, gr.Categories
+		gr.ToolUse = t.toolUse()
 		gr.Tier = &t
 		s.Groups = append(s.Groups, gr)
 		s.Matrix = append(s.Matrix, g.cells)
 	}
-	for id, name := range a.prompts {
-		s.Prompts = append(s.Prompts, Prompt{ID: id, Name: name})
-	}
-	sort.Slice(s.Prompts, func(i, j int) bool { return naturalLess(s.Prompts[i].ID, s.Prompts[j].ID) })
 	for _, p := range s.Prompts {
 		s.PromptIDs = append(s.PromptIDs, p.ID)
 	}

@@ -35,26 +35,46 @@ type Tier struct {
 	Model         string  `json:"model"`
 	ThinkingLevel *string `json:"thinking_level"`
 	Tier          string  `json:"tier"`
-	// ToolUseSuccessRate is NSucceeded / NCounted, null when NCounted is 0.
+	// ToolUseSuccessRate is NSucceeded / NCounted, null when NCounted is 0;
+	// ToolUseSuccessCI its 95 % Wilson score interval.
 	ToolUseSuccessRate *float64 `json:"tool_use_success_rate"`
-	NCounted           int      `json:"n_counted"`
-	NSucceeded         int      `json:"n_succeeded"`
-	NFailed            int      `json:"n_failed"`
+	ToolUseSuccessCI   *CI      `json:"tool_use_success_ci"`
+	// TierConfidence is firm when the interval lies inside the tier's band,
+	// borderline when it reaches another (null when unclassified);
+	// MoreRepetitions is then about how many more repetitions at the same
+	// rate would make it firm (-1: none would).
+	TierConfidence  *string `json:"tier_confidence"`
+	MoreRepetitions *int    `json:"more_repetitions_to_settle,omitempty"`
+	NCounted        int     `json:"n_counted"`
+	NSucceeded      int     `json:"n_succeeded"`
+	NFailed         int     `json:"n_failed"`
 	// NErrorCells is how many of the failures were error cells.
 	NErrorCells int `json:"n_error_cells"`
 	NExcluded   int `json:"n_excluded"`
 	// Excluded counts the excluded cells by reason.
 	Excluded map[string]int `json:"excluded"`
 
-	// RoutingReady is the stricter verdict for routing subagents with
-	// tools to the model (routingRule), null when no agentic cell
-	// counted; RoutingNote says why not.
+	// Recommended: the group is in recommended_for_subagent_routing
+	// (routingRule). RoutingReady is the agentic part of that verdict,
+	// null when no agentic cell counted or a borderline Tier 1 leaves it
+	// unjudged; RoutingNote says why a group is not recommended.
+	Recommended       bool     `json:"recommended_for_subagent_routing"`
 	RoutingReady      *bool    `json:"routing_ready"`
 	RoutingNote       string   `json:"routing_note,omitempty"`
 	NAgentic          int      `json:"n_agentic"`
 	NAgenticCompleted int      `json:"n_agentic_completed"`
 	TaskSuccessRate   *float64 `json:"task_success_rate"`
+	TaskSuccessCI     *CI      `json:"task_success_ci"`
 	NUnknownToolCalls int      `json:"n_unknown_tool_calls"`
+	// CallChecks are the unsafe-action and schema counts.
+	CallChecks
+	// Consistency is pass^k over the agentic tasks; Categories the
+	// per-category figures (both as in summary.json).
+	Consistency
+	Categories map[string]*Category `json:"categories,omitempty"`
+
+	// reps is how many repetitions the counted cells span (for settle).
+	reps int
 }
 
 // add counts one record if its prompt expects tools.
@@ -75,6 +95,7 @@ func (t *Tier) add(r *results.Record) {
 		return
 	}
 	t.NCounted++
+	t.reps = max(t.reps, r.Repetition+1)
 	if r.ToolUseSuccess != nil && *r.ToolUseSuccess {
 		t.NSucceeded++
 		return
@@ -82,22 +103,6 @@ func (t *Tier) add(r *results.Record) {
 	t.NFailed++
 	if r.AvailabilityStatus == "error" {
 		t.NErrorCells++
-	}
-}
-
-// classify sets the rate and the tier; thresholds are compared on the exact
-// ratio, not the rounded rate.
-func (t *Tier) classify() {
-	t.ToolUseSuccessRate = rate(t.NSucceeded, t.NCounted)
-	switch {
-	case t.NCounted == 0:
-		t.Tier = Unclassified
-	case float64(t.NSucceeded) >= Tier1Min*float64(t.NCounted):
-		t.Tier = Tier1
-	case float64(t.NSucceeded) >= Tier2Min*float64(t.NCounted):
-		t.Tier = Tier2
-	default:
-		t.Tier = Tier3
 	}
 }
 
@@ -113,11 +118,11 @@ type Tiers struct {
 	// Ranking is every group: tier 1 first, then 2, 3, unclassified; within
 	// a tier by rate, then by how many cells counted.
 	Ranking []*Tier `json:"ranking"`
-	// Recommended are the Tier-1 groups, the ones to route subagents with
-	// full tool access to.
+	// Recommended is the one routing list: the groups to route subagents
+	// with tools to (routingRule).
 	Recommended []Model `json:"recommended_for_subagent_routing"`
-	// RoutingRule is how routing_ready is decided; RoutingReady lists the
-	// groups that are.
+	// RoutingRule is how the list and routing_ready are decided;
+	// RoutingReady lists the groups whose routing_ready is true.
 	RoutingRule  string  `json:"routing_rule"`
 	RoutingReady []Model `json:"routing_ready"`
 }
@@ -153,7 +158,7 @@ func TierRanking(s *Summary) *Tiers {
 	})
 	for i, tr := range t.Ranking {
 		tr.Rank = i + 1
-		if tr.Tier == Tier1 {
+		if tr.Recommended {
 			t.Recommended = append(t.Recommended, Model{tr.Provider, tr.Model, tr.ThinkingLevel})
 		}
 		if tr.RoutingReady != nil && *tr.RoutingReady {
