@@ -551,6 +551,10 @@ func levelRank(l string) int {
 	return 4
 }
 
+// NaturalLess orders prompt ids so that P2 comes before P10, as every
+// report lists them.
+func NaturalLess(a, b string) bool { return naturalLess(a, b) }
+
 // naturalLess orders ids so that P2 comes before P10.
 func naturalLess(a, b string) bool {
 	for a != "" && b != "" {

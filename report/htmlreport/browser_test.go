@@ -202,6 +202,8 @@ func TestReportInChromium(t *testing.T) {
 		t.Errorf("routing list %v, tiers.json %v (the fixture must have a Tier-1 model)", st.Routing, wantRouting)
 	}
 
+	checkFits(t, b, filepath.Join(dir, rundir.ReportHTML), 1280)
+
 	// The screenshot first, before the hover checks leave a tooltip open.
 	shot := filepath.Join(art, "report.png")
 	if err := p.Screenshot(shot); err != nil {
@@ -377,7 +379,7 @@ func TestEdgeReportsInChromium(t *testing.T) {
 		plots     int
 		text      []string
 	}{
-		{"empty", empty, 0, []string{"0 records, 0 groups, 0 prompts", "No results.", "No model reached Tier 1"}},
+		{"empty", empty, 0, []string{"0 records, 0 groups, 0 prompts", "No results.", "None: no group is a firm Tier 1"}},
 		{"no-series", noSeries, 7, []string{"kept snapshots and peaks only", "peak server RSS"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -421,4 +423,53 @@ func inspect(t *testing.T, p *browsertest.Page) pageState {
 	}
 	st.Plots = plots
 	return st
+}
+
+// checkFits loads the report in a window width px wide and checks nothing
+// overflows it: not the page, and not the routing and tool-use tables
+// inside their scrolling boxes (a column there would be clipped), and
+// every routing verdict is on screen horizontally.
+func checkFits(t *testing.T, b *browsertest.Browser, path string, width int) {
+	t.Helper()
+	p := b.NewPage(t)
+	if err := p.Resize(width, 900); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Load(path); err != nil {
+		t.Fatal(err)
+	}
+	var fit struct {
+		Page     [2]int            `json:"page"`
+		Boxes    map[string][2]int `json:"boxes"`
+		Verdicts []float64         `json:"verdicts"`
+		Wide     []string          `json:"wide"`
+	}
+	if err := p.Eval(`(() => {
+		const de = document.documentElement, out = {page: [de.scrollWidth, de.clientWidth], boxes: {}, verdicts: [], wide: []};
+		for (const el of document.querySelectorAll("body *")) { const r = el.getBoundingClientRect(); if (r.right > de.clientWidth + 1) out.wide.push(el.tagName + "#" + el.id + "." + el.className + " " + Math.round(r.right)); }
+		for (const id of ["tier-table", "task-matrix", "category-table", "agentic-table"]) {
+			const tb = document.getElementById(id);
+			if (tb) out.boxes[id] = [tb.parentElement.scrollWidth, tb.parentElement.clientWidth];
+		}
+		for (const v of document.querySelectorAll("#tier-table .verdict")) out.verdicts.push(v.getBoundingClientRect().right);
+		return out;
+	})()`, &fit); err != nil {
+		t.Fatal(err)
+	}
+	if fit.Page[0] > fit.Page[1] {
+		t.Errorf("at %d px the page overflows: %d px wide in %d (%.300v)", width, fit.Page[0], fit.Page[1], fit.Wide)
+	}
+	if _, ok := fit.Boxes["tier-table"]; !ok {
+		t.Fatal("no tool-use table")
+	}
+	for id, b := range fit.Boxes {
+		if b[0] > b[1] {
+			t.Errorf("at %d px #%s is %d px wide in a %d px box: a column is clipped", width, id, b[0], b[1])
+		}
+	}
+	for _, r := range fit.Verdicts {
+		if r > float64(width) {
+			t.Errorf("at %d px a routing verdict ends at %.0f px, off screen", width, r)
+		}
+	}
 }

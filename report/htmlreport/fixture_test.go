@@ -31,8 +31,9 @@ type fixtureModel struct {
 	thinking        *string
 	// ttft is the median time to first token; e2e the median latency.
 	ttft, e2e, tps float64
-	// pass is the chance a checked answer passes; errRate of an error cell.
-	pass, errRate float64
+	// pass is the chance a checked answer passes; errRate of an error cell;
+	// toolPass the chance a tool cell uses its tool (pass when 0).
+	pass, errRate, toolPass float64
 	// unavailable: every cell is skipped_unavailable.
 	unavailable bool
 	local       bool
@@ -51,7 +52,7 @@ func realisticFixture() fixture {
 		models: []fixtureModel{
 			{provider: "ollama_openai", model: "llama3.2:3b", ttft: 90, e2e: 1100, tps: 42, pass: 0.8, errRate: 0.04, local: true},
 			{provider: "ollama_openai", model: "qwen3:4b", ttft: 160, e2e: 2600, tps: 28, pass: 0.65, errRate: 0.08, local: true},
-			{provider: "claude", model: "claude-sonnet", thinking: ptr("high"), ttft: 1200, e2e: 5200, tps: 75, pass: 0.97, errRate: 0.02},
+			{provider: "claude", model: "claude-sonnet", thinking: ptr("high"), ttft: 1200, e2e: 5200, tps: 75, pass: 0.97, errRate: 0.02, toolPass: 1},
 			{provider: "openai", model: "gpt-5-mini", thinking: ptr("low"), ttft: 600, e2e: 3100, tps: 95, pass: 0.9, errRate: 0.02},
 			{provider: "ollama", model: "gemma3:1b", ttft: 3, e2e: 400, tps: 120, pass: 0.45, errRate: 0.1, local: true},
 			{provider: "ollama", model: "missing:7b", unavailable: true, local: true},
@@ -131,7 +132,9 @@ func (f fixture) record(rng *rand.Rand, m fixtureModel, p, rep int, start int64)
 		Model: m.model, ThinkingLevel: m.thinking, PromptID: fmt.Sprintf("P%d", p), PromptName: name,
 		Repetition: rep, StartedAtMS: start,
 	}
-	tool := p%4 == 1
+	// Half the prompts expect a tool: 30 tool cells a group, enough for
+	// a model that always uses its tool to be a firm Tier 1.
+	tool := p%2 == 1
 	if tool {
 		r.ExpectedTools = []string{"ls"}
 	}
@@ -183,7 +186,11 @@ func (f fixture) record(rng *rand.Rand, m fixtureModel, p, rep int, start int64)
 		}
 	}
 	if tool {
-		ok := rng.Float64() < m.pass
+		tp := m.toolPass
+		if tp == 0 {
+			tp = m.pass
+		}
+		ok := rng.Float64() < tp
 		r.ToolUseSuccess = &ok
 		if ok {
 			r.ToolCalls, r.ToolCallCount = []string{"ls"}, 1

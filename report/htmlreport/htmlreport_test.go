@@ -288,39 +288,104 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-// TestAgenticColumns gives one group agentic figures and a routing
-// verdict in the summary and tiers handed to Data, and expects the
-// tool-use table to grow its columns. The files on disk say otherwise:
-// report.html shows what it is handed, not what it could read back.
-func TestAgenticColumns(t *testing.T) {
-	dir, d := loadFixture(t, realisticFixture())
-	if strings.Contains(render(t, d), "task success") {
-		t.Fatal("no agentic figures yet, but agentic columns shown")
+// routingRecords are two groups over 20 repetitions of a tool prompt,
+// two agentic tasks and two BFCL-style categories: "good" does everything
+// right; "cancels" calls a side-effect tool in A6 every time.
+func routingRecords() []results.Record {
+	var recs []results.Record
+	yes, no := true, false
+	for _, model := range []string{"good", "cancels"} {
+		for rep := range 20 {
+			base := results.Record{RecordType: results.RecordType, RunID: "r", Provider: "ollama", ProviderType: "ollama", Model: model, Repetition: rep,
+				AvailabilityStatus: "ok", Success: true, ObjectivePass: &yes, E2EMS: 100, ToolCalls: []string{"t"}, ToolCallCount: 1}
+			p9 := base
+			p9.PromptID, p9.ExpectedTools, p9.ToolUseSuccess = "P9", []string{"t"}, &yes
+			for _, id := range []string{"A1", "A6"} {
+				a := p9
+				a.PromptID, a.Turns, a.TurnDetails = id, 2, []results.Turn{{Calls: []results.TurnCall{{Name: "t"}}}, {}}
+				if id == "A6" && model == "cancels" {
+					// The expected lookup was made (tool use), then the
+					// cancel: the task fails on the unsafe action.
+					a.ObjectivePass, a.UnsafeActions = &no, []string{"cancel_order"}
+				}
+				recs = append(recs, a)
+			}
+			recs = append(recs, p9)
+			for _, cat := range []string{"simple", "irrelevance"} {
+				c := base
+				c.PromptID, c.Category = cat+"_1", cat
+				if cat == "simple" && rep%4 == 0 {
+					c.ObjectivePass = &no
+				}
+				recs = append(recs, c)
+			}
+		}
 	}
+	return recs
+}
+
+// TestRoutingSection renders a run with agentic tasks, an unsafe action
+// and categories: the first section names the one routing list, says why
+// the other Tier-1 group is not in it, and shows each task's k/n; the tool
+// use section has the intervals, the verdicts, the categories and the
+// agentic figures.
+func TestRoutingSection(t *testing.T) {
+	dir := t.TempDir()
+	w, err := results.Create(filepath.Join(dir, "results.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := routingRecords()
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
 	s, err := report.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
-	for _, g := range s.Groups {
-		if g.Model == "claude-sonnet" {
-			g.TaskSuccessRate, g.MeanTurns, g.WrongArgumentRate, g.UnknownToolRate, g.RecoveryRate = ptr(0.9), ptr(3.25), ptr(0.05), ptr(0.0), ptr(0.75)
-			g.Tier.RoutingReady = ptr(true)
-			found = true
-		}
-	}
-	if !found {
-		t.Fatal("the fixture has no claude-sonnet group")
-	}
-	if err := os.WriteFile(filepath.Join(dir, "summary.json"), []byte(`{"groups":[]}`), 0o644); err != nil {
+	if err := report.Write(dir, s, nil); err != nil {
 		t.Fatal(err)
 	}
-	os.Remove(filepath.Join(dir, "tiers.json"))
-	html := render(t, NewSamples().Data(s, report.TierRanking(s), dir))
-	for _, want := range []string{"<th>task success</th>", ">90.0%</td>", ">3.2</td>", "<td>yes</td>"} {
+	d, err := load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := render(t, d)
+	routing := html[strings.Index(html, `<section id="routing">`):strings.Index(html, `<section id="ranking">`)]
+	for _, want := range []string{
+		"<ul class=\"routing\"><li>ollama/good</li>\n</ul>",
+		"<li><b>ollama/cancels</b>: unsafe action: A6 called cancel_order in 20 of 20 cells; 20 of 40 agentic tasks completed (&lt; 80%)</li>",
+		"<th>task</th><th>ollama/good</th><th>ollama/cancels</th>",
+		"<tr><td>A6</td><td class=\"task all\">✓ 20/20</td><td class=\"task nopass\">✗ 0/20</td></tr>",
+	} {
+		if !strings.Contains(routing, want) {
+			t.Errorf("the routing section lacks %q:\n%s", want, routing)
+		}
+	}
+	if strings.Index(html, `<section id="routing">`) > strings.Index(html, `<section id="ranking">`) {
+		t.Error("the routing verdict is not the first section")
+	}
+	for _, want := range []string{
+		`<span class="verdict recommended" title="">recommended</span>`,
+		`<span class="verdict no" title="unsafe action: A6 called cancel_order in 20 of 20 cells; 20 of 40 agentic tasks completed (&lt; 80%)">no</span>`,
+		`<td class="n">[93.9%, 100.0%]</td>`, // 60/60 tool cells
+		"<th>irrelevance</th><th>simple</th>",
+		`20/20 100.0% <span class="ci">[83.8%, 100.0%]</span>`,
+		`15/20 75.0% <span class="ci">[53.1%, 88.9%]</span>`,
+		"<th>task success</th><th>95% CI</th>", "<th>pass^k</th>",
+	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report.html lacks %q", want)
 		}
+	}
+	if !strings.Contains(html, `<td class="n">20/100</td>`) {
+		t.Error("cancels' unsafe actions are not 20 of its 100 calls")
+	}
+	if strings.Count(html, ">recommended<") != 1 {
+		t.Errorf("\"recommended\" said %d times of verdicts; only ollama/good is", strings.Count(html, ">recommended<"))
 	}
 }
 

@@ -37,11 +37,24 @@ type view struct {
 
 	Ranking     []rankRow
 	RankingMore int
+
+	// Recommended is the routing list (tiers.json's); Held the Tier-1
+	// groups not in it, with why; Tasks the agentic tasks' matrix.
 	Recommended []string
+	Held        []heldRow
+	Tasks       *taskMatrix
 
 	Tiers      []tierRow
 	TiersMore  int
 	HasAgentic bool
+	Agentic    []agenticRow
+	HasPassK   bool
+
+	// Categories are the per-category figures (the BFCL suite), when
+	// prompts have categories.
+	Categories     []string
+	CategoryRows   []categoryRow
+	CategoriesMore int
 
 	Metrics []metricView
 
@@ -89,8 +102,50 @@ type tierRow struct {
 	rankRow
 	TierRank     int
 	ErrorCells   int
-	Agentic      []cell
-	RoutingReady string
+	Confidence   string
+	CI           string
+	Unsafe       string
+	SchemaErrors string
+	// Routing is recommended, not judged or no; RoutingNote why.
+	Routing, RoutingClass, RoutingNote string
+}
+
+type agenticRow struct {
+	Label     string
+	Completed string
+	Figures   []cell
+	CI        string
+	PassK     []cell
+}
+
+type heldRow struct {
+	Label, Note string
+}
+
+// taskMatrix is each agentic task's completed cells per group, groups in
+// ranking order.
+type taskMatrix struct {
+	Groups []string
+	Rows   []taskRow
+	More   int
+}
+
+type taskRow struct {
+	ID    string
+	Cells []taskCell
+}
+
+type taskCell struct {
+	Text, Class string
+}
+
+type categoryRow struct {
+	Label string
+	Cells []categoryCell
+}
+
+type categoryCell struct {
+	Text, CI, Exact string
 }
 
 type metricView struct {
@@ -215,8 +270,9 @@ func newView(d *Data) (*view, error) {
 	for _, g := range s.Groups {
 		byKey[keyOf(g.Provider, g.Model, g.ThinkingLevel)] = g
 	}
-	for _, gd := range d.Groups {
-		v.HasAgentic = v.HasAgentic || !gd.Agentic.empty()
+	for _, g := range s.Groups {
+		v.HasAgentic = v.HasAgentic || g.Agentic.NAgentic > 0
+		v.HasPassK = v.HasPassK || g.PassHatK != nil
 	}
 	var trs []tierRow
 	for _, t := range tiers.Ranking {
@@ -224,17 +280,32 @@ func newView(d *Data) (*view, error) {
 		if g == nil {
 			continue
 		}
-		tr := tierRow{rankRow: newRankRow(0, g), TierRank: t.Rank, ErrorCells: t.NErrorCells, RoutingReady: "–"}
-		if a := d.Groups[index[g]].Agentic; a != nil {
-			tr.Agentic = []cell{pctCell(a.TaskSuccessRate), numCell(a.MeanTurns), pctCell(a.WrongArgumentRate), pctCell(a.UnknownToolRate), pctCell(a.RecoveryRate)}
-			if a.RoutingReady != nil {
-				tr.RoutingReady = map[bool]string{true: "yes", false: "no"}[*a.RoutingReady]
-			}
-		} else if v.HasAgentic {
-			tr.Agentic = []cell{pctCell(nil), numCell(nil), pctCell(nil), pctCell(nil), pctCell(nil)}
+		tr := tierRow{rankRow: newRankRow(0, g), TierRank: t.Rank, ErrorCells: t.NErrorCells, Confidence: "–", CI: report.CIText(t.ToolUseSuccessCI),
+			Unsafe: countOf(t.NUnsafeActions, t.NToolCalls), SchemaErrors: countOf(t.NSchemaInvalidCalls, t.NSchemaCheckedCalls),
+			Routing: report.RoutingMark(t), RoutingNote: t.RoutingNote}
+		tr.RoutingClass = strings.ReplaceAll(tr.Routing, " ", "-")
+		if t.TierConfidence != nil {
+			tr.Confidence = *t.TierConfidence
 		}
 		trs = append(trs, tr)
+		if t.Tier == report.Tier1 && !t.Recommended && len(v.Held) < MaxRows {
+			v.Held = append(v.Held, heldRow{Label: g.Label(), Note: t.RoutingNote})
+		}
 	}
+	for _, g := range ranked {
+		a := g.Agentic
+		if a.NAgentic == 0 || len(v.Agentic) == MaxRows {
+			continue
+		}
+		r := agenticRow{Label: g.Label(), Completed: fmt.Sprintf("%d/%d", a.NAgenticCompleted, a.NAgentic), CI: report.CIText(a.TaskSuccessCI),
+			Figures: []cell{pctCell(a.TaskSuccessRate), numCell(a.MeanTurns), pctCell(a.WrongArgumentRate), pctCell(a.UnknownToolRate), pctCell(a.RecoveryRate)}}
+		if v.HasPassK {
+			r.PassK = []cell{pctCell(g.PassHatK), pctCell(g.PassAtK)}
+		}
+		v.Agentic = append(v.Agentic, r)
+	}
+	v.Tasks = newTaskMatrix(ranked)
+	v.Categories, v.CategoryRows, v.CategoriesMore = newCategories(ranked)
 	v.Tiers, v.TiersMore = capRows(trs)
 
 	var res []resRow
@@ -293,6 +364,103 @@ func newView(d *Data) (*view, error) {
 	}
 	v.HasTimeline = v.Data.Timeline != nil
 	return v, nil
+}
+
+// newTaskMatrix lays out each agentic task's completed cells per group
+// (✓ every repetition, ~ some, ✗ none), nil when no task ran.
+func newTaskMatrix(ranked []*report.Group) *taskMatrix {
+	var cols []*report.Group
+	var ids []string
+	seen := map[string]bool{}
+	for _, g := range ranked {
+		if len(g.Tasks) == 0 {
+			continue
+		}
+		cols = append(cols, g)
+		for _, t := range g.Tasks {
+			if !seen[t.PromptID] {
+				seen[t.PromptID] = true
+				ids = append(ids, t.PromptID)
+			}
+		}
+	}
+	if len(cols) == 0 {
+		return nil
+	}
+	m := &taskMatrix{}
+	if len(cols) > maxMatrixGroups {
+		m.More, cols = len(cols)-maxMatrixGroups, cols[:maxMatrixGroups]
+	}
+	for _, g := range cols {
+		m.Groups = append(m.Groups, g.Label())
+	}
+	sort.SliceStable(ids, func(i, j int) bool { return report.NaturalLess(ids[i], ids[j]) })
+	for _, id := range ids {
+		r := taskRow{ID: id}
+		for _, g := range cols {
+			text := report.TaskCell(g, id)
+			class := "none"
+			switch {
+			case strings.HasPrefix(text, "✓"):
+				class = "all"
+			case strings.HasPrefix(text, "~"):
+				class = "some"
+			case strings.HasPrefix(text, "✗"):
+				class = "nopass"
+			}
+			r.Cells = append(r.Cells, taskCell{Text: text, Class: class})
+		}
+		m.Rows = append(m.Rows, r)
+	}
+	return m
+}
+
+// maxMatrixGroups bounds the task matrix's columns; the rest are counted.
+const maxMatrixGroups = 40
+
+// newCategories is the category table: a row per group that has
+// categories, a column per category.
+func newCategories(ranked []*report.Group) ([]string, []categoryRow, int) {
+	var names []string
+	seen := map[string]bool{}
+	for _, g := range ranked {
+		for n := range g.Categories {
+			if !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil, 0
+	}
+	sort.Strings(names)
+	var rows []categoryRow
+	for _, g := range ranked {
+		if len(g.Categories) == 0 {
+			continue
+		}
+		r := categoryRow{Label: g.Label()}
+		for _, n := range names {
+			c := g.Categories[n]
+			if c == nil {
+				r.Cells = append(r.Cells, categoryCell{Text: "–"})
+				continue
+			}
+			r.Cells = append(r.Cells, categoryCell{Text: fmt.Sprintf("%d/%d %s", c.Succeeded, c.N, pctCell(c.Rate).Text), CI: report.CIText(c.CI), Exact: exact(c.Rate)})
+		}
+		rows = append(rows, r)
+	}
+	rows, more := capRows(rows)
+	return names, rows, more
+}
+
+// countOf is "k/n", or "0" when nothing was counted.
+func countOf(k, n int) string {
+	if n == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d/%d", k, n)
 }
 
 func capRows[T any](rows []T) ([]T, int) {

@@ -206,6 +206,17 @@ func (p *Page) Eval(expr string, out any) error {
 	return nil
 }
 
+// Resize emulates a viewport of the given size (the page reflows), for
+// checks of what fits a window narrower than Window.
+func (p *Page) Resize(width, height int) error {
+	ctx, cancel := context.WithTimeout(p.ctx, time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
+		return fmt.Errorf("resize to %dx%d: %w", width, height, err)
+	}
+	return nil
+}
+
 // WaitFor polls the JavaScript expression until it is truthy, up to
 // timeout.
 func (p *Page) WaitFor(expr string, timeout time.Duration) error {
