@@ -122,8 +122,11 @@ func (p Provider) MarshalJSON() ([]byte, error) {
 
 // Prompts says which prompt files to load and which ids to keep.
 type Prompts struct {
-	Files []string `yaml:"files" json:"files"`
-	Only  []string `yaml:"only" json:"only"`
+	// Suites are built-in suites to run (prompts.Suites: default, bfcl);
+	// with neither suites nor files, the default suite.
+	Suites []string `yaml:"suites" json:"suites,omitempty"`
+	Files  []string `yaml:"files" json:"files"`
+	Only   []string `yaml:"only" json:"only"`
 }
 
 // Duration is a time.Duration written as "120s" in YAML and JSON.
@@ -417,6 +420,15 @@ func (c *Config) validate(v *validator, kinds Kinds) {
 		})
 	}
 	c.Traces.validate(v)
+	for i, name := range c.Prompts.Suites {
+		field := fmt.Sprintf("prompts.suites[%d]", i)
+		switch {
+		case !slices.Contains(prompts.Suites, name):
+			v.addPath([]any{"prompts", "suites", i}, field, fmt.Sprintf("unknown suite %s; one of %s", quoted(name), strings.Join(prompts.Suites, ", ")))
+		case slices.Index(c.Prompts.Suites, name) < i:
+			v.addPath([]any{"prompts", "suites", i}, field, fmt.Sprintf("%s is listed twice", name))
+		}
+	}
 	seenFile := map[string]bool{}
 	for i, f := range c.Prompts.Files {
 		if strings.TrimSpace(f) == "" {
@@ -467,30 +479,37 @@ type filterError struct{ error }
 func LoadPromptSet(c *Config) ([]prompts.Prompt, error) {
 	var set []prompts.Prompt
 	var errs []error
-	if len(c.Prompts.Files) == 0 {
-		builtin, err := prompts.Builtin()
-		if err != nil {
-			return nil, err
-		}
-		set = builtin
-	} else {
-		seen := map[string]string{}
-		for _, f := range c.Prompts.Files {
-			ps, err := prompts.LoadFile(c.Resolve(f))
-			if err != nil {
-				errs = append(errs, err)
+	suites := c.Prompts.Suites
+	if len(suites) == 0 && len(c.Prompts.Files) == 0 {
+		suites = []string{prompts.SuiteDefault}
+	}
+	seen := map[string]string{}
+	add := func(ps []prompts.Prompt) {
+		for _, p := range ps {
+			if where, dup := seen[p.ID]; dup {
+				errs = append(errs, &Error{File: p.Source, Line: p.Line, Field: "id",
+					Msg: fmt.Sprintf("duplicate prompt id %q (first defined at %s)", p.ID, where)})
 				continue
 			}
-			for _, p := range ps {
-				if where, dup := seen[p.ID]; dup {
-					errs = append(errs, &Error{File: p.Source, Line: p.Line, Field: "id",
-						Msg: fmt.Sprintf("duplicate prompt id %q (first defined at %s)", p.ID, where)})
-					continue
-				}
-				seen[p.ID] = fmt.Sprintf("%s:%d", p.Source, p.Line)
-				set = append(set, p)
-			}
+			seen[p.ID] = fmt.Sprintf("%s:%d", p.Source, p.Line)
+			set = append(set, p)
 		}
+	}
+	for _, name := range uniqueSuites(suites) {
+		ps, err := prompts.Suite(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		add(ps)
+	}
+	for _, f := range c.Prompts.Files {
+		ps, err := prompts.LoadFile(c.Resolve(f))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		add(ps)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -500,6 +519,18 @@ func LoadPromptSet(c *Config) ([]prompts.Prompt, error) {
 		return nil, &filterError{err}
 	}
 	return kept, nil
+}
+
+// uniqueSuites drops a suite named twice (validate reports it) and names
+// no built-in one twice.
+func uniqueSuites(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Filter keeps the prompts whose ids are listed, in suite order; an empty list

@@ -121,6 +121,10 @@ func TestBadConfigs(t *testing.T) {
 			[]string{"bench.yaml:4: providers[0].command: does not apply to type ollama_openai"}},
 		{"unknown prompt id", "providers:\n  - type: ollama\n    models: [a]\nprompts:\n  only: [P0, P404]\n",
 			[]string{"bench.yaml:5: prompts.only: unknown prompt id P404"}},
+		{"unknown suite", "providers:\n  - type: ollama\n    models: [a]\nprompts:\n  suites:\n    - bfcl\n    - bfclv3\n",
+			[]string{"bench.yaml:7: prompts.suites[1]: unknown suite \"bfclv3\"; one of default, bfcl"}},
+		{"suite twice", "providers:\n  - type: ollama\n    models: [a]\nprompts:\n  suites: [bfcl, bfcl]\n",
+			[]string{"bench.yaml:5: prompts.suites[1]: bfcl is listed twice"}},
 		{"bad run id", "run:\n  id: ../escape\nproviders:\n  - type: ollama\n    models: [a]\n",
 			[]string{"bench.yaml:2: run.id: must be letters"}},
 		{"not yaml", "providers: [\n", []string{"bench.yaml"}},
@@ -306,5 +310,38 @@ func TestWarmupAndInterleave(t *testing.T) {
 	}
 	if _, err := config.Parse("bench.yaml", []byte("providers:\n  - type: ollama\n    warmup: yes please\n    models: [m]\n"), providers.Kinds); err == nil || !strings.Contains(err.Error(), "bench.yaml:3: providers[0].warmup") {
 		t.Errorf("bad warmup: %v", err)
+	}
+}
+
+// prompts.suites picks built-in suites: bfcl alone, or with the default
+// one; a prompt id only keeps some of them.
+func TestSuites(t *testing.T) {
+	for _, c := range []struct {
+		yaml string
+		n    int
+		has  []string
+	}{
+		{"prompts:\n  suites: [bfcl]\n", 200, []string{"simple_python_10", "irrelevance_9"}},
+		{"prompts:\n  suites: [default, bfcl]\n", 225, []string{"P0", "A9", "parallel_1"}},
+		{"prompts:\n  suites: [bfcl]\n  only: [multiple_1, parallel_1]\n", 2, []string{"multiple_1"}},
+		{"", 25, []string{"P0"}},
+	} {
+		src := "providers:\n  - type: ollama\n    models: [a]\n" + c.yaml
+		cfg, err := config.Parse("bench.yaml", []byte(src), providers.Kinds)
+		if err != nil {
+			t.Fatalf("%q: %v", c.yaml, err)
+		}
+		if len(cfg.PromptSet) != c.n {
+			t.Errorf("%q: %d prompts, want %d", c.yaml, len(cfg.PromptSet), c.n)
+		}
+		for _, id := range c.has {
+			found := false
+			for _, p := range cfg.PromptSet {
+				found = found || p.ID == id
+			}
+			if !found {
+				t.Errorf("%q: no prompt %s", c.yaml, id)
+			}
+		}
 	}
 }

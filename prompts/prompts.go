@@ -153,7 +153,7 @@ func (p *Prompt) ExpectedTools() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, c := range p.Checks() {
-		for _, t := range c.ExpectedTools {
+		for _, t := range append(c.ExpectedTools, c.BFCLExpected()...) {
 			if !seen[t] {
 				seen[t] = true
 				out = append(out, t)
@@ -161,6 +161,18 @@ func (p *Prompt) ExpectedTools() []string {
 		}
 	}
 	return out
+}
+
+// BFCL returns the prompt's bfcl_ast check, or nil: such a prompt is
+// judged on its reply's native function calls, so every provider must
+// offer its functions natively (the Claude Code CLI over MCP).
+func (p *Prompt) BFCL() *validators.Spec {
+	for _, c := range p.Checks() {
+		if c.Type == validators.TypeBFCL {
+			return &c
+		}
+	}
+	return nil
 }
 
 // Agentic reports whether the prompt is a multi-turn task (it declares
@@ -209,7 +221,7 @@ func (p *Prompt) AskedTools() []string {
 		for _, e := range c.Calls {
 			add(e.Name)
 		}
-		for _, t := range c.ExpectedTools {
+		for _, t := range append(c.ExpectedTools, c.BFCLExpected()...) {
 			add(t)
 		}
 	}

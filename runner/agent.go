@@ -111,6 +111,31 @@ func runAgentCell(parent context.Context, cfg *config.Config, clock Clock, prov 
 	return rec
 }
 
+// A single-reply prompt judged on its native function calls (a BFCL case:
+// prompts.Prompt.BFCL) must have its functions offered natively by every
+// provider. A provider that owns its tool loop (the Claude Code CLI) offers
+// a prompt's tools only over MCP, so such a cell runs as a one-turn task
+// through bench's MCP server; its record is then made single-turn again
+// (the reply's calls in tool_call_details, no turn_details), like the
+// same cell's on an HTTP protocol.
+
+// servesTools says whether the cell's tools go to the provider over MCP.
+func servesTools(prov providers.Provider, p *prompts.Prompt) bool {
+	lo, ok := prov.(providers.LoopOwner)
+	return ok && lo.OwnsToolLoop() && !p.Agentic() && p.BFCL() != nil && len(p.NativeTools()) > 0
+}
+
+// runServedCell runs a single-reply prompt with tools as a one-turn task
+// over MCP (see servesTools) and returns a single-turn record.
+func runServedCell(parent context.Context, cfg *config.Config, clock Clock, prov providers.Provider, c plan.Cell, traceParent string) *results.Record {
+	one := *c.Prompt
+	one.MaxTurns = 1
+	c.Prompt = &one
+	rec := runAgentCell(parent, cfg, clock, prov, c, traceParent)
+	rec.Turns, rec.TurnDetails = 0, nil
+	return rec
+}
+
 // runLoop drives the loop turn by turn over a request/response protocol.
 func runLoop(ctx context.Context, cfg *config.Config, clock Clock, prov providers.Provider, p *prompts.Prompt, req providers.Request, start time.Time) *agentLoop {
 	l := &agentLoop{}

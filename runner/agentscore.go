@@ -70,7 +70,9 @@ func scoreAgent(rec *results.Record, p *prompts.Prompt, l *agentLoop) {
 	}
 	in := validators.Input{Text: l.final, ToolCalls: calls, Calls: calls, Offered: p.ToolNames()}
 	out := validators.CheckAll(p.Checks(), in)
-	if l.end == loopMaxTurns {
+	if l.end == loopMaxTurns && p.BFCL() == nil {
+		// (A BFCL case run as a one-turn task is judged on its reply's
+		// calls: that reply is its answer.)
 		v := fmt.Sprintf("no final answer: the loop stopped at max_turns (%d) with the model still calling tools", p.MaxTurns)
 		if out.Pass != nil && !*out.Pass {
 			v += "; " + out.Violation
@@ -88,6 +90,9 @@ func scoreAgent(rec *results.Record, p *prompts.Prompt, l *agentLoop) {
 		}
 	}
 	rec.ToolUseSuccess = toolUseVerdict(p, in)
+	if b := p.BFCL(); b != nil && len(rec.ExpectedTools) > 0 {
+		rec.ToolUseSuccess = b.Check(in).Pass
+	}
 }
 
 // toolUseVerdict is an agentic cell's tool_use_success.

@@ -218,6 +218,7 @@ func newRecord(cfg *config.Config, c plan.Cell) *results.Record {
 		Repetition:    c.Repetition,
 		ToolCalls:     []string{},
 		ExpectedTools: c.Prompt.ExpectedTools(),
+		Category:      c.Prompt.Category,
 	}
 }
 
@@ -233,6 +234,9 @@ func runCell(parent context.Context, cfg *config.Config, clock Clock, prov provi
 func runCellTimed(parent context.Context, cfg *config.Config, clock Clock, prov providers.Provider, c plan.Cell, traceParent string) (*results.Record, cellTimes) {
 	if c.Prompt.Agentic() {
 		return runAgentCell(parent, cfg, clock, prov, c, traceParent), cellTimes{}
+	}
+	if servesTools(prov, c.Prompt) {
+		return runServedCell(parent, cfg, clock, prov, c, traceParent), cellTimes{}
 	}
 	rec := newRecord(cfg, c)
 	req := providers.Request{Model: c.Model, System: c.Prompt.System, Prompt: c.Prompt.Prompt, Tools: c.Prompt.Tools, Now: clock.Now, TraceParent: traceParent,
@@ -431,7 +435,13 @@ func score(rec *results.Record, c plan.Cell, resp *providers.Response) {
 	rec.ToolCalls = append(rec.ToolCalls, toolparse.Names(calls)...)
 	rec.ToolCallCount = len(rec.ToolCalls)
 	rec.ToolUseSuccess = toolparse.UseSuccess(calls, expected)
-	out := validators.CheckAll(c.Prompt.Checks(), validators.Input{Text: resp.Text, ToolCalls: calls})
+	in := validators.Input{Text: resp.Text, ToolCalls: calls}
+	if b := c.Prompt.BFCL(); b != nil && len(expected) > 0 {
+		// A BFCL case's tool use is its checker's verdict: the right
+		// functions with acceptable arguments, not just a name.
+		rec.ToolUseSuccess = b.Check(in).Pass
+	}
+	out := validators.CheckAll(c.Prompt.Checks(), in)
 	out = failUnsafe(out, c.Prompt, rec.UnsafeActions)
 	rec.ObjectivePass = out.Pass
 	if out.Pass != nil && !*out.Pass {

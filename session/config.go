@@ -11,6 +11,7 @@ import (
 
 	"bench/config"
 	"bench/internal/exitcode"
+	"bench/prompts"
 	"bench/providers"
 	"bench/rundir"
 )
@@ -114,10 +115,14 @@ func (o *Options) samePlan(saved *config.Config) error {
 	for _, p := range saved.PromptSet {
 		ids = append(ids, p.ID)
 	}
+	suites := saved.Prompts.Suites
+	if len(suites) == 0 && len(saved.Prompts.Files) == 0 {
+		suites = []string{prompts.SuiteDefault}
+	}
 	for _, c := range []struct {
 		flag        string
 		given, have []string
-	}{{"--providers", o.Providers, names}, {"--models", o.Models, models}, {"--prompts", o.Prompts, ids}} {
+	}{{"--providers", o.Providers, names}, {"--models", o.Models, models}, {"--prompts", o.Prompts, ids}, {"--suite", o.Suites, suites}} {
 		if len(c.given) > 0 && !slices.Equal(uniq(c.given), uniq(c.have)) {
 			refuse(c.flag, strings.Join(c.given, ","), strings.Join(uniq(c.have), ","))
 		}

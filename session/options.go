@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"bench/compare"
@@ -22,6 +23,8 @@ type Options struct {
 	// Providers, Models and Prompts keep those named (--providers,
 	// --models, --prompts; --prompts may widen prompts.only).
 	Providers, Models, Prompts []string
+	// Suites replace prompts.suites (--suite): the built-in suites to run.
+	Suites []string
 	Concurrency, Repetitions   int
 	Timeout                    time.Duration
 	// RunID names the run directory (--run-id); "" lets the clock choose.
@@ -69,7 +72,8 @@ func (o *Options) apply(cfg *config.Config) error {
 	} else if !filepath.IsAbs(cfg.Run.OutDir) {
 		cfg.Run.OutDir = cfg.Resolve(cfg.Run.OutDir)
 	}
-	errs := []error{o.keepProviders(cfg), o.keepModels(cfg), o.keepPrompts(cfg)}
+	errs := []error{o.keepProviders(cfg), o.keepModels(cfg), o.keepSuites(cfg)}
+	errs = append(errs, o.keepPrompts(cfg))
 	if n := cfg.Cells(); n > config.MaxCells {
 		errs = append(errs, fmt.Errorf("the plan would have %d cells, more than the limit of %d", n, config.MaxCells))
 	}
@@ -113,6 +117,26 @@ func (o *Options) keepModels(cfg *config.Config) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// keepSuites runs the suites --suite names instead of prompts.suites,
+// then loads the prompt set again (prompts.only still applies).
+func (o *Options) keepSuites(cfg *config.Config) error {
+	if len(o.Suites) == 0 {
+		return nil
+	}
+	for _, n := range o.Suites {
+		if !slices.Contains(prompts.Suites, n) {
+			return fmt.Errorf("--suite: unknown suite %q; one of %s", n, strings.Join(prompts.Suites, ", "))
+		}
+	}
+	cfg.Prompts.Suites = o.Suites
+	set, err := config.LoadPromptSet(cfg)
+	if err != nil {
+		return fmt.Errorf("--suite: %w", err)
+	}
+	cfg.PromptSet = set
+	return nil
 }
 
 func (o *Options) keepPrompts(cfg *config.Config) error {

@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"bench/bfcl"
 	"bench/internal/yamlerr"
 	"bench/scripted"
 )
@@ -51,6 +52,7 @@ var allowedKeys = map[string][]string{
 	TypeToolSequence:   {"calls", "allow_extra"},
 	TypeNoUnknownTools: {},
 	TypeMaxToolCalls:   {"value"},
+	TypeBFCL:           {"category", "functions", "ground_truth"},
 }
 
 // requiredKey is the key each type cannot do without (json_keys may omit
@@ -66,6 +68,7 @@ var requiredKey = map[string]string{
 	TypeToolInvocation: "expected_tools",
 	TypeToolSequence:   "calls",
 	TypeMaxToolCalls:   "value",
+	TypeBFCL:           "category",
 }
 
 // trajectoryTypes are the types that read Input.Calls.
@@ -76,7 +79,7 @@ var trajectoryTypes = []string{TypeMaxToolCalls, TypeNoUnknownTools, TypeToolSeq
 func Types() []string {
 	out := make([]string, 0, len(allowedKeys))
 	for t := range allowedKeys {
-		if !slices.Contains(trajectoryTypes, t) {
+		if !slices.Contains(trajectoryTypes, t) && t != TypeBFCL {
 			out = append(out, t)
 		}
 	}
@@ -90,7 +93,7 @@ func TrajectoryTypes() []string { return slices.Clone(trajectoryTypes) }
 
 // allTypes lists every type a spec may name, for error messages.
 func allTypes() string {
-	all := append(Types(), trajectoryTypes...)
+	all := append(append(Types(), trajectoryTypes...), TypeBFCL)
 	sort.Strings(all)
 	return strings.Join(all, ", ")
 }
@@ -116,11 +119,19 @@ type Spec struct {
 	// AllowExtra, for tool_sequence, says whether calls other than the
 	// expected ones may come before, between and after them (nil: yes).
 	AllowExtra *bool `yaml:"allow_extra" json:"allow_extra,omitempty"`
+	// Category, Functions and GroundTruth are a bfcl_ast check's BFCL
+	// case: its category, its function documents and its possible answers
+	// as BFCL writes them (the numbers' int or float form kept).
+	Category    string          `yaml:"category" json:"category,omitempty"`
+	Functions   json.RawMessage `yaml:"functions" json:"functions,omitempty"`
+	GroundTruth json.RawMessage `yaml:"ground_truth" json:"ground_truth,omitempty"`
 	// Line is where the spec starts in its prompt file.
 	Line int `yaml:"-" json:"-"`
 
 	// re is Pattern compiled and anchored, set when decoded from YAML.
 	re *regexp.Regexp
+	// bfcl is a bfcl_ast check's case, parsed.
+	bfcl *bfcl.Case
 }
 
 // KeyRule constrains one top-level key of a json_keys answer. Every field
@@ -249,6 +260,10 @@ func (s *Spec) UnmarshalYAML(n *yaml.Node) error {
 		}
 		if s.allowExtra() && !slices.ContainsFunc(s.Calls, func(c ExpectedCall) bool { return !c.Optional }) {
 			return yamlerr.At(vals["calls"], "validator.calls", "every call is optional and extra calls are allowed, so any trajectory passes; make one required or set allow_extra: false")
+		}
+	case TypeBFCL:
+		if err := s.bfclSpec(vals); err != nil {
+			return err
 		}
 	case TypeMaxToolCalls:
 		var v int

@@ -183,6 +183,8 @@ func (s *Spec) Check(in Input) Outcome {
 			return fail(p, "no tool call, expected one of [%s]", strings.Join(s.ExpectedTools, ", "))
 		}
 		return fail(p, "called [%s], expected one of [%s]", shorten(strings.Join(names, ", ")), strings.Join(s.ExpectedTools, ", "))
+	case TypeBFCL:
+		return s.checkBFCL(in)
 	case TypeToolSequence:
 		return s.checkSequence(in.Calls)
 	case TypeNoUnknownTools:

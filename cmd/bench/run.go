@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"bench/internal/exitcode"
+	"bench/prompts"
 	"bench/session"
 )
 
@@ -36,8 +37,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 
 // runFlags are bench run's flags as given, before they are checked.
 type runFlags struct {
-	models, prompts, providers string
-	shard, failOn              string
+	models, prompts, providers, suites string
+	shard, failOn                      string
 }
 
 // defineRunFlags binds bench run's flags to o and f.
@@ -45,6 +46,7 @@ func defineRunFlags(fs *flag.FlagSet, o *session.Options, f *runFlags) {
 	fs.StringVar(&o.Config, "config", "bench.yaml", "config `file`")
 	fs.StringVar(&f.models, "models", "", "comma-separated models to keep (of those in the config)")
 	fs.StringVar(&f.prompts, "prompts", "", "comma-separated prompt ids to keep (overrides prompts.only)")
+	fs.StringVar(&f.suites, "suite", "", "comma-separated built-in suites to run, "+strings.Join(prompts.Suites, " or ")+" (overrides prompts.suites; prompts.files still load)")
 	fs.StringVar(&f.providers, "providers", "", "comma-separated provider names to keep")
 	fs.IntVar(&o.Concurrency, "concurrency", 0, "cells in flight across all providers (overrides run.concurrency)")
 	fs.IntVar(&o.Repetitions, "repetitions", 0, "repetitions of each cell (overrides run.repetitions)")
@@ -95,7 +97,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (o *session.Options,
 // checkRunFlags checks the flags that were set and completes o from f.
 func checkRunFlags(o *session.Options, f *runFlags, set map[string]bool) []error {
 	o.ConfigSet = set["config"]
-	o.Models, o.Prompts, o.Providers = splitList(f.models), splitList(f.prompts), splitList(f.providers)
+	o.Models, o.Prompts, o.Providers, o.Suites = splitList(f.models), splitList(f.prompts), splitList(f.providers), splitList(f.suites)
 	var errs []error
 	if set["concurrency"] && o.Concurrency < 1 {
 		errs = append(errs, errors.New("--concurrency: must be at least 1"))
