@@ -202,6 +202,15 @@ func TestScriptedModel(t *testing.T) {
 			t.Errorf("status %d, want 404", resp.StatusCode)
 		}
 	})
+	t.Run("default reply", func(t *testing.T) {
+		srv.CreateModel(t, "fallback", testmodel.Script{"OK": {"OK"}, testmodel.Default: {"No", " function", " fits."}})
+		if text, _, _, _ := nativeChat(t, srv, map[string]any{"model": "fallback", "messages": userMsg("nothing here")}); text != "No function fits." {
+			t.Errorf("an unscripted prompt got %q, want the default reply", text)
+		}
+		if text, _, _, _ := nativeChat(t, srv, map[string]any{"model": "fallback", "messages": userMsg("Reply with exactly: OK")}); text != "OK" {
+			t.Errorf("a trigger got %q", text)
+		}
+	})
 	t.Run("stop", func(t *testing.T) {
 		srv.Stop()
 		_, err := http.Get(srv.URL() + "/api/version")

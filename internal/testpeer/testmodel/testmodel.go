@@ -36,8 +36,15 @@ import (
 
 // Script maps a trigger word to its reply pieces. Each piece is emitted as one
 // token, in order, then the model stops. Pieces must be distinct across the
-// whole script; an empty reply makes the model stop at once.
+// whole script; an empty reply makes the model stop at once. The key
+// Default, when present, is the reply to every prompt whose last word is
+// no trigger (otherwise such a prompt gets an empty reply).
 type Script map[string][]string
+
+// Default is the Script key of the reply to a prompt that ends with no
+// trigger: a model that answers every prompt, so a test can run a whole
+// public suite through a real server and have every cell judged.
+const Default = "<default>"
 
 // GGUF constants, as in ggml's gguf.h.
 const (
@@ -127,6 +134,9 @@ type vocab struct {
 	slot map[int]int
 	// next is the token that follows a scripted token; absent means </s>.
 	next map[int]int
+	// deflt is the first token of the Default reply, -1 without one: what
+	// follows any token of slot 0 (every token no trigger or reply owns).
+	deflt int
 }
 
 func build(s Script) (*vocab, error) {
@@ -139,6 +149,7 @@ func build(s Script) (*vocab, error) {
 		types:  []int32{tokUnknown, tokControl, tokControl},
 		slot:   map[int]int{},
 		next:   map[int]int{},
+		deflt:  -1,
 	}
 	for i := range 256 {
 		v.tokens = append(v.tokens, fmt.Sprintf("<0x%02X>", i))
@@ -164,7 +175,9 @@ func build(s Script) (*vocab, error) {
 
 	words := make([]string, 0, len(s))
 	for w := range s {
-		words = append(words, w)
+		if w != Default {
+			words = append(words, w)
+		}
 	}
 	slices.Sort(words)
 
@@ -212,6 +225,21 @@ func build(s Script) (*vocab, error) {
 		chains = append(chains, chain)
 	}
 
+	if pieces, ok := s[Default]; ok && len(pieces) > 0 {
+		var chain []int
+		for _, p := range pieces {
+			piece := strings.ReplaceAll(p, " ", space)
+			if _, dup := index[piece]; dup || reserved[piece] || p == "" {
+				return nil, fmt.Errorf("default reply piece %q is empty, reserved or used elsewhere; pieces must be distinct", p)
+			}
+			id := add(piece, -1000)
+			seen[id] = Default
+			chain = append(chain, id)
+		}
+		v.deflt = chain[0]
+		chains = append(chains, chain)
+	}
+
 	var scripted []int
 	for _, c := range chains {
 		scripted = append(scripted, c...)
@@ -243,7 +271,11 @@ func (v *vocab) tensors() []tensor {
 	}
 	// ne = [d, n]: row u scores token u against every slot.
 	out := make([]float32, d*n)
-	out[eosID*d+0] = big
+	if v.deflt >= 0 {
+		out[v.deflt*d+0] = big
+	} else {
+		out[eosID*d+0] = big
+	}
 	for t, sl := range v.slot {
 		nx, ok := v.next[t]
 		if !ok {
