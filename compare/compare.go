@@ -170,7 +170,7 @@ func (r *Result) Failed() bool { return r.Verdict != VerdictOK }
 // of a group or of one prompt.
 type Finding struct {
 	Category string `json:"category"`
-	// Scope is cell, group or prompt.
+	// Scope is cell, group, category or prompt.
 	Scope string `json:"scope"`
 	// FailsGate says the category is one of --fail-on.
 	FailsGate     bool    `json:"fails_gate"`
@@ -180,8 +180,9 @@ type Finding struct {
 	ThinkingLevel *string `json:"thinking_level"`
 	PromptID      string  `json:"prompt_id,omitempty"`
 	Repetition    *int    `json:"repetition,omitempty"`
-	// Metric names what regressed at group or prompt scope: pass_rate,
-	// tool_use_success, tier, ttft_ms, e2e_ms, tokens_per_s.
+	// Metric names what regressed at group, category or prompt scope:
+	// pass_rate, tool_use_success, category_pass_rate:<category>, tier,
+	// ttft_ms, e2e_ms, tokens_per_s.
 	Metric  string `json:"metric,omitempty"`
 	Message string `json:"message"`
 	// Suspect says why a latency finding may not be the model's or the

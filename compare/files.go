@@ -249,6 +249,13 @@ func groupCases(g *Group, r *Result) []junit.Testcase {
 	}
 	rateCase(MetricPassRate, "pass rate", g.PassRate)
 	rateCase(MetricToolUse, "tool-use success", g.ToolUse)
+	for _, ct := range g.Categories {
+		text := "pass rate " + rateChange(ct.RateTest) + ", Fisher p " + pText(ct.RateTest)
+		if ct.NotJudged != "" {
+			text = ct.NotJudged
+		}
+		add("[category] "+ct.Category, text, ct.NotJudged, find(MetricCategoryPassRate+":"+ct.Category, ""))
+	}
 	tierText := "tier " + tierText(g.Tier)
 	if g.Tier.NotJudged != "" {
 		tierText = g.Tier.NotJudged

@@ -29,6 +29,10 @@ type Group struct {
 	PassRate    RateTest   `json:"pass_rate"`
 	ToolUse     RateTest   `json:"tool_use_success"`
 	Tier        TierChange `json:"tier"`
+	// Categories are the pass rates of each prompt category of the group
+	// (the BFCL suite's), judged like the group's: one Fisher test each,
+	// Holm-adjusted over every category of every group.
+	Categories []*CategoryTest `json:"categories,omitempty"`
 	// Infrastructure counts each run's cells that never reached the model,
 	// by availability status (cancelled counted apart).
 	Infrastructure struct {
@@ -75,6 +79,16 @@ type RateTest struct {
 	// reached the model in both runs, or none was a tool-use cell).
 	NotJudged string `json:"not_judged,omitempty"`
 }
+
+// CategoryTest is a category's pass rate in a group, base against new.
+type CategoryTest struct {
+	Category string `json:"category"`
+	RateTest
+}
+
+// MetricCategoryPassRate is the metric of a category's finding, with the
+// category after a colon.
+const MetricCategoryPassRate = "category_pass_rate"
 
 // TierChange is the group's tool-use tier in each run (null when the run
 // lacks the group).
@@ -160,6 +174,9 @@ func (c *comparison) judgeGroups() error {
 			continue
 		}
 		g.PassRate.count(c.base.passed(b), c.cur.passed(n))
+		if b.category != 0 {
+			g.category(t.str(b.category)).count(c.base.passed(b), c.cur.passed(n))
+		}
 		if b.toolUse != triNull && n.toolUse != triNull {
 			g.ToolUse.count(b.toolUse == triTrue, n.toolUse == triTrue)
 		}
@@ -185,6 +202,16 @@ func (c *comparison) judgeGroups() error {
 	return nil
 }
 
+// category returns the group's test of a category, made on first use;
+// categories stay in name order.
+func (g *Group) category(name string) *RateTest {
+	i, found := slices.BinarySearchFunc(g.Categories, name, func(c *CategoryTest, n string) int { return strings.Compare(c.Category, n) })
+	if !found {
+		g.Categories = slices.Insert(g.Categories, i, &CategoryTest{Category: name})
+	}
+	return &g.Categories[i].RateTest
+}
+
 func (t *RateTest) count(base, cur bool) {
 	t.BaseN++
 	t.NewN++
@@ -199,36 +226,51 @@ func (t *RateTest) count(base, cur bool) {
 // rateTests runs the Fisher tests of each group's pass and tool-use rates,
 // Holm-adjusted over the groups (one family per rate).
 func (c *comparison) rateTests() error {
+	type tested struct {
+		g    *Group
+		t    *RateTest
+		what string // "" for the group, else the category
+	}
 	for _, rate := range []struct {
 		metric string
-		get    func(g *Group) *RateTest
+		all    func(g *Group) []tested
 		name   string
 		none   string
+		over   string
 	}{
-		{MetricPassRate, func(g *Group) *RateTest { return &g.PassRate }, "pass rate", "no cell reached the model in both runs"},
-		{MetricToolUse, func(g *Group) *RateTest { return &g.ToolUse }, "tool-use success rate", "no tool-use cell judged in both runs"},
+		{MetricPassRate, func(g *Group) []tested { return []tested{{g, &g.PassRate, ""}} }, "pass rate", "no cell reached the model in both runs", "groups"},
+		{MetricToolUse, func(g *Group) []tested { return []tested{{g, &g.ToolUse, ""}} }, "tool-use success rate", "no tool-use cell judged in both runs", "groups"},
+		{MetricCategoryPassRate, func(g *Group) []tested {
+			var out []tested
+			for _, ct := range g.Categories {
+				out = append(out, tested{g, &ct.RateTest, ct.Category})
+			}
+			return out
+		}, "pass rate", "no cell of the category reached the model in both runs", "categories"},
 	} {
 		var ps []float64
-		var tested []*Group
+		var family []tested
 		for _, g := range c.res.Groups {
-			t := rate.get(g)
-			t.PValue, t.AdjustedP, t.Change = 1, 1, string(stats.Same)
-			t.Base, t.New = ratio(t.BaseCount, t.BaseN), ratio(t.NewCount, t.NewN)
-			if t.BaseN == 0 {
-				t.Change, t.NotJudged = string(stats.NotJudged), rate.none
-				continue
+			for _, x := range rate.all(g) {
+				t := x.t
+				t.PValue, t.AdjustedP, t.Change = 1, 1, string(stats.Same)
+				t.Base, t.New = ratio(t.BaseCount, t.BaseN), ratio(t.NewCount, t.NewN)
+				if t.BaseN == 0 {
+					t.Change, t.NotJudged = string(stats.NotJudged), rate.none
+					continue
+				}
+				p, err := stats.FisherExact(t.BaseCount, t.BaseN-t.BaseCount, t.NewCount, t.NewN-t.NewCount)
+				if err != nil {
+					return err
+				}
+				t.PValue = p
+				ps = append(ps, p)
+				family = append(family, x)
 			}
-			p, err := stats.FisherExact(t.BaseCount, t.BaseN-t.BaseCount, t.NewCount, t.NewN-t.NewCount)
-			if err != nil {
-				return err
-			}
-			t.PValue = p
-			ps = append(ps, p)
-			tested = append(tested, g)
 		}
 		adj := stats.AdjustHolm(ps)
-		for i, g := range tested {
-			t := rate.get(g)
+		for i, x := range family {
+			g, t := x.g, x.t
 			t.AdjustedP = adj[i]
 			t.Significant = adj[i] <= c.opt.Alpha
 			if !t.Significant || t.NewCount == t.BaseCount {
@@ -236,12 +278,21 @@ func (c *comparison) rateTests() error {
 			}
 			if t.NewCount < t.BaseCount {
 				t.Change = string(stats.Regression)
-				c.addFinding(Finding{Category: Quality, Scope: "group", Provider: g.Provider, Model: g.Model, ThinkingLevel: g.ThinkingLevel,
-					Metric: rate.metric, Message: fmt.Sprintf("%s %s -> %s (Fisher p=%.3g, Holm-adjusted over %d groups %.3g)",
-						rate.name, rateText(t.BaseCount, t.BaseN), rateText(t.NewCount, t.NewN), t.PValue, len(tested), t.AdjustedP)})
+				name, metric, scope := rate.name, rate.metric, "group"
+				if x.what != "" {
+					name, metric, scope = "category "+x.what+" "+rate.name, rate.metric+":"+x.what, "category"
+				}
+				c.addFinding(Finding{Category: Quality, Scope: scope, Provider: g.Provider, Model: g.Model, ThinkingLevel: g.ThinkingLevel,
+					Metric: metric, Message: fmt.Sprintf("%s %s -> %s (Fisher p=%.3g, Holm-adjusted over %d %s %.3g)",
+						name, rateText(t.BaseCount, t.BaseN), rateText(t.NewCount, t.NewN), t.PValue, len(family), rate.over, t.AdjustedP)})
 			} else {
 				t.Change = string(stats.Improvement)
 			}
+		}
+	}
+	for _, g := range c.res.Groups {
+		for _, ct := range g.Categories {
+			g.Significant = g.Significant || ct.Significant
 		}
 	}
 	return nil

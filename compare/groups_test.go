@@ -303,3 +303,55 @@ func TestLatencyFalseAlarmRate(t *testing.T) {
 		t.Errorf("a 30%% shift found in only %d of %d comparisons", shiftFound, (trials+9)/10)
 	}
 }
+
+// Each prompt category of a group is judged like the group: its pass rate
+// base against new with a Fisher test, Holm-adjusted over all categories,
+// a significant drop a quality finding at category scope; a category that
+// held is unflagged.
+func TestCategoryRates(t *testing.T) {
+	cat := func(c string) func(*results.Record) { return func(r *results.Record) { r.Category = c } }
+	var base, cur []*results.Record
+	for rep := range 12 {
+		base = append(base, rec("P0", rep, cat("simple")), rec("P1", rep, cat("irrelevance")))
+		if rep < 2 {
+			cur = append(cur, rec("P0", rep, cat("simple")))
+		} else {
+			cur = append(cur, rec("P0", rep, cat("simple"), failing("BFCL value_error:others")))
+		}
+		cur = append(cur, rec("P1", rep, cat("irrelevance")))
+	}
+	dir := t.TempDir()
+	res, err := Compare(writeRun(t, dir, runSpec{id: "base", recs: base}), writeRun(t, dir, runSpec{id: "new", recs: cur}), DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := res.Groups[0]
+	if len(g.Categories) != 2 || g.Categories[0].Category != "irrelevance" || g.Categories[1].Category != "simple" {
+		t.Fatalf("categories %s", mustJSON(g.Categories))
+	}
+	irr, simple := g.Categories[0], g.Categories[1]
+	// Two-sided Fisher exact p of [[12, 0], [2, 10]], summing the
+	// hypergeometric probabilities no larger than the table's (computed
+	// apart in Python): 6.730381e-05; Holm over the 2 categories doubles it.
+	if simple.BaseCount != 12 || simple.NewCount != 2 || simple.Change != "regression" || !simple.Significant || math.Abs(simple.AdjustedP-2*simple.PValue) > 1e-12 {
+		t.Errorf("simple %+v", simple.RateTest)
+	}
+	if math.Abs(simple.PValue-6.730381e-05) > 1e-10 {
+		t.Errorf("simple p %.7g", simple.PValue)
+	}
+	if irr.Significant || irr.Change != "~" || irr.BaseCount != 12 || irr.NewCount != 12 {
+		t.Errorf("irrelevance %+v", irr.RateTest)
+	}
+	found := false
+	for _, f := range res.Findings {
+		if f.Scope == "category" {
+			found = true
+			if f.Metric != "category_pass_rate:simple" || f.Category != Quality || !f.FailsGate || !strings.Contains(f.Message, "category simple pass rate 100% (12/12) -> 17% (2/12)") {
+				t.Errorf("finding %+v", f)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no category finding: %s", mustJSON(res.Findings))
+	}
+}

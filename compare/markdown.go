@@ -56,6 +56,15 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 			rateChange(g.PassRate), pText(g.PassRate), rateChange(g.ToolUse), pText(g.ToolUse), tierText(g.Tier),
 			latText(g.Latency[MetricTTFT]), latText(g.Latency[MetricE2E]), latText(g.Latency[MetricTPS]))
 	}
+	for _, g := range r.Groups {
+		if len(g.Categories) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n### Categories: %s\n\n| category | pass base -> new | p (Holm) |\n|---|---|---|\n", md(g.Label()))
+		for _, ct := range g.Categories {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", md(ct.Category), rateChange(ct.RateTest), pText(ct.RateTest))
+		}
+	}
 	writeLatencyMarkdown(&b, r)
 
 	fmt.Fprintf(&b, "\n## Cells\n\n%s.\n", countsLine(r.Counts))

@@ -57,6 +57,7 @@ type cell struct {
 	failType uint32 // interned failure_type, "" for none
 	expected uint32 // interned expected_tools list
 	names    uint32 // interned tool_calls list
+	category uint32 // interned category, "" for none
 	objPass  tri
 	toolUse  tri
 	flags    cellFlags
@@ -422,7 +423,7 @@ func (r *runData) add(line int, rec *results.Record) error {
 		k.thinking = t.id(*rec.ThinkingLevel)
 	}
 	c := cell{key: k, line: line, status: t.id(rec.AvailabilityStatus), failType: t.id(deref(rec.FailureType)),
-		expected: t.list(rec.ExpectedTools), names: t.list(rec.ToolCalls), objPass: triOf(rec.ObjectivePass), toolUse: triOf(rec.ToolUseSuccess)}
+		expected: t.list(rec.ExpectedTools), names: t.list(rec.ToolCalls), category: t.id(rec.Category), objPass: triOf(rec.ObjectivePass), toolUse: triOf(rec.ToolUseSuccess)}
 	var ttft *float64
 	if rec.TTFTMS != nil {
 		v := float64(*rec.TTFTMS)
