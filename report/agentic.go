@@ -250,7 +250,7 @@ func writeCategories(b *strings.Builder, s *Summary) {
 	}
 	sort.Strings(names)
 	b.WriteString("## Categories\n\n")
-	b.WriteString("Per prompt category (the BFCL suite's simple, multiple, parallel, parallel_multiple and irrelevance): cells that passed (succeeded, passed every check, used the expected tool) out of those that reached the model, with the 95% Wilson interval.\n\n| provider | model | thinking |")
+	b.WriteString("Per prompt category (the BFCL suite's simple, multiple, parallel, parallel_multiple and irrelevance): cells that passed their checks (for a BFCL case, BFCL's checker) out of those that reached the model, with the 95% Wilson interval.\n\n| provider | model | thinking |")
 	for _, n := range names {
 		fmt.Fprintf(b, " %s |", md(n))
 	}

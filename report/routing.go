@@ -112,20 +112,13 @@ func consistency(prompts []Prompt, cells map[string]*MatrixCell) Consistency {
 
 // Category is a prompt category's figures in a group (the BFCL suite's
 // simple, multiple, parallel, parallel_multiple, irrelevance): N cells
-// reached the model, Succeeded of them passed (succeeded, passed every
-// check and, when a tool was expected, used it).
+// reached the model, Succeeded of them passed their checks (for a BFCL
+// case, BFCL's checker: the figure the leaderboard would give).
 type Category struct {
 	N         int      `json:"n"`
 	Succeeded int      `json:"succeeded"`
 	Rate      *float64 `json:"rate"`
 	CI        *CI      `json:"ci"`
-}
-
-// cellPassed says whether a cell that reached the model passed: it
-// succeeded, its checks passed (a cell with no check does not pass a
-// category), and its tool use did not fail.
-func cellPassed(r *results.Record) bool {
-	return r.Success && r.ObjectivePass != nil && *r.ObjectivePass && (r.ToolUseSuccess == nil || *r.ToolUseSuccess)
 }
 
 func addCategory(cats map[string]*Category, r *results.Record) map[string]*Category {
@@ -141,7 +134,7 @@ func addCategory(cats map[string]*Category, r *results.Record) map[string]*Categ
 		cats[r.Category] = c
 	}
 	c.N++
-	if cellPassed(r) {
+	if r.Success && r.ObjectivePass != nil && *r.ObjectivePass {
 		c.Succeeded++
 	}
 	return cats

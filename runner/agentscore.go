@@ -91,8 +91,26 @@ func scoreAgent(rec *results.Record, p *prompts.Prompt, l *agentLoop) {
 	}
 	rec.ToolUseSuccess = toolUseVerdict(p, in)
 	if b := p.BFCL(); b != nil && len(rec.ExpectedTools) > 0 {
-		rec.ToolUseSuccess = b.Check(in).Pass
+		rec.ToolUseSuccess = bfclToolUse(b, in)
 	}
+}
+
+// bfclToolUse is a BFCL case's tool_use_success: its checker's verdict
+// (the right functions with acceptable arguments, not just a name), and,
+// as for every tool use, no call whose arguments fail the offered schema
+// (BFCL itself does not check enums, formats or nested required keys;
+// objective_pass stays its verdict alone).
+func bfclToolUse(b *validators.Spec, in validators.Input) *bool {
+	ok := b.Check(in).Pass
+	if ok == nil || !*ok {
+		return ok
+	}
+	for _, c := range in.ToolCalls {
+		if c.SchemaValid != nil && !*c.SchemaValid {
+			return ptr(false)
+		}
+	}
+	return ok
 }
 
 // toolUseVerdict is an agentic cell's tool_use_success.

@@ -437,9 +437,7 @@ func score(rec *results.Record, c plan.Cell, resp *providers.Response) {
 	rec.ToolUseSuccess = toolparse.UseSuccess(calls, expected)
 	in := validators.Input{Text: resp.Text, ToolCalls: calls}
 	if b := c.Prompt.BFCL(); b != nil && len(expected) > 0 {
-		// A BFCL case's tool use is its checker's verdict: the right
-		// functions with acceptable arguments, not just a name.
-		rec.ToolUseSuccess = b.Check(in).Pass
+		rec.ToolUseSuccess = bfclToolUse(b, in)
 	}
 	out := validators.CheckAll(c.Prompt.Checks(), in)
 	out = failUnsafe(out, c.Prompt, rec.UnsafeActions)
