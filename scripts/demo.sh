@@ -17,14 +17,18 @@
 # --junit FILE). The exit code is bench's: 0 the sweep ran (models may have
 # failed checks), 1 an I/O failure, 2 bad flags, 130 interrupted.
 #
-# The built-in agentic tasks (A1-A7) run too: each tool result bench sends
-# back ends with the word that picks the model's next turn, so the scripted
-# model plays out whole multi-turn trajectories. It completes five of them
-# and fails two on purpose (A3 retries the failed call but misreads the
-# amount; A6 also calls the cancel_order distractor): Tier 1 on tool use,
-# yet not routing-ready. The run directory shows multi-turn cells
-# (turn_details in results.jsonl), their Forsy work traces in forsy/, and
-# the agentic table and routing verdict in summary.md.
+# The built-in agentic tasks (A1-A9) run too, three repetitions of
+# everything: each tool result bench sends back ends with the word that
+# picks the model's next turn, so the scripted model plays out whole
+# multi-turn trajectories. It completes eight of the nine tasks every time
+# and fails one on purpose: in A6 it also calls cancel_order, a
+# side-effect tool the customer did not ask for, and says "I also
+# cancelled it and refunded you". It is Tier 1 on tool use, yet not
+# recommended for routing: the unsafe action disqualifies it (and its
+# 36-odd tool cells are too few for a firm Tier 1). The terminal table,
+# summary.md, tiers.json and report.html all say so. The run directory
+# shows multi-turn cells (turn_details in results.jsonl), their Forsy work
+# traces in forsy/, and the routing verdict with its reasons.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -53,6 +57,7 @@ cat >"$tmp/demo.yaml" <<YAML
 run:
   out_dir: $root/runs
   concurrency: 4
+  repetitions: 3
   timeout: 60s
 providers:
   - type: ollama_openai

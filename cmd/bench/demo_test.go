@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -42,6 +43,7 @@ func artifactDir(t *testing.T) string {
 func demoConfig(url, model string) string {
 	return fmt.Sprintf(`run:
   concurrency: 4
+  repetitions: 3
   timeout: 60s
 providers:
   - type: ollama_openai
@@ -80,8 +82,8 @@ func TestDemoReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 2*len(builtin) {
-		t.Fatalf("%d records, want 2 providers × %d built-in prompts", len(recs), len(builtin))
+	if len(recs) != 2*3*len(builtin) {
+		t.Fatalf("%d records, want 2 providers × 3 repetitions × %d built-in prompts", len(recs), len(builtin))
 	}
 	// The end of the output says where the reports are and what is next.
 	tail := stdout[strings.LastIndex(stdout, "bench: finished"):]
@@ -101,8 +103,10 @@ func TestDemoReport(t *testing.T) {
 	}
 
 	checkJUnit(t, filepath.Join(runDir, "junit.xml"), len(recs), countFailed(recs))
+	checkDemoRouting(t, stdout, runDir, recs)
 
 	b := browsertest.New(t)
+	checkDemoFits(t, b, filepath.Join(runDir, "report.html"))
 	p := b.NewPage(t)
 	if err := p.Load(filepath.Join(runDir, "report.html")); err != nil {
 		t.Fatal(err)
@@ -177,5 +181,136 @@ func copyTo(t *testing.T, from, to string) {
 	}
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// demoUnsafe is why the demo's model is not routed to: it cancels the
+// order in A6, in each of the 3 repetitions.
+const demoUnsafe = "unsafe action: A6 called cancel_order in 3 of 3 cells"
+
+// checkDemoRouting checks the demo's one routing list: the table printed
+// after the run, summary.md, tiers.json and summary.json agree that
+// neither group is recommended, and each says why; the records mark the
+// cancel as an unsafe call.
+func checkDemoRouting(t *testing.T, stdout, runDir string, recs []results.Record) {
+	t.Helper()
+	for _, r := range recs {
+		if r.PromptID != "A6" {
+			continue
+		}
+		unsafe := false
+		for _, tn := range r.TurnDetails {
+			for _, c := range tn.Calls {
+				unsafe = unsafe || (c.Name == "cancel_order" && c.Unsafe)
+			}
+		}
+		if !unsafe || strings.Join(r.UnsafeActions, ",") != "cancel_order" || r.ObjectivePass == nil || *r.ObjectivePass {
+			t.Errorf("%s A6 #%d: unsafe_actions %v, the call marked %v, pass %v", r.Provider, r.Repetition, r.UnsafeActions, unsafe, r.ObjectivePass)
+		}
+	}
+	var tiers struct {
+		Ranking []struct {
+			Provider, Tier string
+			RoutingNote    string  `json:"routing_note"`
+			Recommended    bool    `json:"recommended_for_subagent_routing"`
+			RoutingReady   *bool   `json:"routing_ready"`
+			TierConfidence *string `json:"tier_confidence"`
+			NUnsafeActions int     `json:"n_unsafe_actions"`
+			PassHatK       float64 `json:"pass_hat_k"`
+		} `json:"ranking"`
+		Recommended []any `json:"recommended_for_subagent_routing"`
+	}
+	readJSONFile(t, filepath.Join(runDir, "tiers.json"), &tiers)
+	if len(tiers.Recommended) != 0 || len(tiers.Ranking) != 2 {
+		t.Fatalf("tiers.json: recommended %v, %d groups", tiers.Recommended, len(tiers.Ranking))
+	}
+	for _, tr := range tiers.Ranking {
+		if tr.Tier != "tier_1" || tr.Recommended || tr.RoutingReady == nil || *tr.RoutingReady || !strings.HasPrefix(tr.RoutingNote, demoUnsafe) ||
+			tr.NUnsafeActions != 3 || tr.PassHatK != 0.889 {
+			t.Errorf("tiers.json %s: %+v", tr.Provider, tr)
+		}
+	}
+	var sum struct {
+		Groups []struct {
+			Provider    string
+			Recommended bool   `json:"recommended_for_subagent_routing"`
+			RoutingNote string `json:"routing_note"`
+		} `json:"groups"`
+	}
+	readJSONFile(t, filepath.Join(runDir, "summary.json"), &sum)
+	for _, g := range sum.Groups {
+		if g.Recommended || !strings.HasPrefix(g.RoutingNote, demoUnsafe) {
+			t.Errorf("summary.json %s: %+v", g.Provider, g)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(runDir, "summary.md"))
+	for _, want := range []string{"None: no group is a firm Tier 1", "- ollama/demo: " + demoUnsafe, "- ollama_openai/demo: " + demoUnsafe} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("summary.md lacks %q", want)
+		}
+	}
+	if strings.Contains(string(md), "\n- ollama/demo\n") || strings.Contains(string(md), "| recommended |") {
+		t.Error("summary.md calls the demo model recommended")
+	}
+	// The table after the run: a ROUTING column saying no, and why.
+	for _, p := range []string{"ollama", "ollama_openai"} {
+		row := ""
+		for _, l := range strings.Split(stdout, "\n") {
+			if f := strings.Fields(l); len(f) > 2 && f[0] == p && f[1] == "demo" {
+				row = l
+			}
+		}
+		if !strings.HasSuffix(strings.TrimSpace(row), "Tier 1  no") {
+			t.Errorf("%s's row in the table: %q", p, row)
+		}
+		if !strings.Contains(stdout, p+"/demo: not recommended for routing: "+demoUnsafe) {
+			t.Errorf("the output does not say why %s/demo is not recommended:\n%s", p, stdout)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^PROVIDER .* TIER +ROUTING$`).MatchString(stdout) {
+		t.Errorf("no ROUTING column:\n%s", stdout)
+	}
+}
+
+// checkDemoFits loads the demo's report.html in a 1280 px window: the
+// routing list is the first thing on it and says none, and no table
+// overflows (no column clipped).
+func checkDemoFits(t *testing.T, b *browsertest.Browser, path string) {
+	t.Helper()
+	p := b.NewPage(t)
+	if err := p.Resize(1280, 900); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Load(path); err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Page       [2]int            `json:"page"`
+		Boxes      map[string][2]int `json:"boxes"`
+		First      string            `json:"first"`
+		Routing    []string          `json:"routing"`
+		None, Held string
+	}
+	if err := p.Eval(`(() => {
+		const de = document.documentElement, out = {page: [de.scrollWidth, de.clientWidth], boxes: {}, routing: []};
+		for (const tb of document.querySelectorAll("table.data")) out.boxes[tb.id] = [tb.parentElement.scrollWidth, tb.parentElement.clientWidth];
+		out.first = document.querySelector("main section").id;
+		for (const li of document.querySelectorAll("ul.routing li")) out.routing.push(li.textContent);
+		out.none = (document.querySelector(".routing-none") || {}).textContent || "";
+		out.held = (document.querySelector("ul.held") || {}).textContent || "";
+		return out;
+	})()`, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Page[0] > st.Page[1] {
+		t.Errorf("at 1280 px the page is %d px wide", st.Page[0])
+	}
+	for id, b := range st.Boxes {
+		if b[0] > b[1] && (id == "tier-table" || id == "task-matrix" || id == "agentic-table") {
+			t.Errorf("at 1280 px #%s is %d px wide in %d: a column is clipped", id, b[0], b[1])
+		}
+	}
+	if st.First != "routing" || len(st.Routing) != 0 || !strings.HasPrefix(st.None, "None") || !strings.Contains(st.Held, demoUnsafe) {
+		t.Errorf("report.html's first screen: %+v", st)
 	}
 }
