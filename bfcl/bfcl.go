@@ -11,6 +11,9 @@
 // why); data/LICENSE is gorilla's licence. Nothing outside the embedded
 // files is read at run time. docs/routing.md lists every place where the
 // port differs from BFCL, and why.
+//
+// Layer: scoring (a public suite and its checker; imports only scripted
+// and internal helpers).
 package bfcl
 
 import (

@@ -9,6 +9,8 @@
 //	go run ./bfcl/cmd/bfclsample -src src -out bfcl/data
 //
 // It prints how many cases each file held and the ids it kept.
+//
+// Layer: command (a maintainer's tool; never run by bench or its tests).
 package main
 
 import (
