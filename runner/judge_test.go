@@ -1,10 +1,15 @@
 package runner
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"bench/config"
+	"bench/plan"
+	"bench/prompts"
 	"bench/providers"
 	"bench/results"
 )
@@ -166,5 +171,52 @@ func TestSingleTurnJudged(t *testing.T) {
 				t.Errorf("unsafe %v invalid %d checked %d", r.UnsafeActions, r.SchemaInvalidCalls, r.SchemaCheckedCalls)
 			}
 		})
+	}
+}
+
+// A BFCL case is judged by BFCL's checker, and its tool use also by the
+// offered schema: "Detailed" for an enum of "basic" and "detailed" passes
+// BFCL (its strings are compared lower-cased) but not the schema, so the
+// cell passes its check while its tool use fails.
+func TestBFCLCellJudged(t *testing.T) {
+	all, err := prompts.BFCL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := config.Filter(all, []string{"simple_python_161", "irrelevance_9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := newFakeClock()
+	prov := &turnsProvider{clk: clk, reply: func(turn int, req providers.Request, clk *fakeClock, emit providers.EmitFunc) (*providers.Response, error) {
+		if strings.Contains(req.Prompt, "theft") {
+			if len(req.Tools) != 1 || req.Tools[0].Name != "crime_statute_lookup" {
+				t.Errorf("tools offered %+v", req.Tools)
+			}
+			return callReply(clk, emit, "", tc("c1", "crime_statute_lookup", `{"jurisdiction": "California", "crime": "theft", "detail_level": "Detailed"}`))
+		}
+		return textReply(clk, emit, "No function fits.")
+	}}
+	cfg := &config.Config{Run: config.Run{ID: "bfcl", Concurrency: 1, Repetitions: 1, Timeout: config.Duration(time.Minute), MaxOutputBytes: 1 << 16},
+		Providers: []config.Provider{{Name: "p", Type: "ollama", Concurrency: 1, Models: []string{"m"}, ThinkingLevels: []*string{nil}}},
+		PromptSet: set}
+	sink := &memSink{}
+	if _, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Clock: clk, Providers: map[string]providers.Provider{"p": prov}, Sink: sink}); err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]*results.Record{}
+	for _, r := range sink.recs {
+		byID[r.PromptID] = r
+	}
+	r := byID["simple_python_161"]
+	if r.ObjectivePass == nil || !*r.ObjectivePass || r.ToolUseSuccess == nil || *r.ToolUseSuccess || r.Category != "simple" {
+		t.Errorf("simple_python_161: pass %v (%v) tool use %v category %q", r.ObjectivePass, r.Violation, r.ToolUseSuccess, r.Category)
+	}
+	if d := r.ToolCallDetails[0]; d.SchemaValid == nil || *d.SchemaValid || !strings.Contains(d.SchemaError, "at '/detail_level': value must be one of 'basic', 'detailed'") {
+		t.Errorf("call %+v", d)
+	}
+	i := byID["irrelevance_9"]
+	if i.ObjectivePass == nil || !*i.ObjectivePass || i.ToolUseSuccess != nil || i.Category != "irrelevance" || len(i.ExpectedTools) != 0 {
+		t.Errorf("irrelevance_9: pass %v tool use %v category %q expected %v", i.ObjectivePass, i.ToolUseSuccess, i.Category, i.ExpectedTools)
 	}
 }
