@@ -84,8 +84,6 @@ type GroupData struct {
 	TokensPerS Dist `json:"tokens_per_s"`
 	// Cells are keyed by prompt id, like report.Summary.Matrix.
 	Cells map[string]*CellDetail `json:"-"`
-	// Agentic holds the multi-turn task figures, nil when the run has none.
-	Agentic *Agentic `json:"-"`
 }
 
 // CellDetail is what a pass-matrix cell shows on hover beyond the counts of
@@ -97,23 +95,6 @@ type CellDetail struct {
 	// Detail is the first failed check's violation, or when no check
 	// failed, the first error message; one line, at most maxDetail bytes.
 	Detail string
-}
-
-// Agentic are a group's agentic-task figures: the summary group's rates
-// and the tiers' routing verdict; null fields are absent.
-type Agentic struct {
-	TaskSuccessRate   *float64 `json:"task_success_rate"`
-	MeanTurns         *float64 `json:"mean_turns"`
-	WrongArgumentRate *float64 `json:"wrong_argument_rate"`
-	UnknownToolRate   *float64 `json:"unknown_tool_rate"`
-	RecoveryRate      *float64 `json:"recovery_rate"`
-	// RoutingReady is tiers.json's stricter verdict, when it has one.
-	RoutingReady *bool `json:"routing_ready"`
-}
-
-func (a *Agentic) empty() bool {
-	return a == nil || (a.TaskSuccessRate == nil && a.MeanTurns == nil && a.WrongArgumentRate == nil &&
-		a.UnknownToolRate == nil && a.RecoveryRate == nil && a.RoutingReady == nil)
 }
 
 // Dist is a metric's distribution in one group (report.Dist): Q[50], Q[95]
@@ -204,7 +185,6 @@ func (c *Samples) Data(s *report.Summary, t *report.Tiers, runDir string) *Data 
 			d.Groups[i].Cells = map[string]*CellDetail{}
 		}
 	}
-	d.setAgentic()
 	if runDir == "" {
 		return d
 	}
@@ -244,33 +224,6 @@ func oneLine(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
-}
-
-// setAgentic gives each group its agentic figures from the summary's group
-// and its routing verdict from the tiers: the values summary.json and
-// tiers.json are written from, so the page and the files agree without
-// reading the files back.
-func (d *Data) setAgentic() {
-	index := make(map[groupKey]int, len(d.Summary.Groups))
-	for i, g := range d.Summary.Groups {
-		index[keyOf(g.Provider, g.Model, g.ThinkingLevel)] = i
-		a := &Agentic{TaskSuccessRate: g.TaskSuccessRate, MeanTurns: g.MeanTurns, WrongArgumentRate: g.WrongArgumentRate,
-			UnknownToolRate: g.UnknownToolRate, RecoveryRate: g.RecoveryRate}
-		if !a.empty() {
-			d.Groups[i].Agentic = a
-		}
-	}
-	for _, t := range d.Tiers.Ranking {
-		i, ok := index[keyOf(t.Provider, t.Model, t.ThinkingLevel)]
-		if !ok || t.RoutingReady == nil {
-			continue
-		}
-		g := d.Groups[i]
-		if g.Agentic == nil {
-			g.Agentic = &Agentic{}
-		}
-		g.Agentic.RoutingReady = t.RoutingReady
-	}
 }
 
 // Write renders report.html of d to w.
