@@ -124,7 +124,11 @@ func (o *Options) samePlan(saved *config.Config) error {
 		given, have []string
 	}{{"--providers", o.Providers, names}, {"--models", o.Models, models}, {"--prompts", o.Prompts, ids}, {"--suite", o.Suites, suites}} {
 		if len(c.given) > 0 && !slices.Equal(uniq(c.given), uniq(c.have)) {
-			refuse(c.flag, strings.Join(c.given, ","), strings.Join(uniq(c.have), ","))
+			had := strings.Join(uniq(c.have), ",")
+			if had == "" {
+				had = "none"
+			}
+			refuse(c.flag, strings.Join(c.given, ","), had)
 		}
 	}
 	return errors.Join(errs...)

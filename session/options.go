@@ -24,9 +24,9 @@ type Options struct {
 	// --models, --prompts; --prompts may widen prompts.only).
 	Providers, Models, Prompts []string
 	// Suites replace prompts.suites (--suite): the built-in suites to run.
-	Suites []string
-	Concurrency, Repetitions   int
-	Timeout                    time.Duration
+	Suites                   []string
+	Concurrency, Repetitions int
+	Timeout                  time.Duration
 	// RunID names the run directory (--run-id); "" lets the clock choose.
 	RunID string
 	// OutDir is the parent of run directories (--out).

@@ -106,8 +106,9 @@ func TestResumeKeepsThePlan(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 
-	code, _, stderr := runIn(t, dir, append(args, "--resume", "--repetitions", "2", "--prompts", "T0")...)
-	if code != exitcode.Usage || !strings.Contains(stderr, "--repetitions 2: the run was started with 3") || !strings.Contains(stderr, "--prompts T0: the run was started with T0,T1,T2,T3,T4") {
+	code, _, stderr := runIn(t, dir, append(args, "--resume", "--repetitions", "2", "--prompts", "T0", "--suite", "bfcl")...)
+	if code != exitcode.Usage || !strings.Contains(stderr, "--repetitions 2: the run was started with 3") || !strings.Contains(stderr, "--prompts T0: the run was started with T0,T1,T2,T3,T4") ||
+		!strings.Contains(stderr, "--suite bfcl: the run was started with none") {
 		t.Errorf("a flag changing the plan: exit %d\n%s", code, stderr)
 	}
 	code, stdout, _ := runIn(t, dir, append(args, "--resume", "--dry-run")...)
