@@ -251,12 +251,14 @@ providers:
 	}
 }
 
-// Every sampled case on the Claude Code CLI: bench serves each case's
-// functions over MCP (bench mcp-serve), the CLI offers them to the model
-// (a text answer here), and BFCL's checker judges every cell. A CLI cell
-// costs a Node process (about a second on an idle 2-core machine, tens
-// of seconds on a loaded one), so with -short the run keeps two cases of
-// each category.
+// The BFCL suite on the Claude Code CLI: bench serves each case's
+// functions over MCP (bench mcp-serve), the CLI offers them to the model (a
+// text answer here), and BFCL's checker judges every cell. A CLI cell costs
+// a Node process: about a second on an idle 2-core machine, but 30-40 s
+// when the machine is shared by several test runs (every case then takes
+// half an hour, past the suite's timeout). So the test runs two cases of
+// each category, and every sampled case with BENCH_BFCL_ALL_CASES=1 (the
+// full run, measured once, is in the issue's note).
 func TestBFCLSuiteOnClaudeCode(t *testing.T) {
 	cli := anthropictest.ClaudeBin(t)
 	anth := anthropictest.Start(t)
@@ -280,7 +282,7 @@ prompts:
 `, cli, anth.URL, t.TempDir(), anthropictest.ModelText)
 	args := []string{"--quiet"}
 	n := 5 * bfcl.PerCategory
-	if testing.Short() {
+	if os.Getenv("BENCH_BFCL_ALL_CASES") == "" {
 		args = append(args, "--prompts", "simple_python_10,simple_python_14,multiple_1,multiple_6,parallel_1,parallel_5,parallel_multiple_17,parallel_multiple_23,irrelevance_9,irrelevance_34")
 		n = 10
 	}
