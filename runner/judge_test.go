@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"bench/config"
+	"bench/output"
 	"bench/plan"
 	"bench/prompts"
 	"bench/providers"
@@ -201,7 +202,7 @@ func TestBFCLCellJudged(t *testing.T) {
 		Providers: []config.Provider{{Name: "p", Type: "ollama", Concurrency: 1, Models: []string{"m"}, ThinkingLevels: []*string{nil}}},
 		PromptSet: set}
 	sink := &memSink{}
-	if _, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Clock: clk, Providers: map[string]providers.Provider{"p": prov}, Sink: sink}); err != nil {
+	if _, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Clock: clk, Providers: map[string]providers.Provider{"p": prov}, Outputs: []output.Output{sink}}); err != nil {
 		t.Fatal(err)
 	}
 	byID := map[string]*results.Record{}
