@@ -41,6 +41,8 @@ func (r *Record) Scrub(c Cleaner) {
 	r.Reasoning = c.Text(r.Reasoning)
 	r.FinishReason = c.Text(r.FinishReason)
 	texts(c, r.ExpectedTools)
+	r.Category = c.Text(r.Category)
+	texts(c, r.UnsafeActions)
 	for i := range r.ToolCallDetails {
 		tc := &r.ToolCallDetails[i]
 		tc.Name = c.Text(tc.Name)
@@ -48,6 +50,7 @@ func (r *Record) Scrub(c Cleaner) {
 		tc.Source = c.Text(tc.Source)
 		tc.Match = c.Text(tc.Match)
 		tc.ID = c.Text(tc.ID)
+		tc.SchemaError = c.Text(tc.SchemaError)
 	}
 	if r.ProviderMetrics != nil {
 		r.ProviderMetrics = CleanValue(r.ProviderMetrics, c).(map[string]any)
@@ -69,6 +72,7 @@ func (r *Record) Scrub(c Cleaner) {
 			tc.Arguments = jsonValue(c, tc.Arguments)
 			tc.Result = c.Text(tc.Result)
 			tc.ResultHash = c.Text(tc.ResultHash)
+			tc.SchemaError = c.Text(tc.SchemaError)
 		}
 	}
 }
