@@ -94,7 +94,8 @@ var (
 	// a name is left to it.
 	recordFold   map[string]bool
 	timelineFold = map[string]bool{"event": true, "at_ms": true, "attempt": true, "call": true, "wait_ms": true, "detail": true}
-	toolCallFold = map[string]bool{"name": true, "arguments": true, "source": true, "match": true, "id": true}
+	toolCallFold = map[string]bool{"name": true, "arguments": true, "source": true, "match": true, "id": true,
+		"schema_valid": true, "schema_error": true, "unsafe": true}
 )
 
 // hotFields decode the fields every line has without reflection. A field
@@ -774,6 +775,12 @@ func (d *fastDecoder) toolCall(c *ToolCall) bool {
 			ok = d.str(&c.Match, noIntern)
 		case "id":
 			ok = d.str(&c.ID, noIntern)
+		case "schema_valid":
+			ok = d.boolPtr(&c.SchemaValid)
+		case "schema_error":
+			ok = d.str(&c.SchemaError, noIntern)
+		case "unsafe":
+			ok = d.bool(&c.Unsafe)
 		default:
 			if toolCallFold[strings.ToLower(string(key))] {
 				return false
