@@ -180,8 +180,11 @@ type chatChunk struct {
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
-		PromptTokens            int `json:"prompt_tokens"`
-		CompletionTokens        int `json:"completion_tokens"`
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens *int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 		CompletionTokensDetails *struct {
 			ReasoningTokens int `json:"reasoning_tokens"`
 		} `json:"completion_tokens_details"`
@@ -303,6 +306,10 @@ func readChatStream(body io.Reader, secrets Secrets, resp *Response, emit EmitFu
 			if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens > 0 {
 				r := d.ReasoningTokens
 				resp.Usage.ReasoningTokens = &r
+			}
+			if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
+				c := *d.CachedTokens
+				resp.Usage.CachedInputTokens = &c
 			}
 		}
 		for _, choice := range ch.Choices {

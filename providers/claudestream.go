@@ -91,6 +91,55 @@ type claudeUsage struct {
 	} `json:"output_tokens_details"`
 }
 
+// streamUsage is a Messages stream's token counts: input (uncached), the
+// cache reads and writes, and output.
+type streamUsage struct {
+	in, cacheRead, cacheWrite, out *int
+}
+
+// revise takes the counts a message_start or message_delta carries: each
+// is the message's total so far, so a later one replaces an earlier (a
+// message_delta may revise input_tokens after message_start). The output
+// count of a message_start is a placeholder (1): only a message_delta's
+// (withOutput) is taken.
+func (u *streamUsage) revise(c *claudeUsage, withOutput bool) {
+	if c == nil {
+		return
+	}
+	for _, f := range []struct{ dst, src **int }{
+		{&u.in, &c.InputTokens}, {&u.cacheRead, &c.CacheReadInputTokens},
+		{&u.cacheWrite, &c.CacheCreationInputTokens}, {&u.out, &c.OutputTokens},
+	} {
+		if *f.src != nil && (withOutput || f.dst != &u.out) {
+			v := **f.src
+			*f.dst = &v
+		}
+	}
+}
+
+// plus adds two messages' counts; unknown plus unknown stays unknown.
+func (u streamUsage) plus(o streamUsage) streamUsage {
+	add := func(a, b *int) *int {
+		if a == nil && b == nil {
+			return nil
+		}
+		v := claudeDeref(a) + claudeDeref(b)
+		return &v
+	}
+	return streamUsage{add(u.in, o.in), add(u.cacheRead, o.cacheRead), add(u.cacheWrite, o.cacheWrite), add(u.out, o.out)}
+}
+
+// set fills a Usage: input tokens count the whole prompt (cache reads and
+// writes included, as the result line's do), cached ones the reads.
+func (u streamUsage) set(dst *Usage) {
+	if u.in != nil {
+		in := *u.in + claudeDeref(u.cacheRead) + claudeDeref(u.cacheWrite)
+		dst.InputTokens = &in
+	}
+	dst.OutputTokens = u.out
+	dst.CachedInputTokens = u.cacheRead
+}
+
 // claudeToolBlock is a tool_use block being streamed: where its call sits in
 // the response and the input JSON received so far.
 type claudeToolBlock struct {
@@ -129,9 +178,12 @@ type claudeStream struct {
 	retries    int
 	retryWait  float64
 
-	streamIn, streamOut *int
-	apiErr              *claudeAPIError
-	result              *claudeLine
+	// done sums the usage of the messages already ended; msg is the
+	// current message's, as message_start gave it and each message_delta
+	// revised it (its counts are cumulative, input tokens included).
+	done, msg streamUsage
+	apiErr    *claudeAPIError
+	result    *claudeLine
 
 	malformed       int
 	malformedSample string
@@ -329,9 +381,9 @@ func (s *claudeStream) event(l *claudeLine, emit EmitFunc) {
 		s.blocks = map[int]*claudeToolBlock{}
 		if ev.Message != nil {
 			s.markStreamed(ev.Message.ID)
-			if u := ev.Message.Usage; u != nil && u.InputTokens != nil {
-				s.streamIn = u.InputTokens
-			}
+			s.done = s.done.plus(s.msg)
+			s.msg = streamUsage{}
+			s.msg.revise(ev.Message.Usage, false)
 		}
 		if s.cliTTFTMS == nil && l.TTFTMS != nil {
 			s.cliTTFTMS = l.TTFTMS
@@ -388,9 +440,7 @@ func (s *claudeStream) event(l *claudeLine, emit EmitFunc) {
 		if ev.Delta != nil && ev.Delta.StopReason != "" {
 			s.stopReason = ev.Delta.StopReason
 		}
-		if ev.Usage != nil && ev.Usage.OutputTokens != nil {
-			s.streamOut = ev.Usage.OutputTokens
-		}
+		s.msg.revise(ev.Usage, true)
 	}
 }
 
@@ -502,7 +552,8 @@ func (s *claudeStream) Response() *Response {
 		// The CLI's own request → first byte figure, for comparison.
 		m["cli_reported_ttft_ms"] = *s.cliTTFTMS
 	}
-	r.Usage.InputTokens, r.Usage.OutputTokens = s.streamIn, s.streamOut
+	// The streamed counts stand when no result line says better.
+	s.done.plus(s.msg).set(&r.Usage)
 	res := s.result
 	if res == nil {
 		return r
@@ -524,6 +575,8 @@ func (s *claudeStream) Response() *Response {
 	}
 	if res.TotalCostUSD != nil {
 		m["total_cost_usd"] = *res.TotalCostUSD
+		c := *res.TotalCostUSD
+		r.CostUSD = &c
 	}
 	var denials []json.RawMessage
 	if json.Unmarshal(res.Denials, &denials) == nil && len(denials) > 0 {
@@ -544,6 +597,8 @@ func (s *claudeStream) Response() *Response {
 		}
 		if u.CacheReadInputTokens != nil {
 			m["cache_read_input_tokens"] = *u.CacheReadInputTokens
+			c := *u.CacheReadInputTokens
+			r.Usage.CachedInputTokens = &c
 		}
 		if u.CacheCreationInputTokens != nil {
 			m["cache_creation_input_tokens"] = *u.CacheCreationInputTokens

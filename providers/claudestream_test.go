@@ -364,3 +364,32 @@ func BenchmarkClaudeStream(b *testing.B) {
 		}
 	}
 }
+
+// A message_delta's usage revises the message's counts (input tokens
+// included, as the Messages API may send them late), the cache reads are
+// the cached input, and the counts of a stream's messages add up when no
+// result line gives the totals. With a result line, its usage and
+// total_cost_usd win.
+func TestClaudeStreamUsage(t *testing.T) {
+	lines := [][]byte{
+		[]byte(`{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1","usage":{"input_tokens":10,"cache_read_input_tokens":100,"output_tokens":1}}}}`),
+		[]byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}}`),
+		[]byte(`{"type":"stream_event","event":{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"input_tokens":12,"cache_read_input_tokens":100,"cache_creation_input_tokens":3,"output_tokens":7}}}`),
+		[]byte(`{"type":"stream_event","event":{"type":"message_start","message":{"id":"m2","usage":{"input_tokens":20,"output_tokens":1}}}}`),
+		[]byte(`{"type":"stream_event","event":{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}}}`),
+	}
+	s, _, _ := feedClaude(lines)
+	r := s.Response()
+	// input: (12+100+3) + 20; output 7+5; cached 100.
+	if derefP(r.Usage.InputTokens) != 135 || derefP(r.Usage.OutputTokens) != 12 || derefP(r.Usage.CachedInputTokens) != 100 || r.CostUSD != nil {
+		t.Errorf("streamed usage in %v out %v cached %v cost %v; want 135, 12, 100, nil",
+			derefP(r.Usage.InputTokens), derefP(r.Usage.OutputTokens), derefP(r.Usage.CachedInputTokens), r.CostUSD)
+	}
+	lines = append(lines, []byte(`{"type":"result","subtype":"success","is_error":false,"result":"a","total_cost_usd":0.0125,"usage":{"input_tokens":40,"cache_read_input_tokens":90,"cache_creation_input_tokens":0,"output_tokens":11}}`))
+	s, _, _ = feedClaude(lines)
+	r = s.Response()
+	if derefP(r.Usage.InputTokens) != 130 || derefP(r.Usage.OutputTokens) != 11 || derefP(r.Usage.CachedInputTokens) != 90 || r.CostUSD == nil || *r.CostUSD != 0.0125 {
+		t.Errorf("result usage in %v out %v cached %v cost %v; want 130, 11, 90, 0.0125",
+			derefP(r.Usage.InputTokens), derefP(r.Usage.OutputTokens), derefP(r.Usage.CachedInputTokens), r.CostUSD)
+	}
+}

@@ -133,6 +133,9 @@ func TestChatReasoning(t *testing.T) {
 		t.Errorf("text %q reasoning %q", resp.Text, resp.Reasoning)
 	}
 	checkUsage(t, resp.Usage, intp(20), intp(8), intp(6))
+	if c := resp.Usage.CachedInputTokens; c == nil || *c != 16 {
+		t.Errorf("cached input tokens %v, want prompt_tokens_details.cached_tokens 16", c)
+	}
 	if want := []EventKind{EventRequestStart, EventReasoning, EventReasoning, EventText}; !reflect.DeepEqual(rec.kinds(), want) {
 		t.Errorf("events %v, want %v", rec.kinds(), want)
 	}

@@ -444,6 +444,8 @@ func (s *responsesState) terminal(r *responsesResponse) {
 		}
 		if d := u.InputTokensDetails; d != nil && d.CachedTokens != nil {
 			m["cached_input_tokens"] = *d.CachedTokens
+			c := *d.CachedTokens
+			s.resp.Usage.CachedInputTokens = &c
 		}
 	}
 	// Calls present only in the final output (a server that streams none of

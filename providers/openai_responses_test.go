@@ -211,6 +211,9 @@ func TestResponsesRecordedText(t *testing.T) {
 		t.Errorf("text events = %q, want %q", rec.texts(EventText), want)
 	}
 	checkUsage(t, resp.Usage, intp(12), intp(4), intp(0))
+	if c := resp.Usage.CachedInputTokens; c == nil || *c != 0 {
+		t.Errorf("cached input tokens %v, want the stream's 0", c)
+	}
 	if resp.FinishReason != "completed" || resp.Retries != 0 || resp.RetryWaitMS != 0 || len(resp.ToolCalls) != 0 {
 		t.Errorf("FinishReason %q Retries %d RetryWaitMS %d ToolCalls %v", resp.FinishReason, resp.Retries, resp.RetryWaitMS, resp.ToolCalls)
 	}

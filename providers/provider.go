@@ -152,9 +152,15 @@ type EmitFunc func(Event)
 
 // Usage is token accounting as the provider reported it; nil means unknown.
 type Usage struct {
-	InputTokens     *int
-	OutputTokens    *int
-	ReasoningTokens *int
+	// InputTokens counts the whole prompt, cached parts included.
+	InputTokens *int
+	// OutputTokens counts everything generated, reasoning included.
+	OutputTokens *int
+	// ReasoningTokens is the part of OutputTokens spent on reasoning,
+	// when the protocol says; CachedInputTokens the part of InputTokens
+	// read from the server's prompt cache (billed at a lower price).
+	ReasoningTokens   *int
+	CachedInputTokens *int
 }
 
 // Response is what a stream produced. It is returned even when the call failed
@@ -169,6 +175,10 @@ type Response struct {
 	ReasoningBytes int
 	ToolCalls      []results.ToolCall
 	Usage          Usage
+	// CostUSD is what the call cost as the provider itself reported it
+	// (the Claude Code CLI's total_cost_usd); nil when it does not say.
+	// It wins over a price from bench.yaml's pricing block.
+	CostUSD *float64
 	// FinishReason is the protocol's own stop reason, if any.
 	FinishReason string
 	// Retries is how many attempts were retried; RetryWaitMS the time spent
