@@ -24,6 +24,7 @@ import (
 
 	"bench/internal/suggest"
 	"bench/internal/yamlerr"
+	"bench/pricing"
 	"bench/prompts"
 )
 
@@ -36,6 +37,8 @@ type Config struct {
 	Providers []Provider `yaml:"-" json:"providers"`
 	Prompts   Prompts    `yaml:"prompts" json:"prompts"`
 	Traces    Traces     `yaml:"traces" json:"traces"`
+	// Pricing is what each model costs, for each cell's cost_usd.
+	Pricing pricing.Table `yaml:"pricing" json:"pricing,omitempty"`
 
 	// Path is the config file; PromptSet the prompts the run will use, in order.
 	Path      string           `yaml:"-" json:"config_path"`
@@ -429,6 +432,7 @@ func (c *Config) validate(v *validator, kinds Kinds) {
 			v.addPath([]any{"prompts", "suites", i}, field, fmt.Sprintf("%s is listed twice", name))
 		}
 	}
+	c.validatePricing(v)
 	seenFile := map[string]bool{}
 	for i, f := range c.Prompts.Files {
 		if strings.TrimSpace(f) == "" {
@@ -577,3 +581,47 @@ func (c *Config) Resolve(p string) string {
 // directory when given on the command line, to the config file otherwise; the
 // caller resolves it before calling.
 func (c *Config) RunDir() string { return filepath.Join(c.Run.OutDir, c.Run.ID) }
+
+// validatePricing checks the pricing block: each entry names a provider
+// entry or a model of the config (or both, the model one of that entry's),
+// has input and output prices, no negative one, and no two entries price
+// the same thing.
+func (c *Config) validatePricing(v *validator) {
+	entries := map[string]*Provider{}
+	models := map[string]bool{}
+	for i := range c.Providers {
+		p := &c.Providers[i]
+		name := p.Name
+		if name == "" {
+			name = p.Type
+		}
+		entries[name] = p
+		for _, m := range p.Models {
+			models[m] = true
+		}
+	}
+	seen := map[[2]string]int{}
+	for i, e := range c.Pricing {
+		at := fmt.Sprintf("pricing[%d]", i)
+		path := func(key string) []any { return []any{"pricing", i, key} }
+		switch {
+		case e.Provider == "" && e.Model == "":
+			v.addPath([]any{"pricing", i}, at, "names neither a model nor a provider entry; give model:, provider: or both")
+			continue
+		case e.Provider != "" && entries[e.Provider] == nil:
+			v.addPath(path("provider"), at+".provider", fmt.Sprintf("%s is not the name of a provider entry", quoted(e.Provider)))
+		case e.Provider != "" && e.Model != "" && !slices.Contains(entries[e.Provider].Models, e.Model):
+			v.addPath(path("model"), at+".model", fmt.Sprintf("%s is not a model of provider entry %s", quoted(e.Model), quoted(e.Provider)))
+		case e.Provider == "" && !models[e.Model]:
+			v.addPath(path("model"), at+".model", fmt.Sprintf("%s is not a model of any provider entry", quoted(e.Model)))
+		}
+		if key, msg := e.Check(); key != "" {
+			v.addPath(path(key), at+"."+key, msg)
+		}
+		k := [2]string{e.Provider, e.Model}
+		if j, dup := seen[k]; dup {
+			v.addPath([]any{"pricing", i}, at, fmt.Sprintf("prices the same provider and model as pricing[%d]", j))
+		}
+		seen[k] = i
+	}
+}

@@ -57,7 +57,20 @@ type Record struct {
 	TokensPerS *float64 `json:"tokens_per_s"`
 	// ReasoningTokensPerS is the same rate over the reasoning deltas.
 	ReasoningTokensPerS *float64 `json:"reasoning_tokens_per_s,omitempty"`
-	ReasoningTokens     *int     `json:"reasoning_tokens,omitempty"`
+	// ReasoningTokens is the part of output_tokens spent reasoning, and
+	// CachedInputTokens the part of input_tokens the server read from its
+	// prompt cache, when the protocol reports them.
+	ReasoningTokens   *int `json:"reasoning_tokens,omitempty"`
+	CachedInputTokens *int `json:"cached_input_tokens,omitempty"`
+	// CostUSD is what the cell cost: the provider's own figure when it
+	// reports one (CostSource "provider": the Claude Code CLI's
+	// total_cost_usd), else the tokens priced by bench.yaml's pricing
+	// block (CostSource "pricing"); null when neither is known.
+	// CostMissing says why when a price was there but the tokens were not
+	// (a cell with neither cost nor reason had no price).
+	CostUSD     *float64 `json:"cost_usd"`
+	CostSource  string   `json:"cost_source,omitempty"`
+	CostMissing string   `json:"cost_missing,omitempty"`
 	// QueueMS is the time the cell spent in the harness before its request
 	// was on the wire (connection, writing): kept out of ttft_ms and e2e_ms.
 	QueueMS *float64 `json:"queue_ms,omitempty"`

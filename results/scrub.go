@@ -40,6 +40,8 @@ func (r *Record) Scrub(c Cleaner) {
 	textPtr(c, r.ErrorMessage)
 	r.Reasoning = c.Text(r.Reasoning)
 	r.FinishReason = c.Text(r.FinishReason)
+	r.CostSource = c.Text(r.CostSource)
+	r.CostMissing = c.Text(r.CostMissing)
 	texts(c, r.ExpectedTools)
 	r.Category = c.Text(r.Category)
 	texts(c, r.UnsafeActions)

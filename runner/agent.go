@@ -60,7 +60,9 @@ type agentLoop struct {
 	last *providers.Response
 	err  error
 
-	usage           providers.Usage
+	usage providers.Usage
+	// cost sums the turns' costs as the provider reported them.
+	cost            *float64
 	chunks, retries int
 	retryWaitMS     int64
 	timeline        []results.TimelineEvent
@@ -287,6 +289,14 @@ func (l *agentLoop) addTurnStats(k *stamps, resp *providers.Response) {
 	l.usage.InputTokens = addInt(l.usage.InputTokens, resp.Usage.InputTokens)
 	l.usage.OutputTokens = addInt(l.usage.OutputTokens, resp.Usage.OutputTokens)
 	l.usage.ReasoningTokens = addInt(l.usage.ReasoningTokens, resp.Usage.ReasoningTokens)
+	l.usage.CachedInputTokens = addInt(l.usage.CachedInputTokens, resp.Usage.CachedInputTokens)
+	if resp.CostUSD != nil {
+		c := *resp.CostUSD
+		if l.cost != nil {
+			c += *l.cost
+		}
+		l.cost = &c
+	}
 	// Each turn's decode windows, as a single-turn cell's (see rates),
 	// summed over the turns.
 	a, r := rateWindows(resp.Usage, k)
@@ -341,6 +351,7 @@ func fillAgentRecord(rec *results.Record, cfg *config.Config, l *agentLoop, star
 	rec.Chunks = l.chunks
 	rec.Retries, rec.RetryWaitMS = l.retries, l.retryWaitMS
 	rec.InputTokens, rec.OutputTokens, rec.ReasoningTokens = l.usage.InputTokens, l.usage.OutputTokens, l.usage.ReasoningTokens
+	rec.CachedInputTokens, rec.CostUSD = l.usage.CachedInputTokens, l.cost
 	rec.FinishReason = l.last.FinishReason
 	rec.ProviderMetrics = l.last.Metrics
 	rec.RawOutputBytes = len(l.final)

@@ -11,6 +11,7 @@ import (
 
 	"bench/config"
 	"bench/plan"
+	"bench/pricing"
 	"bench/providers"
 	"bench/results"
 	"bench/toolparse"
@@ -285,6 +286,7 @@ func runCellTimed(parent context.Context, cfg *config.Config, clock Clock, prov 
 	rec.Chunks = k.chunks
 	rec.Retries, rec.RetryWaitMS = resp.Retries, resp.RetryWaitMS
 	rec.InputTokens, rec.OutputTokens, rec.ReasoningTokens = resp.Usage.InputTokens, resp.Usage.OutputTokens, resp.Usage.ReasoningTokens
+	rec.CachedInputTokens, rec.CostUSD = resp.Usage.CachedInputTokens, resp.CostUSD
 	rec.FinishReason = resp.FinishReason
 	rec.ProviderMetrics = resp.Metrics
 	keepOutput(rec, resp, secrets, cfg.Run.MaxOutputBytes)
@@ -306,6 +308,7 @@ func runCellTimed(parent context.Context, cfg *config.Config, clock Clock, prov 
 // answer before its cut, error messages) are scanned again, which finds
 // nothing and copies nothing.
 func finish(rec *results.Record, cfg *config.Config, secrets providers.Secrets) {
+	price(rec, cfg.Pricing)
 	rec.Scrub(secrets)
 	// parsed_output comes from raw_output, so about its size; one that
 	// re-encoding grew past max_output_bytes is left out, not cut.
@@ -314,6 +317,33 @@ func finish(rec *results.Record, cfg *config.Config, secrets providers.Secrets) 
 	}
 	fit(rec, MaxRecordBytes)
 }
+
+// price sets the cell's cost: the provider's own figure when it gave one
+// (already in cost_usd), else its tokens at the pricing block's price for
+// the cell's provider entry and model; with no price the cost stays null
+// and no reason is written (cost_missing is for a price without tokens).
+func price(rec *results.Record, table pricing.Table) {
+	if rec.CostUSD != nil {
+		rec.CostSource = CostFromProvider
+		return
+	}
+	p := table.Lookup(rec.Provider, rec.Model)
+	if p == nil {
+		return
+	}
+	usd, ok, missing := p.Cost(pricing.Tokens{Input: rec.InputTokens, CachedInput: rec.CachedInputTokens, Output: rec.OutputTokens, Reasoning: rec.ReasoningTokens})
+	if !ok {
+		rec.CostMissing = missing
+		return
+	}
+	rec.CostUSD, rec.CostSource = &usd, CostFromPricing
+}
+
+// Cost sources (results.Record.CostSource).
+const (
+	CostFromProvider = "provider"
+	CostFromPricing  = "pricing"
+)
 
 // clean removes the provider's secrets from what of resp is kept besides
 // the answer and the reasoning (keepOutput scrubs those whole, then cuts
