@@ -58,6 +58,7 @@ type Methods struct {
 	ObjectivePassRate string `json:"objective_pass_rate"`
 	WallClockMS       string `json:"wall_clock_ms"`
 	AgenticMethods
+	CostMethods
 }
 
 var methods = Methods{
@@ -72,6 +73,7 @@ var methods = Methods{
 	ObjectivePassRate: "cells with objective_pass true / successful cells with a non-null objective_pass; null when there are none",
 	WallClockMS:       "max(ended_at_ms) - min(started_at_ms) over the group's cells",
 	AgenticMethods:    agenticMethods,
+	CostMethods:       costMethods,
 }
 
 // Group is one (provider, model, thinking_level) entry of summary.json.
@@ -117,6 +119,8 @@ type Group struct {
 	Consistency
 	// Categories are the per-category figures, when prompts have one.
 	Categories map[string]*Category `json:"categories,omitempty"`
+	// Cost are the token totals and cost figures (cost.go), inline.
+	Cost
 
 	// Tier is the group's tool-use tier (written to tiers.json, not here).
 	Tier *Tier `json:"-"`
@@ -314,6 +318,7 @@ func (a *aggregator) Add(r *results.Record) {
 	gr.Agentic.add(r)
 	g.calls.add(r)
 	g.cats = addCategory(g.cats, r)
+	gr.Cost.add(r)
 
 	c := g.cells[r.PromptID]
 	if c == nil {
@@ -501,6 +506,7 @@ func (a *aggregator) summary() *Summary {
 		finishCategories(g.cats)
 		gr.Categories = g.cats
 		gr.Consistency = consistency(s.Prompts, g.cells)
+		gr.Cost.finish()
 		t := g.tool
 		t.classify()
 		t.route(&gr.Agentic, &gr.CallChecks, unsafeTasks(s.Prompts, g.cells))
