@@ -30,6 +30,7 @@ const (
 	RunFile       = "run.json"
 	LockFile      = ".lock"
 	ReportHTML    = "report.html"
+	AnswersHTML   = "answers.html"
 	JUnitFile     = "junit.xml"
 	// SnapshotsDir holds one agent snapshot a cell, TracesDir the run's
 	// execution traces (one NDJSON file each bench run invocation),
@@ -122,6 +123,7 @@ var Layout = []Entry{
 	{Name: SummaryMD, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, About: "the summary, for people"},
 	{Name: TiersFile, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, About: "tool-use tiers and the routing list"},
 	{Name: ReportHTML, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, About: "the self-contained report page"},
+	{Name: AnswersHTML, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, About: "every answer, prompt by prompt, the groups side by side"},
 	{Name: JUnitFile, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, About: "each cell as a JUnit testcase"},
 	{Name: resourcesPrefix + "*" + resourcesJSON, Writer: "resources.Recorder", Merge: Gather, About: "each suite's resource snapshots, peaks and warm-up load time"},
 	{Name: resourcesPrefix + "*" + beforeSuffix, Writer: "resources.Recorder", Merge: Gather, About: "the suite's before snapshot, for people"},

@@ -12,7 +12,7 @@ func TestLayout(t *testing.T) {
 	f := ResourceFiles("ollama_openai", "llama3.2:3b", &level)
 	for name, want := range map[string]MergeRule{
 		ConfigFile: Own, InventoryFile: Own, ResultsFile: Own, RunFile: Own, ShardsDir: Own,
-		SummaryJSON: Rebuild, SummaryMD: Rebuild, TiersFile: Rebuild, ReportHTML: Rebuild, JUnitFile: Rebuild,
+		SummaryJSON: Rebuild, SummaryMD: Rebuild, TiersFile: Rebuild, ReportHTML: Rebuild, AnswersHTML: Rebuild, JUnitFile: Rebuild,
 		f.JSON: Gather, f.Before: Gather, f.After: Gather, f.Samples: Gather,
 		SnapshotsDir: Gather, TracesDir: Gather, ForsyDir: Gather,
 		CompareDir: Drop, LockFile: Drop,

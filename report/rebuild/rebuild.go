@@ -1,6 +1,7 @@
 // Package rebuild writes every report of a run directory from its
-// results.jsonl in one pass: summary.json, summary.md, tiers.json,
-// report.html and junit.xml (rundir.Layout marks them Report). bench
+// results.jsonl: summary.json, summary.md, tiers.json, report.html and
+// junit.xml in one pass, then answers.html in a second that reads the
+// answers themselves (rundir.Layout marks them all Report). bench
 // report, bench merge and the end of bench run (its last output) all come
 // here, so the three can never disagree on what a report is.
 //
@@ -13,6 +14,7 @@ import (
 	"io"
 
 	"bench/report"
+	"bench/report/answers"
 	"bench/report/htmlreport"
 	"bench/report/junitxml"
 	"bench/results"
@@ -73,6 +75,11 @@ func All(dir string, o Options) (*report.Summary, error) {
 	if err := htmlreport.WriteFile(dir, d); err != nil {
 		return nil, err
 	}
+	// A pass of its own: the summary's reads past the answers, which are
+	// most of a results line; this one keeps only what the page shows.
+	if err := answers.Build(dir, s); err != nil {
+		return nil, err
+	}
 	if err := ju.WriteFile(rundir.Path(dir, rundir.JUnitFile)); err != nil {
 		return nil, err
 	}
@@ -89,5 +96,6 @@ func All(dir string, o Options) (*report.Summary, error) {
 func WritePaths(w io.Writer, dir string) {
 	fmt.Fprintf(w, "  summary:  %s\n", rundir.Path(dir, rundir.SummaryMD))
 	fmt.Fprintf(w, "  report:   %s (open it in a browser)\n", rundir.Path(dir, rundir.ReportHTML))
+	fmt.Fprintf(w, "  answers:  %s\n", rundir.Path(dir, rundir.AnswersHTML))
 	fmt.Fprintf(w, "  junit:    %s\n", rundir.Path(dir, rundir.JUnitFile))
 }

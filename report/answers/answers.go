@@ -1,0 +1,381 @@
+// Package answers renders answers.html: every answer of a run, prompt by
+// prompt, each group's beside the others, so a person choosing a model
+// reads what the models said instead of opening results.jsonl in an
+// editor. For each cell it shows the answer text, the reasoning (folded),
+// the native tool calls with their arguments, the validator's verdict and
+// violation, the error, TTFT, end-to-end latency, tokens and cost; an
+// agentic cell shows its trajectory turn by turn (the model's text, each
+// tool call with its arguments, the scripted result, errors, unknown and
+// unsafe calls marked). A person filters by prompt, by verdict (failed
+// only, prompts the groups disagree on) and by provider, and switches
+// between repetitions.
+//
+// It is a page of its own beside report.html, so report.html stays as
+// fast as it was; report.html links to it. Like report.html it is one
+// self-contained file that works from a file:// URL and loads nothing:
+// the data is JSON inlined through html/template (which escapes <, >, &,
+// U+2028 and U+2029 inside the script), and the page's script only ever
+// sets model text with textContent.
+//
+// # Budget
+//
+// The page stays usable at 100 models × 100 prompts × 10 repetitions
+// (100,000 cells): each text (an answer, a reasoning, a turn's text, a
+// call's arguments or result) is cut at a per-text cap, MaxTextBytes (2
+// KiB) for a run of up to BudgetBytes / MaxTextBytes cells and less for a
+// larger one (BudgetBytes over the cells, never under MinTextBytes), and
+// once the texts kept reach BudgetBytes (24 MiB) the rest are left out.
+// Every cut text says how long it was and where the whole of it is: its
+// cell's line in results.jsonl. Identical texts are kept once.
+//
+// Layer: verdicts (reads results.jsonl through results; renders what
+// report computed).
+package answers
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"unicode/utf8"
+
+	"bench/report"
+	"bench/results"
+	"bench/rundir"
+)
+
+// Caps of the page (see the package comment).
+const (
+	// MaxTextBytes is the most of one text the page shows.
+	MaxTextBytes = 2 << 10
+	// MinTextBytes is the least a text is cut to, however many cells.
+	MinTextBytes = 256
+	// BudgetBytes bounds the texts of the whole page.
+	BudgetBytes = 24 << 20
+	// MaxTurns and MaxCalls bound an agentic cell's turns and a turn's
+	// calls shown; the rest are counted.
+	MaxTurns = 30
+	MaxCalls = 10
+)
+
+// Flags of a turn's call, as the page's data packs them.
+const (
+	flagError = 1 << iota
+	flagUnknown
+	flagWrongArgs
+	flagUnanswered
+	flagFailFirst
+	flagUnsafe
+)
+
+// Page is answers.html's data, inlined as JSON. Groups are in
+// report.Ranked's order, prompts in the summary's.
+type Page struct {
+	RunID   string   `json:"run_id"`
+	Groups  []Group  `json:"groups"`
+	Prompts []Prompt `json:"prompts"`
+	// Reps is the largest repetition number + 1.
+	Reps int `json:"reps"`
+	// Strings holds every text once; cells refer to them by index.
+	Strings []string `json:"strings"`
+	// Cells are the cells, each an array (see Cell).
+	Cells []Cell `json:"cells"`
+	// Cap is the per-text cap this page used; Budget the whole page's;
+	// Dropped counts texts left out once the budget was reached.
+	Cap     int `json:"cap"`
+	Budget  int `json:"budget"`
+	Dropped int `json:"dropped"`
+	// Source is results.jsonl's name, for the notes of cut texts.
+	Source string `json:"source"`
+}
+
+// Group is one (provider, model, thinking level).
+type Group struct {
+	Label    string `json:"label"`
+	Provider string `json:"provider"`
+}
+
+// Prompt is a prompt id and name.
+type Prompt struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// Cell is one cell, packed as a JSON array to keep 100,000 of them small:
+//
+//	[group, prompt, repetition, line, status, verdict, text, text_bytes,
+//	 kept_bytes, reasoning, violation, error, ttft_ms, e2e_ms,
+//	 output_tokens, cost_usd, calls, turns]
+//
+// status is a Strings index of the availability status (with the failure
+// type after a colon when there is one); verdict 1 passed, 0 failed its
+// check, -1 no check, -2 did not succeed; the texts are Strings indexes
+// (-1 none); text_bytes the answer's whole length as streamed, kept_bytes
+// what results.jsonl kept of it (max_output_bytes); calls [[name, args]];
+// turns [[text, error, [[name, args, result, flags]], more_calls]] and,
+// after the last turn shown, the number of turns not shown.
+type Cell [18]any
+
+// Builder collects the cells of a run, one record at a time.
+type Builder struct {
+	page   *Page
+	cap    int
+	used   int
+	index  map[string]int
+	groups map[groupKey]int
+	prompt map[string]int
+	// cells holds each cell's place in page.Cells by key, so a later
+	// record of a cell (a resumed run) replaces the earlier one.
+	cells map[results.Key]int
+}
+
+type groupKey struct {
+	provider, model, thinking string
+	has                       bool
+}
+
+// NewBuilder starts the page of the run s summarises; cells is how many
+// cells the run has (the per-text cap depends on it).
+func NewBuilder(s *report.Summary, cells int) *Builder {
+	b := &Builder{page: &Page{RunID: s.RunID, Budget: BudgetBytes, Source: rundir.ResultsFile, Strings: []string{}, Cells: []Cell{}},
+		index: map[string]int{}, groups: map[groupKey]int{}, prompt: map[string]int{}, cells: map[results.Key]int{}}
+	b.cap = TextCap(cells)
+	b.page.Cap = b.cap
+	for _, g := range report.Ranked(s) {
+		b.groups[keyOf(g.Provider, g.Model, g.ThinkingLevel)] = len(b.page.Groups)
+		b.page.Groups = append(b.page.Groups, Group{Label: g.Label(), Provider: g.Provider})
+	}
+	for _, p := range s.Prompts {
+		b.prompt[p.ID] = len(b.page.Prompts)
+		b.page.Prompts = append(b.page.Prompts, Prompt{ID: p.ID, Name: p.Name})
+	}
+	return b
+}
+
+// TextCap is the per-text cap of a run of n cells.
+func TextCap(n int) int {
+	if n <= 0 {
+		return MaxTextBytes
+	}
+	return min(MaxTextBytes, max(MinTextBytes, BudgetBytes/n))
+}
+
+func keyOf(provider, model string, thinking *string) groupKey {
+	k := groupKey{provider: provider, model: model}
+	if thinking != nil {
+		k.thinking, k.has = *thinking, true
+	}
+	return k
+}
+
+// text interns s cut at n bytes (at a rune boundary, invalid UTF-8
+// replaced as JSON will): its index, or -1 for "". Past the budget a text
+// is dropped (-1) and counted.
+func (b *Builder) text(s string, n int) int {
+	if s == "" {
+		return -1
+	}
+	s = cut(s, n)
+	if i, ok := b.index[s]; ok {
+		return i
+	}
+	if b.used+len(s) > BudgetBytes {
+		b.page.Dropped++
+		return -1
+	}
+	b.used += len(s)
+	b.index[s] = len(b.page.Strings)
+	b.page.Strings = append(b.page.Strings, s)
+	return b.index[s]
+}
+
+// cut keeps at most n bytes of s, ending on a whole rune, with invalid
+// bytes replaced by U+FFFD (JSON cannot carry them).
+func cut(s string, n int) string {
+	if !utf8.ValidString(s) {
+		s = string(bytes.ToValidUTF8([]byte(s), []byte("\uFFFD")))
+	}
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// Add takes one record (with its bulky fields: answer, reasoning, tool
+// calls) found at line of results.jsonl. It keeps no reference to r.
+func (b *Builder) Add(line int, r *results.Record) {
+	g, ok := b.groups[keyOf(r.Provider, r.Model, r.ThinkingLevel)]
+	if !ok {
+		return
+	}
+	p, ok := b.prompt[r.PromptID]
+	if !ok {
+		return
+	}
+	status := r.AvailabilityStatus
+	if r.FailureType != nil && *r.FailureType != "" {
+		status += ": " + *r.FailureType
+	}
+	verdict := -2
+	if r.AvailabilityStatus == results.StatusOK && r.Success {
+		switch {
+		case r.ObjectivePass == nil:
+			verdict = -1
+		case *r.ObjectivePass:
+			verdict = 1
+		default:
+			verdict = 0
+		}
+	}
+	small := max(b.cap/2, MinTextBytes/2)
+	c := Cell{g, p, r.Repetition, line, b.text(status, 200), verdict,
+		b.text(r.RawOutput, b.cap), max(r.RawOutputBytes, len(r.RawOutput)), len(r.RawOutput),
+		b.text(r.Reasoning, small), b.text(deref(r.Violation), small), b.text(deref(r.ErrorMessage), small),
+		r.TTFTMS, r.E2EMS, r.OutputTokens, r.CostUSD, b.calls(r), b.turns(r)}
+	if i, ok := b.cells[r.Key()]; ok {
+		b.page.Cells[i] = c
+		return
+	}
+	b.cells[r.Key()] = len(b.page.Cells)
+	b.page.Cells = append(b.page.Cells, c)
+	b.page.Reps = max(b.page.Reps, r.Repetition+1)
+}
+
+// calls are a single-turn cell's tool calls: [[name, args]].
+func (b *Builder) calls(r *results.Record) [][2]int {
+	if len(r.TurnDetails) > 0 || len(r.ToolCallDetails) == 0 {
+		return nil
+	}
+	small := max(b.cap/2, MinTextBytes/2)
+	var out [][2]int
+	for i, c := range r.ToolCallDetails {
+		if i == MaxCalls {
+			break
+		}
+		out = append(out, [2]int{b.text(c.Name, 200), b.text(argsText(c.Arguments), small)})
+	}
+	return out
+}
+
+// turns are an agentic cell's trajectory.
+func (b *Builder) turns(r *results.Record) []any {
+	if len(r.TurnDetails) == 0 {
+		return nil
+	}
+	part := max(b.cap/4, MinTextBytes/2)
+	var out []any
+	for i, t := range r.TurnDetails {
+		if i == MaxTurns {
+			out = append(out, len(r.TurnDetails)-MaxTurns)
+			break
+		}
+		calls := [][4]int{}
+		for j, c := range t.Calls {
+			if j == MaxCalls {
+				break
+			}
+			flags := 0
+			for _, f := range []struct {
+				on  bool
+				bit int
+			}{{c.IsError, flagError}, {c.Unknown, flagUnknown}, {c.WrongArgs, flagWrongArgs}, {c.Unanswered, flagUnanswered}, {c.FailFirst, flagFailFirst}, {unsafeCall(c), flagUnsafe}} {
+				if f.on {
+					flags |= f.bit
+				}
+			}
+			calls = append(calls, [4]int{b.text(c.Name, 200), b.text(argsText(c.Arguments), part), b.text(c.Result, part), flags})
+		}
+		out = append(out, []any{b.text(t.Text, part), b.text(t.Error, part), calls, max(0, len(t.Calls)-MaxCalls)})
+	}
+	return out
+}
+
+// unsafeCall says whether a turn's call was an unsafe action (a tool
+// declared side_effect, or one of a task's forbidden_tools, called
+// unasked). The routing issue records it per call as `unsafe`;
+// results.TurnCall does not carry it yet, so this is false until it does
+// and the page's mark for it (flagUnsafe) waits on this one line.
+func unsafeCall(results.TurnCall) bool { return false }
+
+// argsText shows a call's arguments as their JSON text, compact.
+func argsText(a json.RawMessage) string {
+	if len(a) == 0 {
+		return ""
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, a) == nil {
+		return b.String()
+	}
+	return string(a)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// Page returns the page's data; the Builder is done.
+func (b *Builder) Page() *Page { return b.page }
+
+var (
+	//go:embed assets/answers.html.tmpl
+	pageSource string
+	//go:embed assets/answers.js
+	appJS string
+	//go:embed assets/answers.css
+	appCSS string
+
+	pageTemplate = template.Must(template.New("answers.html").Parse(pageSource))
+)
+
+type view struct {
+	RunID     string
+	Counts    string
+	Cap       int
+	Budget    string
+	Dropped   int
+	Data      *Page
+	AppJS     template.JS
+	AppCSS    template.CSS
+	ReportRef string
+}
+
+// Write renders answers.html of p to w.
+func Write(w io.Writer, p *Page) error {
+	v := view{RunID: p.RunID, Cap: p.Cap, Budget: fmt.Sprintf("%d MiB", p.Budget>>20), Dropped: p.Dropped, Data: p,
+		AppJS: template.JS(appJS), AppCSS: template.CSS(appCSS), ReportRef: rundir.ReportHTML,
+		Counts: fmt.Sprintf("%s, %s, %s", report.Plural(len(p.Cells), "cell"), report.Plural(len(p.Groups), "group"), report.Plural(len(p.Prompts), "prompt"))}
+	var buf bytes.Buffer
+	if err := pageTemplate.Execute(&buf, v); err != nil {
+		return fmt.Errorf("render %s: %w", rundir.AnswersHTML, err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// Build reads dir's results.jsonl (answers and all) into the page of the
+// run s summarises, each cell by its last record, and writes
+// dir/answers.html. Unusable lines were the summary's to report; here
+// they are skipped.
+func Build(dir string, s *report.Summary) error {
+	b := NewBuilder(s, s.NRecords-s.NDuplicateLines)
+	_, _, err := results.ReadFile(rundir.Path(dir, rundir.ResultsFile), false, func(line int, r *results.Record) error {
+		b.Add(line, r)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", rundir.AnswersHTML, dir, err)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, b.Page()); err != nil {
+		return err
+	}
+	return rundir.WriteFile(rundir.Path(dir, rundir.AnswersHTML), buf.Bytes())
+}
