@@ -25,6 +25,8 @@ type summaryJSON struct {
 		LatencyMS         report.Stats `json:"latency_ms"`
 		TTFTMS            report.Stats `json:"ttft_ms"`
 		TokensPerS        report.Stats `json:"tokens_per_s"`
+		CostUSDTotal      *float64     `json:"cost_usd_total"`
+		CostPerPassedCell *float64     `json:"cost_per_passed_cell"`
 	} `json:"groups"`
 }
 
@@ -119,7 +121,7 @@ func TestReportInChromium(t *testing.T) {
 	}
 
 	// Every plot: the expected set, each painted with more than one colour.
-	want := []string{"box-ttft", "pct-ttft", "box-e2e", "pct-e2e", "box-tps", "pct-tps", "heatmap", "timeline"}
+	want := []string{"cost", "box-ttft", "pct-ttft", "box-e2e", "pct-e2e", "box-tps", "pct-tps", "heatmap", "timeline"}
 	got := map[string]bool{}
 	for _, pl := range st.Plots {
 		got[pl.Name] = true
@@ -174,6 +176,8 @@ func TestReportInChromium(t *testing.T) {
 			{"c-e2e50", g.LatencyMS.P50, FormatMS},
 			{"c-e2e95", g.LatencyMS.P95, FormatMS},
 			{"c-tps50", g.TokensPerS.P50, func(v float64) string { return fmt.Sprintf("%.1f", v) }},
+			{"c-cost", g.CostUSDTotal, func(v float64) string { return report.FormatUSD(&v) }},
+			{"c-costpass", g.CostPerPassedCell, func(v float64) string { return report.FormatUSD(&v) }},
 		} {
 			wantText, wantExact := "–", ""
 			if c.v != nil {
@@ -380,7 +384,7 @@ func TestEdgeReportsInChromium(t *testing.T) {
 		text      []string
 	}{
 		{"empty", empty, 0, []string{"0 records, 0 groups, 0 prompts", "No results.", "None: no group is a firm Tier 1"}},
-		{"no-series", noSeries, 7, []string{"kept snapshots and peaks only", "peak server RSS"}},
+		{"no-series", noSeries, 8, []string{"kept snapshots and peaks only", "peak server RSS", "Cost and pass rate"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d, err := load(c.dir)

@@ -37,6 +37,8 @@ type fixtureModel struct {
 	// unavailable: every cell is skipped_unavailable.
 	unavailable bool
 	local       bool
+	// usdPerToken prices the model's output tokens (0: no cost recorded).
+	usdPerToken float64
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -52,8 +54,8 @@ func realisticFixture() fixture {
 		models: []fixtureModel{
 			{provider: "ollama_openai", model: "llama3.2:3b", ttft: 90, e2e: 1100, tps: 42, pass: 0.8, errRate: 0.04, local: true},
 			{provider: "ollama_openai", model: "qwen3:4b", ttft: 160, e2e: 2600, tps: 28, pass: 0.65, errRate: 0.08, local: true},
-			{provider: "claude", model: "claude-sonnet", thinking: ptr("high"), ttft: 1200, e2e: 5200, tps: 75, pass: 0.97, errRate: 0.02, toolPass: 1},
-			{provider: "openai", model: "gpt-5-mini", thinking: ptr("low"), ttft: 600, e2e: 3100, tps: 95, pass: 0.9, errRate: 0.02},
+			{provider: "claude", model: "claude-sonnet", thinking: ptr("high"), ttft: 1200, e2e: 5200, tps: 75, pass: 0.97, errRate: 0.02, toolPass: 1, usdPerToken: 15e-6},
+			{provider: "openai", model: "gpt-5-mini", thinking: ptr("low"), ttft: 600, e2e: 3100, tps: 95, pass: 0.9, errRate: 0.02, usdPerToken: 2e-6},
 			{provider: "ollama", model: "gemma3:1b", ttft: 3, e2e: 400, tps: 120, pass: 0.45, errRate: 0.1, local: true},
 			{provider: "ollama", model: "missing:7b", unavailable: true, local: true},
 		},
@@ -175,6 +177,9 @@ func (f fixture) record(rng *rand.Rand, m fixtureModel, p, rep int, start int64)
 	r.TTFTMS = ptr(int64(math.Round(ttft)))
 	out := 40 + rng.IntN(400)
 	r.OutputTokens = &out
+	if m.usdPerToken > 0 {
+		r.CostUSD, r.CostSource = ptr(float64(out)*m.usdPerToken), "pricing"
+	}
 	r.TokensPerS = ptr(math.Round(m.tps*math.Exp(rng.NormFloat64()*0.15)*100) / 100)
 	r.RawOutput = f.raw
 	r.RawOutputBytes = len(f.raw)

@@ -76,6 +76,12 @@ func newPage(d *Data, ranked []*report.Group, index map[*report.Group]int) page 
 		p.Metrics = append(p.Metrics, pm)
 	}
 	p.Timeline = newTimeline(d.Timelines)
+	for _, g := range ranked {
+		if g.CostUSDTotal == nil || g.NCostKnown == 0 {
+			continue
+		}
+		p.Cost = append(p.Cost, pageCost{Label: g.Label(), PerCell: *g.CostUSDTotal / float64(g.NCostKnown), Pass: g.ObjectivePassRate, Total: *g.CostUSDTotal})
+	}
 	return p
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"bench/report"
+	"bench/rundir"
 )
 
 var (
@@ -37,6 +38,9 @@ type view struct {
 
 	Ranking     []rankRow
 	RankingMore int
+	// HasCost says some group has a cost: the ranking's cost columns and
+	// the cost-vs-pass-rate plot are shown only then.
+	HasCost bool
 
 	// Recommended is the routing list (tiers.json's); Held the Tier-1
 	// groups not in it, with why; Tasks the agentic tasks' matrix.
@@ -71,6 +75,9 @@ type view struct {
 
 	Data page
 
+	// AnswersRef is answers.html, beside report.html.
+	AnswersRef string
+
 	UPlotVersion string
 	UPlotJS      template.JS
 	UPlotCSS     template.CSS
@@ -95,6 +102,7 @@ type rankRow struct {
 	Errors, NotRun            int
 	Tier, TierClass           string
 	TierRate                  cell
+	Cost, CostPerPass         cell
 	TierCounted, TierExcluded string
 }
 
@@ -178,6 +186,18 @@ type page struct {
 	CellWidth int           `json:"cell_width"`
 	Metrics   []pageMetric  `json:"metrics"`
 	Timeline  *pageTimeline `json:"timeline"`
+	// Cost are the groups with a cost, in ranking order, for the
+	// cost-vs-pass-rate plot.
+	Cost []pageCost `json:"cost"`
+}
+
+type pageCost struct {
+	Label string `json:"label"`
+	// PerCell is the mean cost of a cell with a cost; Total the group's;
+	// Pass the objective pass rate (null: nothing was checked).
+	PerCell float64  `json:"per_cell"`
+	Total   float64  `json:"total"`
+	Pass    *float64 `json:"pass"`
 }
 
 type pageGroup struct {
@@ -242,6 +262,7 @@ func newView(d *Data) (*view, error) {
 		RunID:        s.RunID,
 		Generated:    s.GeneratedAt.UTC().Format("2006-01-02 15:04:05 UTC"),
 		UPlotVersion: UPlotVersion,
+		AnswersRef:   rundir.AnswersHTML,
 		UPlotJS:      js,
 		UPlotCSS:     css,
 		AppJS:        template.JS(appJS),
@@ -252,6 +273,7 @@ func newView(d *Data) (*view, error) {
 		v.Counts += ", " + report.Plural(s.NSkippedLines, "unusable line") + " skipped"
 	}
 
+	v.HasCost = report.AnyCost(s)
 	rows := make([]rankRow, len(ranked))
 	for i, g := range ranked {
 		rows[i] = newRankRow(i+1, g)
@@ -480,6 +502,7 @@ func newRankRow(rank int, g *report.Group) rankRow {
 		TPS50:  numCell(g.TokensPerS.P50),
 		Errors: g.NError, NotRun: g.NSkippedUnavailable + g.NRateLimited + g.NAuthError,
 		Tier: "–", TierClass: "none", TierRate: pctCell(nil), TierCounted: "–", TierExcluded: "0",
+		Cost: usdCell(g.CostUSDTotal), CostPerPass: usdCell(g.CostPerPassedCell),
 	}
 	if g.ThinkingLevel != nil {
 		r.Thinking = *g.ThinkingLevel
@@ -550,6 +573,10 @@ func msCell(v *float64) cell {
 		return cell{Text: "–"}
 	}
 	return cell{Text: FormatMS(*v), Exact: exact(v)}
+}
+
+func usdCell(v *float64) cell {
+	return cell{Text: report.FormatUSD(v), Exact: exact(v)}
 }
 
 func numCell(v *float64) cell {

@@ -447,6 +447,14 @@
 			showTip(ev, cellText(g, p));
 		});
 		cv.addEventListener("mouseleave", hideTip);
+		// A click opens the prompt's answers, side by side, in answers.html.
+		cv.style.cursor = "pointer";
+		cv.addEventListener("click", ev => {
+			const r = cv.getBoundingClientRect();
+			const p = Math.floor((ev.clientY - r.top - headerH) / ch);
+			if (p < 0 || p >= P) return;
+			location.href = document.getElementById("answers-link").getAttribute("href") + "#p=" + encodeURIComponent(D.prompts[p].id);
+		});
 		el.dataset.cellW = String(cw);
 		el.dataset.cellH = String(ch);
 		el.dataset.left = String(labelW);
@@ -467,6 +475,69 @@
 		if (c.success < c.total && c.why >= 0) lines.push("most frequent reason: " + D.strings[c.why]);
 		if (c.detail >= 0) lines.push((c.judged > c.passed ? "violation: " : "error: ") + D.strings[c.detail]);
 		return lines.join("\n");
+	}
+
+	// ---- cost against pass rate ----------------------------------------------
+
+	function fmtUSD(v) {
+		if (v === 0) return "$0";
+		const a = Math.abs(v);
+		if (a >= 100) return "$" + v.toFixed(0);
+		if (a >= 1) return "$" + v.toFixed(2);
+		return "$" + v.toFixed(Math.max(0, 3 - Math.floor(Math.log10(a))));
+	}
+
+	// costPlot draws each priced group as a dot: mean cost of a cell on x
+	// (logarithmic when the costs span more than 20×), objective pass rate
+	// on y. Groups with no check have no pass rate and sit on the axis.
+	function costPlot(el) {
+		const pts = D.cost;
+		const W = Math.max(480, Math.min(el.clientWidth || 900, 900)), H = 320;
+		const left = 56, right = 20, top = 16, bottom = 40;
+		const { cv, ctx } = newCanvas(el, W, H, "Cost per cell against pass rate for " + pts.length + " groups; the ranking table has the figures");
+		let lo = Infinity, hi = -Infinity;
+		for (const p of pts) { if (p.per_cell > 0 && p.per_cell < lo) lo = p.per_cell; if (p.per_cell > hi) hi = p.per_cell; }
+		const sp = isFinite(lo) ? { lo: lo, hi: hi, min: Math.min(0, lo), log: hi / lo > LOG_SPREAD } : { lo: 0, hi: 1, min: 0, log: false };
+		const sc = axisScale(sp, left, W - right);
+		const y = r => top + (1 - r) * (H - top - bottom);
+		ctx.strokeStyle = "#e2e8f0";
+		ctx.fillStyle = "#5f6b7a";
+		ctx.textAlign = "right";
+		ctx.textBaseline = "middle";
+		for (const r of [0, 0.25, 0.5, 0.75, 1]) {
+			ctx.beginPath(); ctx.moveTo(left, Math.round(y(r)) + 0.5); ctx.lineTo(W - right, Math.round(y(r)) + 0.5); ctx.stroke();
+			ctx.fillText(Math.round(r * 100) + "%", left - 6, y(r));
+		}
+		ctx.textAlign = "center";
+		for (const t of sc.ticks) {
+			const x = Math.round(sc.pos(t)) + 0.5;
+			ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, H - bottom); ctx.stroke();
+			ctx.fillText(fmtUSD(t), x, H - bottom + 12);
+		}
+		ctx.fillText("mean cost of a cell" + (sc.log ? " (log)" : ""), (left + W - right) / 2, H - 8);
+		const dots = [];
+		pts.forEach((p, i) => {
+			const x = sc.pos(Math.max(p.per_cell, sp.log ? sp.lo : p.per_cell)), yy = y(p.pass == null ? 0 : p.pass);
+			ctx.fillStyle = color(i);
+			ctx.beginPath(); ctx.arc(x, yy, 6, 0, 2 * Math.PI); ctx.fill();
+			ctx.strokeStyle = "#ffffff"; ctx.lineWidth = 1.5; ctx.stroke(); ctx.lineWidth = 1;
+			if (pts.length <= 12) {
+				ctx.fillStyle = "#1d2129";
+				ctx.textAlign = x > W - 200 ? "right" : "left";
+				ctx.fillText(p.label, x + (x > W - 200 ? -10 : 10), yy - 9);
+			}
+			dots.push([x, yy, p]);
+		});
+		cv.addEventListener("mousemove", ev => {
+			const r = cv.getBoundingClientRect(), mx = ev.clientX - r.left, my = ev.clientY - r.top;
+			let best = null, bd = 144;
+			for (const d of dots) { const dd = (d[0] - mx) ** 2 + (d[1] - my) ** 2; if (dd < bd) { bd = dd; best = d[2]; } }
+			if (!best) return hideTip();
+			showTip(ev, best.label + "\npass rate " + (best.pass == null ? "– (no check)" : (best.pass * 100).toFixed(1) + "%") +
+				"\nmean cost of a cell " + fmtUSD(best.per_cell) + " · total " + fmtUSD(best.total));
+		});
+		cv.addEventListener("mouseleave", hideTip);
+		el.dataset.points = String(pts.length);
 	}
 
 	// ---- resource timeline ---------------------------------------------------
@@ -599,6 +670,7 @@
 			else if (name.startsWith("pct-")) guarded(el, name, () => pctChart(el, metrics[el.dataset.metric]));
 			else if (name === "heatmap") guarded(el, name, () => heatmap(el));
 			else if (name === "timeline" && D.timeline) guarded(el, name, () => timeline(el));
+			else if (name === "cost" && D.cost) guarded(el, name, () => costPlot(el));
 		}
 	}
 
