@@ -137,6 +137,75 @@ func TestDemoReport(t *testing.T) {
 	}
 	copyTo(t, filepath.Join(runDir, "report.html"), filepath.Join(art, "demo-report.html"))
 	t.Logf("demo report screenshot: %s", shot)
+	checkDemoAnswers(t, b, runDir, recs, art)
+}
+
+// checkDemoAnswers opens the demo's answers.html as a person would: picks
+// P7 in the prompt list and reads both groups' JSON answers (equal to
+// results.jsonl's) with their verdicts, then picks the agentic task A1 and
+// reads its turns. The screenshot, of A1, is kept as demo-answers.png.
+func checkDemoAnswers(t *testing.T, b *browsertest.Browser, runDir string, recs []results.Record, art string) {
+	t.Helper()
+	p := b.NewPage(t)
+	if err := p.Load(filepath.Join(runDir, "answers.html")); err != nil {
+		t.Fatal(err)
+	}
+	type card struct {
+		Group, Verdict, Answer string
+		Turns                  []string
+	}
+	pick := func(id string) []card {
+		var cards []card
+		js := fmt.Sprintf(`(() => {
+			const sel = document.getElementById("prompt");
+			const o = [...sel.options].find(o => o.textContent.startsWith(%q + " "));
+			if (!o) return [];
+			sel.value = o.value;
+			sel.dispatchEvent(new Event("change"));
+			return [...document.querySelectorAll("#cards .card")].map(c => ({Group: c.dataset.group, Verdict: c.dataset.verdict,
+				Answer: (c.querySelector(":scope > pre.answer") || {}).textContent || "",
+				Turns: [...c.querySelectorAll("ol.turns > li")].map(li => li.textContent)}));
+		})()`, id)
+		if err := p.Eval(js, &cards); err != nil {
+			t.Fatal(err)
+		}
+		return cards
+	}
+	want := map[string]results.Record{}
+	for _, r := range recs {
+		if r.Repetition == 0 {
+			want[r.Provider+"/"+r.Model+" "+r.PromptID] = r
+		}
+	}
+	p7 := pick("P7")
+	if len(p7) != 2 {
+		t.Fatalf("P7 shows %d groups, want both", len(p7))
+	}
+	for _, c := range p7 {
+		r := want[c.Group+" P7"]
+		verdict := map[bool]string{true: "pass", false: "fail"}[r.ObjectivePass != nil && *r.ObjectivePass]
+		if c.Answer != r.RawOutput || !strings.HasPrefix(c.Answer, "{") || c.Verdict != verdict {
+			t.Errorf("P7 %s shows %q (%s); results.jsonl has %q (%s)", c.Group, c.Answer, c.Verdict, r.RawOutput, verdict)
+		}
+	}
+	a1 := pick("A1")
+	for _, c := range a1 {
+		r := want[c.Group+" A1"]
+		if len(c.Turns) != len(r.TurnDetails) || len(c.Turns) < 2 || !strings.Contains(c.Turns[0], "get_weather") || !strings.Contains(c.Turns[1], "convert_temperature") {
+			t.Errorf("A1 %s turns %q; results.jsonl has %d turns", c.Group, c.Turns, len(r.TurnDetails))
+		}
+	}
+	if errs, err := p.Errors(); err != nil || len(errs) > 0 {
+		t.Errorf("answers.html console errors (%v):\n%s", err, strings.Join(errs, "\n"))
+	}
+	if rr := p.RemoteRequests(); len(rr) > 0 {
+		t.Errorf("answers.html requested %v", rr)
+	}
+	shot := filepath.Join(art, "demo-answers.png")
+	if err := p.Screenshot(shot); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("demo answers screenshot: %s", shot)
 }
 
 func countFailed(recs []results.Record) (failed int) {

@@ -219,10 +219,11 @@
 		if (c[TURNS]) {
 			box.appendChild(node("div", "label", "trajectory"));
 			const ol = node("ol", "turns");
-			for (const t of c[TURNS]) {
-				if (typeof t === "number") { ol.appendChild(node("li", "empty", "… and " + t + " more turns in " + D.source + " line " + c[LINE])); continue; }
+			c[TURNS].forEach((t, ti) => {
+				if (typeof t === "number") { ol.appendChild(node("li", "empty", "… and " + t + " more turns in " + D.source + " line " + c[LINE])); return; }
 				const [text, err, calls, more] = t;
 				const li = node("li", "turn");
+				li.appendChild(node("div", "turnno", "turn " + (ti + 1)));
 				if (text >= 0) textBlock(li, str(text), null, null, c[LINE], "text");
 				if (calls.length) {
 					const cl = node("ol", "calls");
@@ -233,7 +234,7 @@
 				if (err >= 0) li.appendChild(node("div", "why", "error: " + str(err)));
 				if (text < 0 && !calls.length && err < 0) li.appendChild(node("span", "empty", "(empty reply)"));
 				ol.appendChild(li);
-			}
+			});
 			box.appendChild(ol);
 		}
 		return box;
