@@ -94,6 +94,9 @@ type pending struct {
 	b, n       *cell
 	toolPrompt bool
 	base       *agentsnap.Snapshot
+	// baseTurns is the base cell's trajectory, when it has one, for the
+	// new side's first differing turn.
+	baseTurns []turnSig
 }
 
 // judgeCells gives every key of either run its verdict. Pairs whose
@@ -348,11 +351,17 @@ func (c *comparison) secondPass(todo []*pending) error {
 			baseLines[p.b.line] = p
 			curLines[p.n.line] = p
 		}
-		err := c.readSnapshots(c.base, baseLines, func(p *pending, s *agentsnap.Snapshot) { p.base = s })
+		err := c.readSnapshots(c.base, baseLines, func(p *pending, s *agentsnap.Snapshot, rec *results.Record) {
+			p.base, p.baseTurns = s, turnSigs(rec.TurnDetails)
+		})
 		if err != nil {
 			return err
 		}
-		err = c.readSnapshots(c.cur, curLines, func(p *pending, s *agentsnap.Snapshot) {
+		err = c.readSnapshots(c.cur, curLines, func(p *pending, s *agentsnap.Snapshot, rec *results.Record) {
+			if cur := turnSigs(rec.TurnDetails); p.baseTurns != nil || cur != nil {
+				p.out.Diverged = firstDivergence(p.baseTurns, cur)
+			}
+			p.baseTurns = nil
 			d := agentsnap.Diff(p.base, s)
 			c.judgeQuality(p.out, p.b, p.n, &d, p.toolPrompt)
 			p.base = nil
@@ -370,7 +379,7 @@ const secondPassChunk = 20_000
 
 // readSnapshots decodes the chosen lines of r's results.jsonl in full and
 // hands each cell's snapshot to fn.
-func (c *comparison) readSnapshots(r *runData, lines map[int]*pending, fn func(p *pending, s *agentsnap.Snapshot)) error {
+func (c *comparison) readSnapshots(r *runData, lines map[int]*pending, fn func(p *pending, s *agentsnap.Snapshot, rec *results.Record)) error {
 	path := rundir.Path(r.dir, rundir.ResultsFile)
 	seen := 0
 	o := scanOptions
@@ -384,7 +393,7 @@ func (c *comparison) readSnapshots(r *runData, lines map[int]*pending, fn func(p
 		if pd := r.prompts[rec.PromptID]; pd != nil {
 			input = agentsnap.Input(pd.System, pd.Prompt)
 		}
-		fn(p, agentsnap.FromRecord(rec, input))
+		fn(p, agentsnap.FromRecord(rec, input), rec)
 		seen++
 		return nil
 	})
@@ -397,16 +406,16 @@ func (c *comparison) readSnapshots(r *runData, lines map[int]*pending, fn func(p
 	return nil
 }
 
-// short cuts a JSON value for one-line messages.
+// short shows a JSON value in one-line messages as text: a string's
+// contents in quotation marks (not a JSON literal with its escapes),
+// anything else as compact JSON, cut.
 func short(v json.RawMessage) string {
-	const max = 80
-	s := string(v)
-	if len(s) <= max {
-		return s
+	var s string
+	if t := bytes.TrimSpace(v); len(t) == 0 || string(t) == "null" {
+		return "null"
 	}
-	cut := max
-	for cut > 0 && (s[cut]&0xC0) == 0x80 {
-		cut--
+	if json.Unmarshal(v, &s) == nil {
+		return quote(s, 80)
 	}
-	return s[:cut] + "…"
+	return compact(v, 80)
 }

@@ -44,10 +44,13 @@ const (
 	Latency      = "latency"
 	Availability = "availability"
 	DriftCat     = "drift"
+	// Cost: a group's mean cost of a cell rose beyond CostThreshold. It
+	// fails the gate only when asked (--fail-on cost).
+	Cost = "cost"
 )
 
 // Categories lists the categories --fail-on accepts.
-var Categories = []string{Quality, Latency, Availability, DriftCat}
+var Categories = []string{Quality, Latency, Availability, DriftCat, Cost}
 
 // Gate verdicts (compare.json "verdict").
 const (
@@ -87,14 +90,18 @@ type Options struct {
 	// prompt: when one was judged nowhere the gate fails (verdict
 	// not_judged), so a nightly job cannot pass on what it could not see.
 	RequireJudged []string `json:"require_judged,omitempty"`
+	// CostThreshold is the smallest relative rise of a group's mean cost
+	// of a cell that is a cost finding (0.10 for 10 %).
+	CostThreshold float64 `json:"cost_threshold"`
 }
 
 // DefaultOptions returns the gate's defaults: alpha 0.05, a 10 % and 5 ms
 // latency threshold (1 token/s for throughput), 4 samples a side, Holm,
-// failing on quality, latency and availability.
+// failing on quality, latency and availability; a 10 % cost threshold,
+// which fails the gate only with --fail-on cost.
 func DefaultOptions() Options {
 	return Options{Alpha: 0.05, LatencyThreshold: 0.10, LatencyFloorMS: 5, TokensPerSFloor: 1, MinSamples: 4,
-		Correction: stats.Holm, FailOn: []string{Quality, Latency, Availability}}
+		Correction: stats.Holm, FailOn: []string{Quality, Latency, Availability}, CostThreshold: 0.10}
 }
 
 // Validate reports the first unusable option, naming it as the flag does.
@@ -102,6 +109,9 @@ func (o Options) Validate() error {
 	so := stats.Options{Alpha: o.Alpha, Threshold: o.LatencyThreshold, Floor: o.LatencyFloorMS, MinSamples: o.MinSamples, Correction: o.Correction}
 	if err := so.Validate(); err != nil {
 		return err
+	}
+	if !(o.CostThreshold >= 0) {
+		return fmt.Errorf("cost threshold %v: must be >= 0", o.CostThreshold)
 	}
 	if !(o.TokensPerSFloor >= 0) {
 		return fmt.Errorf("tokens/s floor %v: must be >= 0", o.TokensPerSFloor)
@@ -145,7 +155,11 @@ type Result struct {
 	Setup []SetupItem `json:"setup"`
 	// Findings are the regressions (and drift) of every scope, gating or
 	// not, regressions first.
-	Findings       []Finding         `json:"findings"`
+	Findings []Finding `json:"findings"`
+	// RootCauses group the cell findings by prompt and kind of change,
+	// each with the cells it covers: what compare.md, compare.html and
+	// the terminal list in their place (Findings keeps them per cell).
+	RootCauses     []*RootCause      `json:"root_causes"`
 	ChangedPrompts []PromptChange    `json:"changed_prompts"`
 	Groups         []*Group          `json:"groups"`
 	Warnings       []string          `json:"warnings,omitempty"`
@@ -215,6 +229,10 @@ type Cell struct {
 	Changes []agentsnap.Change `json:"changes"`
 	// Ignored are differences neither rule set judges (input, version).
 	Ignored []agentsnap.Change `json:"ignored,omitempty"`
+	// Diverged is the first turn where an agentic cell's trajectory
+	// differs from the base's; nil when the cells are not agentic or
+	// their trajectories are the same.
+	Diverged *Divergence `json:"diverged,omitempty"`
 	// BaseLine and NewLine are the cell's lines in each results.jsonl.
 	BaseLine int `json:"base_line,omitempty"`
 	NewLine  int `json:"new_line,omitempty"`
@@ -282,6 +300,7 @@ func judge(base, cur *runData, opt Options) (*Result, error) {
 	res.Setup = setup(base, cur)
 	c.machineLoad()
 	c.finish()
+	c.rootCauses()
 	return res, nil
 }
 

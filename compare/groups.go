@@ -50,6 +50,9 @@ type Group struct {
 	// OtherLoad is the CPU other work on the machine used during the
 	// group's suite in each run (absent when neither run measured it).
 	OtherLoad *OtherLoad `json:"other_cpu_percent_mean,omitempty"`
+	// Cost compares what the group's cells cost (null when no cell has a
+	// cost in both runs).
+	Cost *CostChange `json:"cost"`
 
 	key   groupKey
 	label string
@@ -189,6 +192,7 @@ func (c *comparison) judgeGroups() error {
 		return err
 	}
 	c.tiers(groups)
+	c.costs(groups)
 	if err := c.latency(groups); err != nil {
 		return err
 	}

@@ -31,15 +31,18 @@ type htmlView struct {
 	Warnings                               []string
 	Setup                                  []SetupItem
 	SetupDiffers                           int
-	Findings                               []htmlFinding
+	Findings                               []findingRow
 	MoreFindings                           int
-	Groups                                 []htmlGroup
-	Counts                                 string
-	Cells                                  []htmlCell
-	MoreCells                              int
-	Methods                                map[string]string
-	UPlotJS                                template.JS
-	UPlotCSS                               template.CSS
+	// Causes are the root causes' example cells, base beside new.
+	Causes    []sideBySide
+	HasCost   bool
+	Groups    []htmlGroup
+	Counts    string
+	Cells     []htmlCell
+	MoreCells int
+	Methods   map[string]string
+	UPlotJS   template.JS
+	UPlotCSS  template.CSS
 	// Plot is the latency chart's data: group labels and, per metric,
 	// the base and new medians (null where a side has no samples).
 	Plot template.JS
@@ -64,12 +67,10 @@ type htmlFigure struct {
 	Text, Class string
 }
 
-type htmlFinding struct{ Gate, Category, Scope, Where, Message string }
-
 type htmlGroup struct {
-	Label, Cells, Pass, PassP, ToolUse, ToolUseP, Tier string
-	Latency                                            []htmlLatency
-	Significant, Regressed                             bool
+	Label, Cells, Pass, PassP, ToolUse, ToolUseP, Tier, Cost string
+	Latency                                                  []htmlLatency
+	Significant, Regressed                                   bool
 }
 
 type htmlLatency struct {
@@ -92,8 +93,11 @@ type plotData struct {
 
 // WriteHTML writes compare.html: one self-contained page (uPlot and the
 // data inlined, nothing loaded) with the verdict, the setup differences,
-// the findings, the groups with each latency metric's medians base and new
-// drawn side by side, and the cells that are not a match.
+// the findings grouped by root cause, each root cause's example cell base
+// beside new (the answers with a word-level diff, an agentic cell's turns
+// with the first that differs marked), the groups with each latency
+// metric's medians base and new drawn side by side and their cost, and
+// the cells that are not a match. Model text is shown as text.
 func WriteHTML(w io.Writer, r *Result) error {
 	v := htmlView{Title: fmt.Sprintf("bench compare: %s -> %s", r.BaseRunID, r.NewRunID), Base: r.BaseDir, New: r.NewDir,
 		Verdict: r.Verdict, VerdictLine: verdictLine(r), Regressed: r.Regressed(), Warnings: r.Warnings,
@@ -104,18 +108,22 @@ func WriteHTML(w io.Writer, r *Result) error {
 			v.SetupDiffers++
 		}
 	}
-	for i, f := range r.Findings {
-		if i == maxHTMLRows {
-			v.MoreFindings = len(r.Findings) - i
-			break
-		}
-		v.Findings = append(v.Findings, htmlFinding{gateWord(f), f.Category, f.Scope, findingWhere(f), f.Message})
+	rows := findingRows(r)
+	if len(rows) > maxHTMLRows {
+		rows, v.MoreFindings = rows[:maxHTMLRows], len(rows)-maxHTMLRows
 	}
+	v.Findings = rows
+	causes, err := sideBySides(r)
+	if err != nil {
+		return err
+	}
+	v.Causes = causes
+	v.HasCost = anyCost(r)
 	pd := plotData{Metrics: Metrics, Base: map[string][]*float64{}, New: map[string][]*float64{}, Changes: map[string][]string{},
 		Units: map[string]string{MetricTTFT: "ms", MetricE2E: "ms", MetricTPS: "tokens/s"}}
 	for _, g := range r.Groups {
 		hg := htmlGroup{Label: g.Label(), Cells: countsLine(g.Cells), Pass: rateChange(g.PassRate), PassP: pText(g.PassRate),
-			ToolUse: rateChange(g.ToolUse), ToolUseP: pText(g.ToolUse), Tier: tierText(g.Tier), Significant: g.Significant,
+			ToolUse: rateChange(g.ToolUse), ToolUseP: pText(g.ToolUse), Tier: tierText(g.Tier), Cost: costText(g.Cost), Significant: g.Significant,
 			Regressed: g.PassRate.Change == string(stats.Regression) || g.ToolUse.Change == string(stats.Regression) || g.Tier.LeavesTier1}
 		pd.Groups = append(pd.Groups, g.Label())
 		for _, m := range Metrics {

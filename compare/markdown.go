@@ -36,25 +36,38 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	}
 
 	b.WriteString("\n## Findings\n\n")
-	if len(r.Findings) == 0 {
+	if rows := findingRows(r); len(rows) == 0 {
 		b.WriteString("None.\n")
 	} else {
+		b.WriteString("The cells of one prompt that changed the same way are one finding; the cells are listed below and in compare.json.\n\n")
 		b.WriteString("| gate | category | scope | where | what |\n|---|---|---|---|---|\n")
-		for i, f := range r.Findings {
+		for i, f := range rows {
 			if i == maxMarkdownCells {
-				fmt.Fprintf(&b, "\n... and %d more findings (compare.json lists them all).\n", len(r.Findings)-maxMarkdownCells)
+				fmt.Fprintf(&b, "\n... and %d more findings (compare.json lists them all).\n", len(rows)-maxMarkdownCells)
 				break
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", gateWord(f), f.Category, f.Scope, md(findingWhere(f)), md(f.Message))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", f.Gate, f.Category, f.Scope, md(f.Where), md(f.What))
 		}
 	}
 
-	b.WriteString("\n## Groups\n\n| group | cells | pass base -> new | p (Holm) | tool use base -> new | p (Holm) | tier | ttft ms | e2e ms | tokens/s |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	cost := anyCost(r)
+	b.WriteString("\n## Groups\n\n| group | cells | pass base -> new | p (Holm) | tool use base -> new | p (Holm) | tier | ttft ms | e2e ms | tokens/s |")
+	if cost {
+		b.WriteString(" cost |")
+	}
+	b.WriteString("\n|---|---|---|---|---|---|---|---|---|---|")
+	if cost {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
 	for _, g := range r.Groups {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", md(g.Label()), md(countsLine(g.Cells)),
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", md(g.Label()), md(countsLine(g.Cells)),
 			rateChange(g.PassRate), pText(g.PassRate), rateChange(g.ToolUse), pText(g.ToolUse), tierText(g.Tier),
 			latText(g.Latency[MetricTTFT]), latText(g.Latency[MetricE2E]), latText(g.Latency[MetricTPS]))
+		if cost {
+			fmt.Fprintf(&b, " %s |", costText(g.Cost))
+		}
+		b.WriteString("\n")
 	}
 	for _, g := range r.Groups {
 		if len(g.Categories) == 0 {

@@ -65,6 +65,7 @@ type cell struct {
 	ttft     float64
 	e2e      float64
 	tps      float64
+	cost     float64 // cost_usd, when fCost
 	// violation is kept for failing cells only.
 	violation *string
 }
@@ -106,6 +107,7 @@ const (
 	fTTFT
 	fE2E
 	fTPS
+	fCost
 )
 
 func (c *cell) has(f cellFlags) bool { return c.flags&f != 0 }
@@ -454,6 +456,9 @@ func (r *runData) add(line int, rec *results.Record) error {
 		if f.on {
 			c.flags |= f.flag
 		}
+	}
+	if rec.CostUSD != nil && *rec.CostUSD >= 0 && !math.IsInf(*rec.CostUSD, 0) {
+		c.cost, c.flags = *rec.CostUSD, c.flags|fCost
 	}
 	if c.objPass == triFalse && rec.Violation != nil {
 		c.violation = rec.Violation

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"bench/internal/printable"
 	"bench/stats"
 )
 
@@ -30,27 +31,36 @@ func WriteText(w io.Writer, r *Result) error {
 	}
 	fmt.Fprintf(&b, "verdict: %s\n", verdictLine(r))
 
-	if len(r.Findings) > 0 {
-		b.WriteString("\nFINDINGS (regressions first)\n")
+	if rows := findingRows(r); len(rows) > 0 {
+		b.WriteString("\nFINDINGS (regressions first; the cells of one prompt that changed the same way are one finding)\n")
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  gate\tcategory\tscope\twhere\twhat")
-		for i, f := range r.Findings {
+		for i, f := range rows {
 			if i == maxFindingsListed {
-				fmt.Fprintf(tw, "  ... and %d more (compare.md and compare.json list them)\n", len(r.Findings)-maxFindingsListed)
+				fmt.Fprintf(tw, "  ... and %d more (compare.md and compare.json list them)\n", len(rows)-maxFindingsListed)
 				break
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", gateWord(f), f.Category, f.Scope, findingWhere(f), oneLine(f.Message, 160))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", f.Gate, f.Category, f.Scope, f.Where, oneLine(f.What, 200))
 		}
 		tw.Flush()
 	}
 
 	b.WriteString("\nGROUPS\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  group\tcells\tpass base -> new\tp\ttool use base -> new\tp\ttier\tttft ms\te2e ms\ttok/s")
+	cost := anyCost(r)
+	head := "  group\tcells\tpass base -> new\tp\ttool use base -> new\tp\ttier\tttft ms\te2e ms\ttok/s"
+	if cost {
+		head += "\tcost"
+	}
+	fmt.Fprintln(tw, head)
 	for _, g := range r.Groups {
-		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Label(), cellsTotal(g), rateChange(g.PassRate), pText(g.PassRate),
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", g.Label(), cellsTotal(g), rateChange(g.PassRate), pText(g.PassRate),
 			rateChange(g.ToolUse), pText(g.ToolUse), tierText(g.Tier), latText(g.Latency[MetricTTFT]),
 			latText(g.Latency[MetricE2E]), latText(g.Latency[MetricTPS]))
+		if cost {
+			fmt.Fprintf(tw, "\t%s", costText(g.Cost))
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	writeLatencyText(&b, r)
@@ -82,7 +92,9 @@ func WriteText(w io.Writer, r *Result) error {
 		}
 		fmt.Fprintf(&b, "prompt %s changed (%s): its cells are not judged\n", pc.PromptID, strings.Join(paths, ", "))
 	}
-	_, err := io.WriteString(w, b.String())
+	// Answers and reasons came from models and files: no control
+	// character reaches the terminal.
+	_, err := io.WriteString(w, printable.String(b.String()))
 	return err
 }
 

@@ -98,18 +98,18 @@ func (c *Cost) finish() {
 	if !c.priced {
 		return
 	}
-	c.CostUSDTotal = roundUSD(c.usd)
+	c.CostUSDTotal = RoundUSD(c.usd)
 	if c.nPassed > 0 {
-		c.CostPerPassedCell = roundUSD(c.usd / float64(c.nPassed))
+		c.CostPerPassedCell = RoundUSD(c.usd / float64(c.nPassed))
 	}
 	if c.taskCostKnown && c.nTaskDone > 0 {
-		c.CostPerCompletedTask = roundUSD(c.taskUSD / float64(c.nTaskDone))
+		c.CostPerCompletedTask = RoundUSD(c.taskUSD / float64(c.nTaskDone))
 	}
 }
 
-// roundUSD keeps ten significant digits: sums of many small products
+// RoundUSD keeps ten significant digits: sums of many small products
 // otherwise print their float noise.
-func roundUSD(v float64) *float64 {
+func RoundUSD(v float64) *float64 {
 	if v == 0 {
 		return &v
 	}

@@ -23,8 +23,9 @@ every cell key (match, drift, regression, improvement; changed, missing,
 new, unavailable), each (provider, model, thinking level) group's pass rate
 and tool-use rate (Fisher exact test), tool-use tier, cells that never
 reached the model, and TTFT, e2e and tokens/s per group and per prompt
-(Mann-Whitney U, Hodges-Lehmann shift, Holm's correction). Prints the
-tables, regressions first, and writes compare.json, compare.md,
+(Mann-Whitney U, Hodges-Lehmann shift, Holm's correction), and each
+group's cost base -> new (a gate only with --fail-on cost). Prints the
+findings grouped by root cause, regressions first, then the tables, and writes compare.json, compare.md,
 compare.html and junit.xml to --out. Only --out is written; the run directories are read.
 
 Exit codes: 0 no regression of the --fail-on categories, 3 regression
@@ -42,6 +43,7 @@ type compareFlags struct {
 	allowUnavailable bool
 	alpha            float64
 	threshold        string
+	costThreshold    string
 	floor            time.Duration
 	correction       string
 	requireJudged    string
@@ -54,10 +56,11 @@ func parseCompareFlags(args []string, stderr io.Writer) (*compareFlags, []string
 	fs.SetOutput(stderr)
 	def := defaultCompareFlags()
 	fs.StringVar(&f.out, "out", "", "directory for compare.json, compare.md, compare.html and junit.xml (default NEW_RUN_DIR/compare)")
-	fs.StringVar(&f.failOn, "fail-on", def.failOn, "categories that fail the gate: quality, latency, availability, drift")
+	fs.StringVar(&f.failOn, "fail-on", def.failOn, "categories that fail the gate: quality, latency, availability, drift, cost")
 	fs.BoolVar(&f.allowUnavailable, "allow-unavailable", false, "cells that no longer reach the model (a dead server) do not fail the gate")
 	fs.Float64Var(&f.alpha, "alpha", def.alpha, "significance level after correction, shared by the three latency metrics")
 	fs.StringVar(&f.threshold, "latency-threshold", def.threshold, "smallest latency shift that counts, as a percentage of the base median")
+	fs.StringVar(&f.costThreshold, "cost-threshold", def.costThreshold, "smallest rise of a group's mean cost of a cell that counts (gates with --fail-on cost)")
 	fs.DurationVar(&f.floor, "latency-floor", def.floor, "smallest TTFT or e2e shift that counts")
 	fs.StringVar(&f.correction, "correction", def.correction, "false-alarm control over many prompts: holm (family-wise) or bh (false discovery rate)")
 	fs.StringVar(&f.requireJudged, "require-judged", "", "metrics that must be judged somewhere, else exit 3: latency (ttft_ms, e2e_ms, tokens_per_s), pass_rate, tool_use_success, tier")
@@ -93,7 +96,7 @@ func (f *compareFlags) options() (compare.Options, error) {
 	opt.RequireJudged, opt.FailOnSuspect = splitList(f.requireJudged), f.failOnSuspect
 	var errs []error
 	if len(opt.FailOn) == 0 {
-		errs = append(errs, errors.New("--fail-on: name at least one of quality, latency, availability, drift"))
+		errs = append(errs, errors.New("--fail-on: name at least one of quality, latency, availability, drift, cost"))
 	}
 	for _, c := range opt.FailOn {
 		if !slices.Contains(compare.Categories, c) {
@@ -108,6 +111,11 @@ func (f *compareFlags) options() (compare.Options, error) {
 		errs = append(errs, fmt.Errorf("--latency-threshold: %w", err))
 	}
 	opt.LatencyThreshold = th
+	ct, err := parsePercent(f.costThreshold)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--cost-threshold: %w", err))
+	}
+	opt.CostThreshold = ct
 	if f.floor < 0 {
 		errs = append(errs, errors.New("--latency-floor: must be >= 0 (e.g. 5ms)"))
 	}
@@ -160,6 +168,6 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 // --baseline uses them.
 func defaultCompareFlags() compareFlags {
 	def := compare.DefaultOptions()
-	return compareFlags{failOn: strings.Join(def.FailOn, ","), alpha: def.Alpha, threshold: "10%",
+	return compareFlags{failOn: strings.Join(def.FailOn, ","), alpha: def.Alpha, threshold: "10%", costThreshold: "10%",
 		floor: time.Duration(def.LatencyFloorMS * float64(time.Millisecond)), correction: string(def.Correction)}
 }
