@@ -28,7 +28,6 @@ func agentic(secondValue int, errResult bool, final string) func(*results.Record
 	}
 }
 
-
 // Six cells of P1 on two providers and three repetitions that all changed
 // "Canberra" to "Sydney" are one finding; a trajectory that diverged is
 // one finding that names the turn; the cells stay in compare.json.
