@@ -453,7 +453,7 @@
 			const r = cv.getBoundingClientRect();
 			const p = Math.floor((ev.clientY - r.top - headerH) / ch);
 			if (p < 0 || p >= P) return;
-			location.href = document.getElementById("answers-link").getAttribute("href") + "#p=" + encodeURIComponent(D.prompts[p].id);
+			window.location.assign(document.getElementById("answers-link").getAttribute("href") + "#p=" + encodeURIComponent(D.prompts[p].id));
 		});
 		el.dataset.cellW = String(cw);
 		el.dataset.cellH = String(ch);
