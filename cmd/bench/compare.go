@@ -25,8 +25,8 @@ and tool-use rate (Fisher exact test), tool-use tier, cells that never
 reached the model, and TTFT, e2e and tokens/s per group and per prompt
 (Mann-Whitney U, Hodges-Lehmann shift, Holm's correction), and each
 group's cost base -> new (a gate only with --fail-on cost). Prints the
-findings grouped by root cause, regressions first, then the tables, and writes compare.json, compare.md,
-compare.html and junit.xml to --out. Only --out is written; the run directories are read.
+findings grouped by root cause, regressions first, then the tables, and
+writes compare.json, compare.md, compare.html and junit.xml to --out. Only --out is written; the run directories are read.
 
 Exit codes: 0 no regression of the --fail-on categories, 3 regression
 found (or a metric of --require-judged judged nowhere), 1 a run directory

@@ -279,7 +279,21 @@ func TestCompareRealOllamaRegression(t *testing.T) {
 	if tierDrops != 2 || !strings.Contains(out, "leaves Tier 1") {
 		t.Errorf("tier drops %d; stdout:\n%s", tierDrops, out)
 	}
-	if !strings.Contains(out, "expected tool call lost: get_memory_usage") {
+	// One finding per broken prompt, each covering its cells in both
+	// providers' groups; the dropped tool call is named.
+	var causes []string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 3 && f[0] == "FAIL" && f[2] == "cells" {
+			causes = append(causes, f[3])
+			if !strings.Contains(l, "in 2/2 cells: both providers") {
+				t.Errorf("root cause line does not cover both providers' cells: %s", l)
+			}
+		}
+	}
+	if strings.Join(causes, ",") != "G0,G1,G3,G4" {
+		t.Errorf("root causes %v, want one for each of G0, G1, G3, G4:\n%s", causes, out)
+	}
+	if !strings.Contains(out, "G1: tool calls get_memory_usage → none") {
 		t.Errorf("the dropped tool call is not named:\n%s", out)
 	}
 	digest := false
