@@ -218,8 +218,8 @@ func TestClaudeCodeCLI(t *testing.T) {
 				t.Errorf("metrics[%s] = %#v, want a duration", k, m[k])
 			}
 		}
-		if c, ok := m["total_cost_usd"].(float64); !ok || c <= 0 {
-			t.Errorf("total_cost_usd = %#v", m["total_cost_usd"])
+		if c, ok := m["total_cost_usd"].(float64); !ok || c <= 0 || r.resp.CostUSD == nil || *r.resp.CostUSD != c {
+			t.Errorf("total_cost_usd = %#v, the response's cost %v: the CLI's own figure is the cell's cost", m["total_cost_usd"], r.resp.CostUSD)
 		}
 		body, reqs := requestFor(t, srv, anthropictest.ModelText)
 		if got := reqs[0].Header.Get("Authorization"); got != "Bearer "+claudeTestSecret {
