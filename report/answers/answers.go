@@ -20,11 +20,12 @@
 // # Budget
 //
 // The page stays usable at 100 models × 100 prompts × 10 repetitions
-// (100,000 cells): each text (an answer, a reasoning, a turn's text, a
-// call's arguments or result) is cut at a per-text cap, MaxTextBytes (2
-// KiB) for a run of up to BudgetBytes / MaxTextBytes cells and less for a
-// larger one (BudgetBytes over the cells, never under MinTextBytes), and
-// once the texts kept reach BudgetBytes (24 MiB) the rest are left out.
+// (100,000 cells): each answer is cut at a per-text cap, MaxTextBytes (2
+// KiB) for a run of up to 6,144 cells and less for a larger one (half of
+// BudgetBytes over the cells, never under MinTextBytes: 128 B at 100,000
+// cells), the other texts (reasoning, violation, a turn's text, a call's
+// arguments or result) at a half or a quarter of that, and once the texts
+// kept reach BudgetBytes (24 MiB) the rest are left out and counted.
 // Every cut text says how long it was and where the whole of it is: its
 // cell's line in results.jsonl. Identical texts are kept once.
 //
@@ -50,8 +51,8 @@ import (
 const (
 	// MaxTextBytes is the most of one text the page shows.
 	MaxTextBytes = 2 << 10
-	// MinTextBytes is the least a text is cut to, however many cells.
-	MinTextBytes = 256
+	// MinTextBytes is the least an answer is cut to, however many cells.
+	MinTextBytes = 128
 	// BudgetBytes bounds the texts of the whole page.
 	BudgetBytes = 24 << 20
 	// MaxTurns and MaxCalls bound an agentic cell's turns and a turn's
@@ -154,12 +155,13 @@ func NewBuilder(s *report.Summary, cells int) *Builder {
 	return b
 }
 
-// TextCap is the per-text cap of a run of n cells.
+// TextCap is the answer's cap in a run of n cells: half the budget goes to
+// the answers, the rest to the other texts.
 func TextCap(n int) int {
 	if n <= 0 {
 		return MaxTextBytes
 	}
-	return min(MaxTextBytes, max(MinTextBytes, BudgetBytes/n))
+	return min(MaxTextBytes, max(MinTextBytes, BudgetBytes/(2*n)))
 }
 
 func keyOf(provider, model string, thinking *string) groupKey {
@@ -232,7 +234,7 @@ func (b *Builder) Add(line int, r *results.Record) {
 			verdict = 0
 		}
 	}
-	small := max(b.cap/2, MinTextBytes/2)
+	small := max(b.cap/2, 64)
 	c := Cell{g, p, r.Repetition, line, b.text(status, 200), verdict,
 		b.text(r.RawOutput, b.cap), max(r.RawOutputBytes, len(r.RawOutput)), len(r.RawOutput),
 		b.text(r.Reasoning, small), b.text(deref(r.Violation), small), b.text(deref(r.ErrorMessage), small),
@@ -251,7 +253,7 @@ func (b *Builder) calls(r *results.Record) [][2]int {
 	if len(r.TurnDetails) > 0 || len(r.ToolCallDetails) == 0 {
 		return nil
 	}
-	small := max(b.cap/2, MinTextBytes/2)
+	small := max(b.cap/2, 64)
 	var out [][2]int
 	for i, c := range r.ToolCallDetails {
 		if i == MaxCalls {
@@ -267,7 +269,7 @@ func (b *Builder) turns(r *results.Record) []any {
 	if len(r.TurnDetails) == 0 {
 		return nil
 	}
-	part := max(b.cap/4, MinTextBytes/2)
+	part := max(b.cap/4, 64)
 	var out []any
 	for i, t := range r.TurnDetails {
 		if i == MaxTurns {

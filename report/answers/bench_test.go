@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,18 +77,26 @@ func BenchmarkAnswersBuild100k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	fi, err := os.Stat(filepath.Join(dir, rundir.AnswersHTML))
+	page, err := os.ReadFile(filepath.Join(dir, rundir.AnswersHTML))
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(fi.Size())/(1<<20), "size-MiB")
+	b.ReportMetric(float64(len(page))/(1<<20), "size-MiB")
+	// Texts left out past the budget: none, at this scale.
+	m := regexp.MustCompile(`"dropped":(\d+)`).FindSubmatch(page)
+	if m == nil {
+		b.Fatal("no dropped count in the page")
+	}
+	dropped, _ := strconv.Atoi(string(m[1]))
+	b.ReportMetric(float64(dropped), "dropped-texts")
 }
 
 // BenchmarkAnswersLoad100k opens answers.html of 100,000 cells in headless
 // Chromium, from the navigation to the first prompt drawn, then switches
 // prompt. Metrics: render-ms (the page's performance.now() when the first
-// prompt is drawn: parsing the file and its JSON, indexing every cell,
-// 100 cards), switch-ms (picking another prompt: its 100 cards), wall-ms
+// prompt is drawn: reading and parsing the file, its JSON, indexing every
+// cell, 100 cards), script-ms (the part of it the page's script took,
+// JSON.parse included), switch-ms (picking another prompt: its 100 cards), wall-ms
 // (navigation request to the test seeing the page drawn).
 //
 //	go test ./report/answers -run '^$' -bench AnswersLoad100k -benchtime 3x
@@ -98,7 +108,7 @@ func BenchmarkAnswersLoad100k(b *testing.B) {
 	br := browsertest.New(b)
 	p := br.NewPage(b)
 	url := browsertest.FileURL(filepath.Join(dir, rundir.AnswersHTML))
-	var render, wall, switched float64
+	var render, script, wall, switched float64
 	n := 0
 	for b.Loop() {
 		start := time.Now()
@@ -111,17 +121,19 @@ func BenchmarkAnswersLoad100k(b *testing.B) {
 		wall += float64(time.Since(start).Microseconds()) / 1000
 		var st struct {
 			Render float64 `json:"render"`
+			Script float64 `json:"script"`
 			Switch float64 `json:"switch"`
 			Cards  int     `json:"cards"`
 		}
 		if err := p.Eval(`(() => { const t = performance.now(); window.benchAnswers.show("P57", 3);
-			return {render: window.benchAnswers.renderMS, switch: performance.now() - t, cards: document.querySelectorAll("#cards .card").length}; })()`, &st); err != nil {
+			return {render: window.benchAnswers.renderMS, script: window.benchAnswers.scriptMS, switch: performance.now() - t, cards: document.querySelectorAll("#cards .card").length}; })()`, &st); err != nil {
 			b.Fatal(err)
 		}
 		if st.Cards != 100 {
 			b.Fatalf("%d cards for P57, want 100", st.Cards)
 		}
 		render += st.Render
+		script += st.Script
 		switched += st.Switch
 		n++
 	}
@@ -129,6 +141,7 @@ func BenchmarkAnswersLoad100k(b *testing.B) {
 		b.Fatalf("console errors (%v):\n%s", err, strings.Join(errs, "\n"))
 	}
 	b.ReportMetric(render/float64(n), "render-ms")
+	b.ReportMetric(script/float64(n), "script-ms")
 	b.ReportMetric(switched/float64(n), "switch-ms")
 	b.ReportMetric(wall/float64(n), "wall-ms")
 }

@@ -253,8 +253,8 @@ func shown(s *string) string {
 // The page's data never holds more than the caps: a 4 MB answer is cut,
 // each cut ends on a whole rune, and a large run gets a smaller cap.
 func TestCaps(t *testing.T) {
-	if TextCap(10) != MaxTextBytes || TextCap(50_000) != BudgetBytes/50_000 || TextCap(10_000_000) != MinTextBytes {
-		t.Errorf("caps %d %d %d", TextCap(10), TextCap(50_000), TextCap(10_000_000))
+	if TextCap(10) != MaxTextBytes || TextCap(6144) != MaxTextBytes || TextCap(20_000) != BudgetBytes/40_000 || TextCap(100_000) != MinTextBytes {
+		t.Errorf("caps %d %d %d %d", TextCap(10), TextCap(6144), TextCap(20_000), TextCap(100_000))
 	}
 	s := strings.Repeat("é", 2000)
 	if c := cut(s, 1001); len(c) != 1000 || !utf8.ValidString(c) {
