@@ -114,6 +114,12 @@ type Record struct {
 	// against the tool's JSON Schema; SchemaInvalidCalls those that failed.
 	SchemaCheckedCalls int `json:"schema_checked_calls,omitempty"`
 	SchemaInvalidCalls int `json:"schema_invalid_calls,omitempty"`
+	// Judge is the llm_judge check's verdict, when the prompt has one and
+	// the cell was judged (see Judge).
+	Judge *Judge `json:"judge,omitempty"`
+	// CheckErrors are the checks that ran and gave no verdict (a judge's
+	// or a command validator's failure): never a pass.
+	CheckErrors []CheckError `json:"check_errors,omitempty"`
 }
 
 // Key identifies a cell across runs: what a resumed run matches against the

@@ -77,6 +77,26 @@ func (r *Record) Scrub(c Cleaner) {
 			tc.SchemaError = c.Text(tc.SchemaError)
 		}
 	}
+	if j := r.Judge; j != nil {
+		j.Verdict = c.Text(j.Verdict)
+		j.Reason = c.Text(j.Reason)
+		j.Provider = c.Text(j.Provider)
+		j.Model = c.Text(j.Model)
+		j.Spec = c.Text(j.Spec)
+		for i := range j.Samples {
+			s := &j.Samples[i]
+			s.Verdict = c.Text(s.Verdict)
+			s.Reason = c.Text(s.Reason)
+			s.Error = c.Text(s.Error)
+			s.Reply = c.Text(s.Reply)
+		}
+	}
+	for i := range r.CheckErrors {
+		e := &r.CheckErrors[i]
+		e.Type = c.Text(e.Type)
+		e.Check = c.Text(e.Check)
+		e.Message = c.Text(e.Message)
+	}
 }
 
 func textPtr(c Cleaner, s *string) {
