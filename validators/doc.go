@@ -2,7 +2,12 @@
 // Checks are pure functions of (spec, response): the runner calls CheckAll
 // only for cells that succeeded, with the full answer text and the tool
 // calls toolparse.Detect found; objective_pass is null for noop and for
-// cells that did not succeed.
+// cells that did not succeed. The two external types (llm_judge, command)
+// are judged outside bench after the cell has ended (package grader runs
+// them); this package holds what about them is pure: their specs, the
+// judge's request and the strict reading of its verdict, the command's
+// input and the reading of its verdict, and Combine, which folds their
+// outcomes into CheckAll's.
 //
 // # Writing validators
 //
@@ -21,6 +26,19 @@
 //	exact_bullets    {type: exact_bullets, value: 5}       value: a positive integer
 //	json_keys        {type: json_keys, required_keys: [a, b], key_rules: {...}}  key_rules optional
 //	tool_invocation  {type: tool_invocation, expected_tools: [df]}
+//
+// External checks run after the cell, on the answer as recorded:
+//
+//	llm_judge  {type: llm_judge, rubric: "...", judge: grader, model: qwen3:4b}
+//	           judge: the name of a provider entry; pass_threshold: a number in
+//	           (0, 1] (the judge then gives a score); judge_samples: 1, 3, ... 9
+//	command    {type: command, argv: [./check.py, --strict], timeout: 10s}
+//	           env: [NAMES] it gets from bench's environment; expected: any value
+//
+// A check that could give no verdict (a judge that failed or answered
+// something other than the verdict object, a command that crashed, hung
+// or printed garbage) is a results.CheckError, never a pass: the cell's
+// objective_pass is then null, or false if another check failed.
 //
 // Trajectory checks judge an agentic task (a prompt with max_turns) by the
 // tool calls it made across all its turns, Input.Calls, in order; they sit

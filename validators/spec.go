@@ -37,6 +37,14 @@ const (
 	TypeMaxToolCalls   = "max_tool_calls"
 )
 
+// The external types, whose verdict comes from outside bench after the
+// cell has ended: a judge model (llm_judge) or a program (command). The
+// runner runs them (package grader); Check does not judge them.
+const (
+	TypeLLMJudge = "llm_judge"
+	TypeCommand  = "command"
+)
+
 // allowedKeys lists, per type, the keys a spec may carry besides "type"; the
 // first of each list marked required is checked for presence.
 var allowedKeys = map[string][]string{
@@ -53,6 +61,8 @@ var allowedKeys = map[string][]string{
 	TypeNoUnknownTools: {},
 	TypeMaxToolCalls:   {"value"},
 	TypeBFCL:           {"category", "functions", "ground_truth"},
+	TypeLLMJudge:       {"rubric", "judge", "model", "pass_threshold", "judge_samples"},
+	TypeCommand:        {"argv", "timeout", "env", "expected"},
 }
 
 // requiredKey is the key each type cannot do without (json_keys may omit
@@ -69,17 +79,21 @@ var requiredKey = map[string]string{
 	TypeToolSequence:   "calls",
 	TypeMaxToolCalls:   "value",
 	TypeBFCL:           "category",
+	TypeCommand:        "argv",
 }
 
 // trajectoryTypes are the types that read Input.Calls.
 var trajectoryTypes = []string{TypeMaxToolCalls, TypeNoUnknownTools, TypeToolSequence}
+
+// externalTypes are the types judged outside bench, after the cell.
+var externalTypes = []string{TypeCommand, TypeLLMJudge}
 
 // Types returns the validator type names of the results schema, sorted;
 // TrajectoryTypes returns the others.
 func Types() []string {
 	out := make([]string, 0, len(allowedKeys))
 	for t := range allowedKeys {
-		if !slices.Contains(trajectoryTypes, t) && t != TypeBFCL {
+		if !slices.Contains(trajectoryTypes, t) && !slices.Contains(externalTypes, t) && t != TypeBFCL {
 			out = append(out, t)
 		}
 	}
@@ -91,9 +105,13 @@ func Types() []string {
 // sorted: they judge the tool calls of an agentic task across its turns.
 func TrajectoryTypes() []string { return slices.Clone(trajectoryTypes) }
 
+// ExternalTypes returns the names of the types judged outside bench after
+// the cell has ended (a judge model, a program), sorted.
+func ExternalTypes() []string { return slices.Clone(externalTypes) }
+
 // allTypes lists every type a spec may name, for error messages.
 func allTypes() string {
-	all := append(append(Types(), trajectoryTypes...), TypeBFCL)
+	all := append(append(append(Types(), trajectoryTypes...), externalTypes...), TypeBFCL)
 	sort.Strings(all)
 	return strings.Join(all, ", ")
 }
@@ -125,6 +143,28 @@ type Spec struct {
 	Category    string          `yaml:"category" json:"category,omitempty"`
 	Functions   json.RawMessage `yaml:"functions" json:"functions,omitempty"`
 	GroundTruth json.RawMessage `yaml:"ground_truth" json:"ground_truth,omitempty"`
+
+	// Rubric, Judge and Model are an llm_judge's: what the answer is
+	// graded against, the provider entry that grades it and the model it
+	// asks. PassThreshold, when set, makes the judge give a score (0 to
+	// 1) that passes at or above it; JudgeSamples is how many times the
+	// judge is asked (the majority wins; 0 means 1).
+	Rubric        string   `yaml:"rubric" json:"rubric,omitempty"`
+	Judge         string   `yaml:"judge" json:"judge,omitempty"`
+	Model         string   `yaml:"model" json:"model,omitempty"`
+	PassThreshold *float64 `yaml:"pass_threshold" json:"pass_threshold,omitempty"`
+	JudgeSamples  int      `yaml:"judge_samples" json:"judge_samples,omitempty"`
+
+	// Argv is a command validator's program and arguments (run directly,
+	// no shell; the prompt loader makes argv[0] an absolute path), Timeout
+	// its time limit (0 means DefaultCommandTimeout), Env the names of the
+	// environment variables it gets, and Expected any value it is handed
+	// as "expected".
+	Argv     []string `yaml:"argv" json:"argv,omitempty"`
+	Timeout  Duration `yaml:"timeout" json:"timeout,omitempty"`
+	Env      []string `yaml:"env" json:"env,omitempty"`
+	Expected any      `yaml:"expected" json:"expected,omitempty"`
+
 	// Line is where the spec starts in its prompt file.
 	Line int `yaml:"-" json:"-"`
 
@@ -272,11 +312,19 @@ func (s *Spec) UnmarshalYAML(n *yaml.Node) error {
 			return yamlerr.At(vn, "validator.value", "want an integer >= 0, got "+yamlerr.Describe(vn))
 		}
 		s.Value = v
+	case TypeLLMJudge:
+		return s.decodeJudge(n, vals)
+	case TypeCommand:
+		return s.decodeCommand(vals)
 	}
 	return nil
 }
 
 func (s *Spec) allowExtra() bool { return s.AllowExtra == nil || *s.AllowExtra }
+
+// External reports whether the spec is judged outside bench after the
+// cell has ended (llm_judge, command): Check leaves it to the runner.
+func (s *Spec) External() bool { return slices.Contains(externalTypes, s.Type) }
 
 // Trajectory reports whether the spec judges the calls of an agentic task
 // (Input.Calls) rather than the final answer.

@@ -114,7 +114,7 @@ func TestSpecErrors(t *testing.T) {
 		msg   string
 	}{
 		{"[exact]", 1, "validator", "want a mapping"},
-		{"{value: OK}", 1, "validator.type", "missing; one of: bfcl_ast, exact, "},
+		{"{value: OK}", 1, "validator.type", "missing; one of: bfcl_ast, command, exact, "},
 		{"type: exakt", 1, "validator.type", `unknown validator type "exakt"`},
 		{"type: [exact]", 1, "validator.type", "want a string, got a list"},
 		{"type: exact", 1, "validator.value", "missing (required by type exact)"},

@@ -238,7 +238,7 @@ func TestTrajectorySpecErrors(t *testing.T) {
 		{"type: max_tool_calls", 1, "validator.value", "missing"},
 		{"type: max_tool_calls\nvalue: -1", 2, "validator.value", "want an integer >= 0, got number -1"},
 		{"type: max_tool_calls\nvalue: \"3\"", 2, "validator.value", "want an integer >= 0"},
-		{"type: tool_seq", 1, "validator.type", "one of: bfcl_ast, exact, exact_bullets, json_keys, max_sentences, max_tool_calls, max_words, no_unknown_tools, noop, one_of, regex_fullmatch, tool_invocation, tool_sequence"},
+		{"type: tool_seq", 1, "validator.type", "one of: bfcl_ast, command, exact, exact_bullets, json_keys, llm_judge, max_sentences, max_tool_calls, max_words, no_unknown_tools, noop, one_of, regex_fullmatch, tool_invocation, tool_sequence"},
 	}
 	for _, tc := range cases {
 		var s Spec
