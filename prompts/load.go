@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -13,6 +15,7 @@ import (
 
 	"bench/internal/yamlerr"
 	"bench/scripted"
+	"bench/validators"
 )
 
 //go:embed default.yaml
@@ -68,21 +71,40 @@ func Parse(name string, data []byte) ([]Prompt, error) {
 	if list == nil || len(f.Prompts) == 0 {
 		return nil, &yamlerr.Error{File: name, Line: 1, Field: "prompts", Msg: "no prompts; the file needs a top-level 'prompts:' list"}
 	}
+	nodes := make([]*yaml.Node, len(f.Prompts))
+	for i := range f.Prompts {
+		if i < len(list.Content) {
+			nodes[i] = list.Content[i]
+			f.Prompts[i].Line = list.Content[i].Line
+		}
+	}
+	if errs := check(name, f.Prompts, nodes, filepath.Dir(name), nil); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return f.Prompts, nil
+}
+
+// check checks decoded prompts (pn their nodes, nil when not at hand):
+// ids present and unique, a prompt, a check, the agentic parts, the
+// external checks (one llm_judge a prompt; a command's program found,
+// relative to dir). at places each problem: nil names the prompt file's
+// field (prompts[i].field), a data file names its row instead.
+func check(file string, ps []Prompt, pn []*yaml.Node, dir string, at func(i, line int, field, msg string) error) []error {
+	if at == nil {
+		at = func(i, line int, field, msg string) error {
+			return &yamlerr.Error{File: file, Line: line, Field: fmt.Sprintf("prompts[%d].%s", i, field), Msg: msg}
+		}
+	}
 	var errs []error
 	seen := map[string]int{}
-	for i := range f.Prompts {
-		p := &f.Prompts[i]
-		p.Source = name
-		if i < len(list.Content) {
-			p.Line = list.Content[i].Line
-		}
-		at := func(field, msg string) {
-			errs = append(errs, &yamlerr.Error{File: name, Line: p.Line, Field: fmt.Sprintf("prompts[%d].%s", i, field), Msg: msg})
-		}
+	for i := range ps {
+		p := &ps[i]
+		p.Source = file
+		add := func(field, msg string) { errs = append(errs, at(i, p.Line, field, msg)) }
 		if strings.TrimSpace(p.ID) == "" {
-			at("id", "missing")
+			add("id", "missing")
 		} else if j, dup := seen[p.ID]; dup {
-			at("id", fmt.Sprintf("duplicate prompt id %q (also prompts[%d])", p.ID, j))
+			add("id", fmt.Sprintf("duplicate prompt id %q (also prompts[%d])", p.ID, j))
 		} else {
 			seen[p.ID] = i
 		}
@@ -90,31 +112,116 @@ func Parse(name string, data []byte) ([]Prompt, error) {
 			p.Name = p.ID
 		}
 		if strings.TrimSpace(p.Prompt) == "" {
-			at("prompt", "missing")
+			add("prompt", "missing")
 		}
 		if p.Validator == nil && len(p.Validators) == 0 {
-			at("validator", "missing; use {type: noop} for a prompt that is only timed")
+			add("validator", "missing; use {type: noop} for a prompt that is only timed")
 		}
-		var pn *yaml.Node
-		if i < len(list.Content) {
-			pn = list.Content[i]
+		var n *yaml.Node
+		if i < len(pn) {
+			n = pn[i]
 		}
-		errs = append(errs, checkTask(name, i, p, pn)...)
-		errs = append(errs, checkForbidden(name, i, p, pn)...)
+		for _, e := range checkTask(p, n) {
+			errs = append(errs, at(i, e.Line, e.Field, e.Msg))
+		}
+		for _, e := range checkExternal(p, dir) {
+			errs = append(errs, at(i, e.Line, e.Field, e.Msg))
+		}
+		for _, e := range checkForbidden(p, n) {
+			errs = append(errs, at(i, e.Line, e.Field, e.Msg))
+		}
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	return errs
+}
+
+// checkExternal checks a prompt's external checks: at most one llm_judge
+// (the record has one judge object), and each command's program found:
+// argv[0] with a slash is a path (relative to dir, the prompt file's
+// folder), without one it is looked up in PATH; either way it becomes an
+// absolute path, so config.json names the program the run ran.
+func checkExternal(p *Prompt, dir string) []*yamlerr.Error {
+	var errs []*yamlerr.Error
+	judges := 0
+	specs := p.specs()
+	for k, s := range specs {
+		switch s.Type {
+		case validators.TypeLLMJudge:
+			judges++
+			if judges > 1 {
+				errs = append(errs, &yamlerr.Error{Line: s.Line, Field: p.checkField(k), Msg: "a second llm_judge: a prompt has at most one (put both criteria in one rubric)"})
+			}
+		case validators.TypeCommand:
+			path, err := findProgram(s.Argv[0], dir)
+			if err != nil {
+				errs = append(errs, &yamlerr.Error{Line: s.Line, Field: p.checkField(k) + ".argv[0]", Msg: err.Error()})
+				continue
+			}
+			s.Argv[0] = path
+		}
 	}
-	return f.Prompts, nil
+	return errs
+}
+
+// specs are pointers to the prompt's checks, single form first (as Checks
+// lists them), so a loader can complete them in place.
+func (p *Prompt) specs() []*validators.Spec {
+	var out []*validators.Spec
+	if p.Validator != nil {
+		out = append(out, p.Validator)
+	}
+	for i := range p.Validators {
+		out = append(out, &p.Validators[i])
+	}
+	return out
+}
+
+// checkField names the k-th check of Checks as the prompt file writes it.
+func (p *Prompt) checkField(k int) string {
+	if p.Validator != nil {
+		if k == 0 {
+			return "validator"
+		}
+		k--
+	}
+	return fmt.Sprintf("validators[%d]", k)
+}
+
+// findProgram finds a command validator's program, as an absolute path.
+func findProgram(name, dir string) (string, error) {
+	if !strings.Contains(name, "/") {
+		path, err := exec.LookPath(name)
+		if err != nil {
+			return "", fmt.Errorf("program %q not found in PATH (give its path, like ./check.py, relative to the prompt file)", name)
+		}
+		return filepath.Abs(path)
+	}
+	path := name
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("program %s does not exist (a path is relative to the prompt file's folder)", abs)
+	case st.IsDir():
+		return "", fmt.Errorf("program %s is a directory", abs)
+	case st.Mode()&0o111 == 0:
+		return "", fmt.Errorf("program %s is not executable (chmod +x it)", abs)
+	}
+	return abs, nil
 }
 
 // checkTask checks the agentic parts of a prompt: max_turns, and that
 // scripted tools and trajectory checks appear only on a task whose tools
 // they name.
-func checkTask(file string, i int, p *Prompt, pn *yaml.Node) []error {
-	var errs []error
+func checkTask(p *Prompt, pn *yaml.Node) []*yamlerr.Error {
+	var errs []*yamlerr.Error
 	at := func(line int, field, msg string) {
-		errs = append(errs, &yamlerr.Error{File: file, Line: line, Field: fmt.Sprintf("prompts[%d].%s", i, field), Msg: msg})
+		errs = append(errs, &yamlerr.Error{Line: line, Field: field, Msg: msg})
 	}
 	if kn, vn := key(pn, "max_turns"); kn != nil {
 		if p.MaxTurns < 1 || p.MaxTurns > MaxTurnsLimit {
@@ -123,15 +230,7 @@ func checkTask(file string, i int, p *Prompt, pn *yaml.Node) []error {
 		}
 	}
 	specs := p.Checks()
-	field := func(k int) string {
-		if p.Validator != nil {
-			if k == 0 {
-				return "validator"
-			}
-			k--
-		}
-		return fmt.Sprintf("validators[%d]", k)
-	}
+	field := p.checkField
 	if !p.Agentic() {
 		for j, t := range p.Tools {
 			if strings.TrimSpace(t.Name) == "" {
@@ -165,11 +264,11 @@ func checkTask(file string, i int, p *Prompt, pn *yaml.Node) []error {
 // checkForbidden checks forbidden_tools: each names one of the prompt's
 // tools, once, and none is also one the checks ask for (a task cannot both
 // require and forbid a call).
-func checkForbidden(file string, i int, p *Prompt, pn *yaml.Node) []error {
+func checkForbidden(p *Prompt, pn *yaml.Node) []*yamlerr.Error {
 	if len(p.ForbiddenTools) == 0 {
 		return nil
 	}
-	var errs []error
+	var errs []*yamlerr.Error
 	_, list := key(pn, "forbidden_tools")
 	line := func(j int) int {
 		if list != nil && j < len(list.Content) {
@@ -180,7 +279,7 @@ func checkForbidden(file string, i int, p *Prompt, pn *yaml.Node) []error {
 	names, asked := p.ToolNames(), p.AskedTools()
 	for j, f := range p.ForbiddenTools {
 		at := func(msg string) {
-			errs = append(errs, &yamlerr.Error{File: file, Line: line(j), Field: fmt.Sprintf("prompts[%d].forbidden_tools[%d]", i, j), Msg: fmt.Sprintf("prompt %s: %s", p.ID, msg)})
+			errs = append(errs, &yamlerr.Error{Line: line(j), Field: fmt.Sprintf("forbidden_tools[%d]", j), Msg: fmt.Sprintf("prompt %s: %s", p.ID, msg)})
 		}
 		switch {
 		case !slices.Contains(names, f):

@@ -1,9 +1,12 @@
 package prompts
 
 import (
-	"bench/validators"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"bench/validators"
 )
 
 func TestBuiltinSuite(t *testing.T) {
@@ -83,5 +86,43 @@ func TestChecksAndExpectedTools(t *testing.T) {
 	}
 	if got := strings.Join(p.ExpectedTools(), ","); got != "df,free,top" {
 		t.Errorf("expected tools %s, want df,free,top", got)
+	}
+}
+
+// The external checks are checked when the file loads: one llm_judge a
+// prompt, and a command's program found (relative to the file, or in
+// PATH) and made absolute.
+func TestExternalChecks(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"check.sh": "#!/bin/sh\nexit 0\n", "plain.txt": "x"})
+	if err := os.Chmod(filepath.Join(dir, "check.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "p.yaml")
+	ok := "prompts:\n  - id: A\n    prompt: hi\n    validators:\n      - {type: command, argv: [./check.sh, x]}\n      - {type: command, argv: [sh, -c, \"exit 0\"]}\n      - {type: llm_judge, rubric: r, judge: j, model: m}\n"
+	ps, err := Parse(file, []byte(ok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ps[0].Checks()
+	if c[0].Argv[0] != filepath.Join(dir, "check.sh") || !filepath.IsAbs(c[1].Argv[0]) || c[1].Argv[1] != "-c" {
+		t.Errorf("argv: %q, %q", c[0].Argv, c[1].Argv)
+	}
+	cases := []struct{ name, yaml, want string }{
+		{"two judges", "prompts:\n  - id: A\n    prompt: hi\n    validators:\n      - {type: llm_judge, rubric: r, judge: j, model: m}\n      - {type: llm_judge, rubric: s, judge: j, model: m}\n",
+			"p.yaml:6: prompts[0].validators[1]: a second llm_judge"},
+		{"missing program", "prompts:\n  - id: A\n    prompt: hi\n    validator: {type: command, argv: [./nope.sh]}\n",
+			"p.yaml:4: prompts[0].validator.argv[0]: program " + filepath.Join(dir, "nope.sh") + " does not exist"},
+		{"not in PATH", "prompts:\n  - id: A\n    prompt: hi\n    validator: {type: command, argv: [no-such-program-xyz]}\n",
+			`p.yaml:4: prompts[0].validator.argv[0]: program "no-such-program-xyz" not found in PATH`},
+		{"not executable", "prompts:\n  - id: A\n    prompt: hi\n    validator: {type: command, argv: [./plain.txt]}\n",
+			"is not executable"},
+		{"a directory", "prompts:\n  - id: A\n    prompt: hi\n    validator: {type: command, argv: [./]}\n",
+			"is a directory"},
+	}
+	for _, tc := range cases {
+		_, err := Parse(file, []byte(tc.yaml))
+		if err == nil || !strings.Contains(strings.ReplaceAll(err.Error(), dir+"/p.yaml", "p.yaml"), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }
