@@ -192,7 +192,7 @@ func TestDataErrorsBounded(t *testing.T) {
 // template, as a prompt file's does relative to itself.
 func TestDataCommandProgram(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"data.csv": "id,want\n1,a\n",
-		"t.yaml": "template:\n  id: \"c{{id}}\"\n  prompt: \"Say it\"\n  validator: {type: command, argv: [./check.sh, \"{{want}}\"]}\n",
+		"t.yaml":   "template:\n  id: \"c{{id}}\"\n  prompt: \"Say it\"\n  validator: {type: command, argv: [./check.sh, \"{{want}}\"]}\n",
 		"check.sh": "#!/bin/sh\nexit 0\n"})
 	if err := os.Chmod(filepath.Join(dir, "check.sh"), 0o755); err != nil {
 		t.Fatal(err)
