@@ -26,6 +26,7 @@ import (
 	"bench/internal/yamlerr"
 	"bench/pricing"
 	"bench/prompts"
+	"bench/validators"
 )
 
 // ThinkingLevels are the accepted non-null thinking levels.
@@ -64,6 +65,10 @@ type Run struct {
 	// running them one suite at a time (for load tests of a server that
 	// holds several models); swaps are then flagged as cold starts.
 	Interleave bool `yaml:"interleave" json:"interleave"`
+	// JudgeConcurrency bounds the external checks in flight at once (an
+	// llm_judge's requests, command validators), apart from the cells'
+	// slots: they run after a cell has ended.
+	JudgeConcurrency int `yaml:"judge_concurrency" json:"judge_concurrency"`
 }
 
 // Provider is one provider entry: the keys every kind shares, and the
@@ -127,9 +132,65 @@ func (p Provider) MarshalJSON() ([]byte, error) {
 type Prompts struct {
 	// Suites are built-in suites to run (prompts.Suites: default, bfcl);
 	// with neither suites nor files, the default suite.
-	Suites []string `yaml:"suites" json:"suites,omitempty"`
-	Files  []string `yaml:"files" json:"files"`
-	Only   []string `yaml:"only" json:"only"`
+	Suites []string     `yaml:"suites" json:"suites,omitempty"`
+	Files  []PromptFile `yaml:"files" json:"files"`
+	Only   []string     `yaml:"only" json:"only"`
+}
+
+// PromptFile is one entry of prompts.files: a prompt file (a path), or a
+// data file with its template ({path: cases.csv, template: tickets.yaml};
+// see package prompts). Paths are relative to the config file.
+type PromptFile struct {
+	Path     string
+	Template string
+	// Line is where the entry is in the config file.
+	Line int
+}
+
+// UnmarshalYAML takes a path, or a mapping {path, template}.
+func (f *PromptFile) UnmarshalYAML(n *yaml.Node) error {
+	n = resolve(n)
+	*f = PromptFile{Line: n.Line}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Tag != "!!str" {
+			return &Error{Line: n.Line, Msg: "want a path, or {path: cases.csv, template: tickets.yaml}, got " + describe(n)}
+		}
+		f.Path = n.Value
+		return nil
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], resolve(n.Content[i+1])
+			if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
+				return &Error{Line: v.Line, Msg: k.Value + ": want a path, got " + describe(v)}
+			}
+			switch k.Value {
+			case "path":
+				f.Path = v.Value
+			case "template":
+				f.Template = v.Value
+			default:
+				return &Error{Line: k.Line, Msg: fmt.Sprintf("unknown field %s%s (a data file entry is {path, template})", quoted(k.Value), suggest.Hint(k.Value, []string{"path", "template"}))}
+			}
+		}
+		if f.Path == "" {
+			return &Error{Line: n.Line, Msg: "path: missing (the data file)"}
+		}
+		return nil
+	}
+	return &Error{Line: n.Line, Msg: "want a path, or {path: cases.csv, template: tickets.yaml}, got " + describe(n)}
+}
+
+// MarshalJSON writes a prompt file as its path, a data file as {path,
+// template}, as bench.yaml has them.
+func (f PromptFile) MarshalJSON() ([]byte, error) {
+	if f.Template == "" {
+		return json.Marshal(f.Path)
+	}
+	return json.Marshal(struct {
+		Path     string `json:"path"`
+		Template string `json:"template"`
+	}{f.Path, f.Template})
 }
 
 // Duration is a time.Duration written as "120s" in YAML and JSON.
@@ -222,7 +283,7 @@ func Parse(path string, data []byte, kinds Kinds) (*Config, error) {
 // loadPrompts it also loads the prompt set and checks the plan's size.
 func parse(path string, root *yaml.Node, kinds Kinds, loadPrompts bool) (*Config, error) {
 	c := Config{Path: path, Run: Run{OutDir: "runs", Concurrency: 4, Repetitions: 1,
-		Timeout: Duration(120 * time.Second), MaxOutputBytes: 64 << 10, Warmup: true}, Traces: defaultTraces()}
+		Timeout: Duration(120 * time.Second), MaxOutputBytes: 64 << 10, Warmup: true, JudgeConcurrency: 2}, Traces: defaultTraces()}
 	d := &decoder{file: path}
 	var provs struct {
 		Node rawNode `yaml:"providers"`
@@ -242,6 +303,9 @@ func parse(path string, root *yaml.Node, kinds Kinds, loadPrompts bool) (*Config
 	slices.SortStableFunc(v.errs, func(a, b error) int { return cmp.Compare(errLine(a), errLine(b)) })
 	if len(v.errs) == 0 && loadPrompts {
 		c.loadPrompts(v)
+		if len(v.errs) == 0 {
+			v.errs = append(v.errs, c.CheckJudges()...)
+		}
 	}
 	if len(v.errs) == 0 && loadPrompts {
 		c.checkSize(v)
@@ -369,6 +433,9 @@ func (c *Config) validate(v *validator, kinds Kinds) {
 	if r.Timeout <= 0 {
 		v.add("run.timeout", "must be more than 0 (e.g. 120s)")
 	}
+	if r.JudgeConcurrency < 1 {
+		v.add("run.judge_concurrency", "must be at least 1")
+	}
 	if r.MaxOutputBytes < 1 || r.MaxOutputBytes > MaxOutputBytesLimit {
 		v.add("run.max_output_bytes", fmt.Sprintf("must be from 1 to %d (4 MiB)", MaxOutputBytesLimit))
 	}
@@ -404,9 +471,8 @@ func (c *Config) validate(v *validator, kinds Kinds) {
 		if !safeID.MatchString(p.Name) {
 			v.addPath([]any{"providers", i, "name"}, field("name"), "must be letters, digits, '.', '_' or '-'")
 		}
-		if len(p.Models) == 0 {
-			v.addPath([]any{"providers", i}, field("models"), "at least one model is required")
-		}
+		// An entry without models is only a judge: CheckJudges refuses
+		// one that no llm_judge names, once the prompts are loaded.
 		for j, m := range p.Models {
 			if strings.TrimSpace(m) == "" {
 				v.addPath([]any{"providers", i, "models", j}, fmt.Sprintf("%s[%d]", field("models"), j), "empty model name")
@@ -435,14 +501,65 @@ func (c *Config) validate(v *validator, kinds Kinds) {
 	c.validatePricing(v)
 	seenFile := map[string]bool{}
 	for i, f := range c.Prompts.Files {
-		if strings.TrimSpace(f) == "" {
-			v.addPath([]any{"prompts", "files", i}, fmt.Sprintf("prompts.files[%d]", i), "empty path")
+		at := func(msg string) {
+			v.addPath([]any{"prompts", "files", i}, fmt.Sprintf("prompts.files[%d]", i), msg)
 		}
-		if seenFile[f] {
-			v.addPath([]any{"prompts", "files", i}, fmt.Sprintf("prompts.files[%d]", i), fmt.Sprintf("%s is listed twice", f))
+		switch {
+		case strings.TrimSpace(f.Path) == "":
+			at("empty path")
+		case seenFile[f.Path]:
+			at(fmt.Sprintf("%s is listed twice", f.Path))
+		case prompts.IsData(f.Path) && f.Template == "":
+			at(fmt.Sprintf("%s is a data file: give it a template, {path: %s, template: template.yaml}", f.Path, f.Path))
+		case !prompts.IsData(f.Path) && f.Template != "":
+			at(fmt.Sprintf("a template fills the rows of a data file (%s), and %s is a prompt file", strings.Join(prompts.DataExtensions, ", "), f.Path))
 		}
-		seenFile[f] = true
+		seenFile[f.Path] = true
 	}
+}
+
+// JudgeNames are the provider entries the prompt set's llm_judge checks
+// name, sorted.
+func (c *Config) JudgeNames() []string {
+	var out []string
+	for i := range c.PromptSet {
+		for _, s := range c.PromptSet[i].Checks() {
+			if s.Type == validators.TypeLLMJudge && !slices.Contains(out, s.Judge) {
+				out = append(out, s.Judge)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// CheckJudges checks the judges against the providers: every llm_judge
+// names a provider entry (an error at the prompt's file and line), and an
+// entry without models is one that some llm_judge names (it serves only
+// as a judge).
+func (c *Config) CheckJudges() []error {
+	var errs []error
+	names := make([]string, len(c.Providers))
+	for i, p := range c.Providers {
+		names[i] = p.Name
+	}
+	for i := range c.PromptSet {
+		p := &c.PromptSet[i]
+		for _, s := range p.Checks() {
+			if s.Type == validators.TypeLLMJudge && !slices.Contains(names, s.Judge) {
+				errs = append(errs, &Error{File: p.Source, Line: s.Line, Field: "validator.judge",
+					Msg: fmt.Sprintf("%s names no provider entry%s (entries: %s); a judge is one of bench.yaml's providers", quoted(s.Judge), suggest.Hint(s.Judge, names), strings.Join(names, ", "))})
+			}
+		}
+	}
+	judges := c.JudgeNames()
+	for i, p := range c.Providers {
+		if len(p.Models) == 0 && !slices.Contains(judges, p.Name) {
+			errs = append(errs, &Error{File: c.Path, Line: p.Line, Field: fmt.Sprintf("providers[%d].models", i),
+				Msg: "at least one model is required (an entry without models serves only as a judge, and no llm_judge names it)"})
+		}
+	}
+	return errs
 }
 
 // Cells is how many cells the config's plan has.
@@ -508,7 +625,13 @@ func LoadPromptSet(c *Config) ([]prompts.Prompt, error) {
 		add(ps)
 	}
 	for _, f := range c.Prompts.Files {
-		ps, err := prompts.LoadFile(c.Resolve(f))
+		var ps []prompts.Prompt
+		var err error
+		if f.Template != "" {
+			ps, err = prompts.LoadData(c.Resolve(f.Path), c.Resolve(f.Template))
+		} else {
+			ps, err = prompts.LoadFile(c.Resolve(f.Path))
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -345,3 +345,71 @@ func TestSuites(t *testing.T) {
 		}
 	}
 }
+
+// A judge is one of the config's provider entries: an llm_judge naming no
+// entry is an error at the prompt's line, and an entry without models is
+// allowed only as a judge.
+func TestJudges(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "p.yaml", "prompts:\n  - id: J1\n    prompt: hi\n    validator: {type: llm_judge, rubric: Polite., judge: grader, model: judge-model}\n")
+	writeFile(t, dir, "q.yaml", "prompts:\n  - id: J1\n    prompt: hi\n    validator: {type: llm_judge, rubric: Polite., judge: grade, model: m}\n")
+	cfg := func(providers, file string) string {
+		return writeFile(t, dir, "bench.yaml", "providers:\n"+providers+"prompts:\n  files: ["+file+"]\n")
+	}
+	c, err := config.Load(cfg("  - type: ollama\n    models: [m]\n  - name: grader\n    type: ollama\n", "p.yaml"), providers.Kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Cells() != 1 || len(c.Providers) != 2 || strings.Join(c.JudgeNames(), ",") != "grader" {
+		t.Errorf("cells %d, providers %d, judges %v", c.Cells(), len(c.Providers), c.JudgeNames())
+	}
+	_, err = config.Load(cfg("  - type: ollama\n    models: [m]\n  - name: grader\n    type: ollama\n", "q.yaml"), providers.Kinds)
+	if want := filepath.Join(dir, "q.yaml") + `:4: validator.judge: "grade" names no provider entry (did you mean "grader"?) (entries: ollama, grader)`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("unknown judge: %v\nwant %s", err, want)
+	}
+	if err == nil || !strings.Contains(err.Error(), "bench.yaml:4: providers[1].models: at least one model is required (an entry without models serves only as a judge, and no llm_judge names it)") {
+		t.Errorf("an entry without models that judges nothing: %v", err)
+	}
+}
+
+func TestDataPromptFiles(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "data/cases.csv", "id,word\n1,alpha\n2,beta\n")
+	writeFile(t, dir, "data/t.yaml", "template:\n  id: \"case-{{id}}\"\n  prompt: \"Say {{word}}\"\n  validator: {type: exact, value: \"{{word}}\"}\n")
+	writeFile(t, dir, "p.yaml", "prompts:\n  - id: P0\n    prompt: hi\n    validator: {type: noop}\n")
+	cfg := func(files string) string {
+		return writeFile(t, dir, "bench.yaml", "providers:\n  - type: ollama\n    models: [m]\nprompts:\n  files:\n"+files)
+	}
+	c, err := config.Load(cfg("    - p.yaml\n    - {path: data/cases.csv, template: data/t.yaml}\n"), providers.Kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, p := range c.PromptSet {
+		ids = append(ids, p.ID)
+	}
+	if strings.Join(ids, ",") != "P0,case-1,case-2" {
+		t.Errorf("ids = %v", ids)
+	}
+	// config.json records the entries as written.
+	b, err := json.Marshal(c.Prompts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"files":["p.yaml",{"path":"data/cases.csv","template":"data/t.yaml"}],"only":null}`; string(b) != want {
+		t.Errorf("prompts json = %s", b)
+	}
+	for _, tc := range []struct{ files, want string }{
+		{"    - data/cases.csv\n", "bench.yaml:6: prompts.files[0]: data/cases.csv is a data file: give it a template"},
+		{"    - {path: p.yaml, template: data/t.yaml}\n", "bench.yaml:6: prompts.files[0]: a template fills the rows of a data file (.csv, .jsonl, .ndjson), and p.yaml is a prompt file"},
+		{"    - {path: data/cases.csv, tempalte: data/t.yaml}\n", `bench.yaml:6: prompts.files[0]: unknown field "tempalte" (did you mean "template"?)`},
+		{"    - {template: data/t.yaml}\n", "bench.yaml:6: prompts.files[0]: path: missing"},
+		{"    - {path: data/cases.csv, template: [t.yaml]}\n", "bench.yaml:6: prompts.files[0]: template: want a path, got a list"},
+		{"    - {path: data/cases.csv, template: data/nope.yaml}\n", "nope.yaml"},
+	} {
+		_, err := config.Load(cfg(tc.files), providers.Kinds)
+		if err == nil || !strings.Contains(strings.ReplaceAll(err.Error(), dir+"/", ""), tc.want) {
+			t.Errorf("%q: error %v\nwant %s", tc.files, err, tc.want)
+		}
+	}
+}

@@ -62,6 +62,9 @@ func LoadResolved(path string, kinds Kinds) (*Config, error) {
 	if c.PromptSet, err = savedPrompts(path, setNode); err != nil {
 		return nil, err
 	}
+	if errs := c.CheckJudges(); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
 	if origPath != "" {
 		c.Path = origPath
 	}

@@ -90,7 +90,19 @@ func (o *Options) keepProviders(cfg *config.Config) error {
 			errs = append(errs, fmt.Errorf("--providers: no provider named %q in %s", n, cfg.Path))
 		}
 	}
-	cfg.Providers = slices.DeleteFunc(cfg.Providers, func(p config.Provider) bool { return !slices.Contains(o.Providers, p.Name) })
+	judges := cfg.JudgeNames()
+	var kept []config.Provider
+	for _, p := range cfg.Providers {
+		switch {
+		case slices.Contains(o.Providers, p.Name):
+			kept = append(kept, p)
+		case slices.Contains(judges, p.Name):
+			// Not swept, still the judge its llm_judge checks name.
+			p.Models = nil
+			kept = append(kept, p)
+		}
+	}
+	cfg.Providers = kept
 	return errors.Join(errs...)
 }
 
@@ -99,13 +111,14 @@ func (o *Options) keepModels(cfg *config.Config) error {
 		return nil
 	}
 	found := map[string]bool{}
+	judges := cfg.JudgeNames()
 	var kept []config.Provider
 	for _, p := range cfg.Providers {
 		p.Models = slices.DeleteFunc(slices.Clone(p.Models), func(m string) bool { return !slices.Contains(o.Models, m) })
 		for _, m := range p.Models {
 			found[m] = true
 		}
-		if len(p.Models) > 0 {
+		if len(p.Models) > 0 || slices.Contains(judges, p.Name) {
 			kept = append(kept, p)
 		}
 	}
