@@ -4,16 +4,20 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"bench/config"
+	"bench/grader"
 	"bench/output"
 	"bench/plan"
+	"bench/prompts"
 	"bench/providers"
 	"bench/results"
+	"bench/validators"
 )
 
 // Why a run ended, as recorded in run.json.
@@ -90,6 +94,11 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		psem:   map[string]chan struct{}{},
 		cells:  make([][]plan.Cell, len(o.Plan.Suites)),
 	}
+	if grader.HasExternal(o.Config.PromptSet) {
+		r.grader = grader.New(grader.Options{Judges: o.Providers, Concurrency: o.Config.Run.JudgeConcurrency,
+			Timeout: time.Duration(o.Config.Run.Timeout), Now: o.Clock.Now})
+		r.backlog = make(chan struct{}, o.Config.Run.Concurrency+gradeBacklog*o.Config.Run.JudgeConcurrency)
+	}
 	for _, c := range o.Plan.Cells {
 		r.cells[c.Suite] = append(r.cells[c.Suite], c)
 		if r.psem[c.Provider.Name] == nil {
@@ -133,6 +142,12 @@ type sweep struct {
 	cells  [][]plan.Cell            // by suite index
 	outs   *output.Manager
 	ends   sync.WaitGroup // interleaved suites' SuiteEnd calls
+	// grader runs the external checks (llm_judge, command) of a cell
+	// after it has given its slots back; nil when no prompt has one.
+	// backlog bounds the cells started and not yet recorded that have
+	// such checks, so a slow judge holds back new cells, not memory.
+	grader  *grader.Grader
+	backlog chan struct{}
 
 	mu      sync.Mutex // guards out and drained, and orders the records
 	out     *Outcome
@@ -273,18 +288,34 @@ func (r *sweep) slots(provider string) (release func(), ok bool) {
 	return func() { <-r.global; <-psem }, true
 }
 
+// gradeBacklog is how many cells with external checks may wait for the
+// checks per slot of run.judge_concurrency, beyond run.concurrency.
+const gradeBacklog = 8
+
 // dispatch starts one cell once it has its slots; false means the run
-// stopped starting cells.
+// stopped starting cells. The cell gives its slots back when its stream
+// has ended: its external checks (grader) run after, on slots of their
+// own, so they are in none of its timings and hold no other cell back.
 func (r *sweep) dispatch(c plan.Cell, wg *sync.WaitGroup, w *residency) bool {
+	graded := r.grader != nil && hasExternal(c.Prompt)
+	if graded && !acquire(r.ctx, r.o.Drain, r.backlog) {
+		r.noteDrain()
+		return false
+	}
 	release, ok := r.slots(c.Provider.Name)
 	if !ok {
+		if graded {
+			<-r.backlog
+		}
 		return false
 	}
 	wg.Add(1)
 	prov := r.o.Providers[c.Provider.Name]
 	r.g.Go(func() error {
 		defer wg.Done()
-		defer release()
+		if graded {
+			defer func() { <-r.backlog }()
+		}
 		rec, run := runCellTimed(r.ctx, r.cfg, r.o.Clock, prov, c, r.outs.TraceParent(c))
 		// Residency is a fact of the server a Resident provider speaks to:
 		// another kind on the same endpoint (the Responses API, say) names
@@ -293,9 +324,24 @@ func (r *sweep) dispatch(c plan.Cell, wg *sync.WaitGroup, w *residency) bool {
 		if resident && !run.loadReported && w != nil && !rec.ColdStart && !run.sent.IsZero() && w.cold(c.Model, run.sent, run.firstOrEnd) {
 			rec.ColdStart = true
 		}
+		release()
+		if graded && grader.Needs(c.Prompt, rec) {
+			r.grader.Grade(r.ctx, c.Prompt, rec)
+			finish(rec, r.cfg, prov.Secrets())
+		}
 		return r.record(rec)
 	})
 	return true
+}
+
+// hasExternal says whether a prompt has an external check.
+func hasExternal(p *prompts.Prompt) bool {
+	for _, s := range p.Checks() {
+		if s.External() {
+			return true
+		}
+	}
+	return false
 }
 
 // record hands a finished cell to the outputs, one record at a time: an
@@ -343,8 +389,17 @@ func isClosed(ch <-chan struct{}) bool {
 	}
 }
 
-// prepare lets providers do their once-per-run work, each with its models.
+// prepare lets providers do their once-per-run work, each with its models
+// and the models it judges with.
 func prepare(ctx context.Context, o Options) {
+	judged := map[string][]string{}
+	for i := range o.Config.PromptSet {
+		for _, s := range o.Config.PromptSet[i].Checks() {
+			if s.Type == validators.TypeLLMJudge && !slices.Contains(judged[s.Judge], s.Model) {
+				judged[s.Judge] = append(judged[s.Judge], s.Model)
+			}
+		}
+	}
 	for _, p := range o.Config.Providers {
 		pr, ok := o.Providers[p.Name].(providers.Preparer)
 		if !ok {
@@ -353,7 +408,16 @@ func prepare(ctx context.Context, o Options) {
 		if ctx.Err() != nil {
 			return
 		}
-		if err := pr.Prepare(ctx, p.Models, o.Log); err != nil && ctx.Err() == nil {
+		models := slices.Clone(p.Models)
+		for _, m := range judged[p.Name] {
+			if !slices.Contains(models, m) {
+				models = append(models, m)
+			}
+		}
+		if len(models) == 0 {
+			continue
+		}
+		if err := pr.Prepare(ctx, models, o.Log); err != nil && ctx.Err() == nil {
 			fmt.Fprintf(o.Log, "prepare %s: %s\n", p.Name, o.Providers[p.Name].Secrets().Clean(err.Error(), maxErrorMessage))
 		}
 	}
