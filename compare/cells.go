@@ -22,6 +22,10 @@ func (c *comparison) promptChanges() {
 	if c.base.prompts == nil || c.cur.prompts == nil {
 		return
 	}
+	origin, rescored := rescorePair(c.base, c.cur)
+	if rescored {
+		c.res.Rescored = &Rescored{OriginRunID: origin, Prompts: []PromptChange{}}
+	}
 	var ids []string
 	for id := range c.base.prompts {
 		if _, ok := c.cur.prompts[id]; ok {
@@ -47,11 +51,48 @@ func (c *comparison) promptChanges() {
 				ch = append(ch, agentsnap.Change{Path: part.path, From: agentsnap.OrNull(part.from), To: agentsnap.OrNull(part.to)})
 			}
 		}
+		if rescored && onlyChecks(ch) {
+			if len(ch) > 0 {
+				c.res.Rescored.Prompts = append(c.res.Rescored.Prompts, PromptChange{PromptID: id, Changes: ch})
+			}
+			continue
+		}
 		if len(ch) > 0 {
 			c.changed[id] = ch
 			c.res.ChangedPrompts = append(c.res.ChangedPrompts, PromptChange{PromptID: id, Changes: ch})
 		}
 	}
+}
+
+// onlyChecks says every change is to the prompt's checks.
+func onlyChecks(ch []agentsnap.Change) bool {
+	for _, c := range ch {
+		if c.Path != "prompt.validator" && c.Path != "prompt.validators" {
+			return false
+		}
+	}
+	return true
+}
+
+// rescorePair says whether the runs hold the same cells judged twice: one
+// (or both) was written by bench rescore, and both come from one run,
+// named by its id and started at the same instant (a rescore keeps its
+// source's run.json times), so two runs that merely share an id are not a
+// pair.
+func rescorePair(b, n *runData) (origin string, ok bool) {
+	if b.info == nil || n.info == nil || (b.info.RescoredFrom == nil && n.info.RescoredFrom == nil) {
+		return "", false
+	}
+	of := func(r *runData) string {
+		if f := r.info.RescoredFrom; f != nil && f.OriginRunID != "" {
+			return f.OriginRunID
+		}
+		return r.info.RunID
+	}
+	if of(b) != of(n) || !b.info.StartedAt.Equal(n.info.StartedAt) {
+		return "", false
+	}
+	return of(b), true
 }
 
 var jsonNull = json.RawMessage("null")
@@ -127,6 +168,8 @@ func (c *comparison) judgeCells() error {
 			out.Reasons = []string{"the prompt changed between the runs: not judged"}
 		case !c.base.reached(b) || !c.cur.reached(n):
 			c.judgeInfra(out, b, n)
+		case b.has(fCheckError) || n.has(fCheckError):
+			c.judgeUnjudged(out, b, n)
 		case b.has(fDigestOK) && n.has(fDigestOK) && b.digest == n.digest:
 			c.judgeQuality(out, b, n, nil, c.toolPrompt(out.PromptID, b, n))
 		default:
@@ -199,6 +242,28 @@ func (c *comparison) judgeInfra(out *Cell, b, n *cell) {
 		out.Reasons = []string{"the base run did not reach the model: nothing to judge against"}
 	} else {
 		out.Reasons = []string{"neither run reached the model"}
+	}
+}
+
+// judgeUnjudged judges a pair where a side's judge or command validator
+// gave no verdict (check_errors, objective_pass null): its quality is
+// unknown, never a pass. The new run's is an availability regression (the
+// gate cannot vouch for the cell; bench rescore judges it again when the
+// check works); the base run's leaves nothing to judge against.
+func (c *comparison) judgeUnjudged(out *Cell, b, n *cell) {
+	if n.has(fCheckError) {
+		out.Changes = append(out.Changes, change("check_errors", b.has(fCheckError), true))
+	}
+	if !b.has(fCheckError) {
+		out.Verdict, out.Category = Regression, Availability
+		out.Reasons = []string{"the new run's check gave no verdict (check_errors): the cell is not judged"}
+		return
+	}
+	out.Verdict = Unavailable
+	if n.has(fCheckError) {
+		out.Reasons = []string{"neither run's check gave a verdict (check_errors)"}
+	} else {
+		out.Reasons = []string{"the base run's check gave no verdict (check_errors): nothing to judge against"}
 	}
 }
 

@@ -159,17 +159,31 @@ type Result struct {
 	// RootCauses group the cell findings by prompt and kind of change,
 	// each with the cells it covers: what compare.md, compare.html and
 	// the terminal list in their place (Findings keeps them per cell).
-	RootCauses     []*RootCause      `json:"root_causes"`
-	ChangedPrompts []PromptChange    `json:"changed_prompts"`
-	Groups         []*Group          `json:"groups"`
-	Warnings       []string          `json:"warnings,omitempty"`
-	Methods        map[string]string `json:"methods"`
+	RootCauses     []*RootCause   `json:"root_causes"`
+	ChangedPrompts []PromptChange `json:"changed_prompts"`
+	// Rescored is set when one run is a rescore of the other (bench
+	// rescore): their cells are the same answers, so a prompt whose checks
+	// alone changed is judged, and its changes are listed here.
+	Rescored *Rescored         `json:"rescored,omitempty"`
+	Groups   []*Group          `json:"groups"`
+	Warnings []string          `json:"warnings,omitempty"`
+	Methods  map[string]string `json:"methods"`
 	// Cells are every cell key of either run, regressions first. Last, so
 	// that compare.json can be written one cell at a time.
 	Cells []*Cell `json:"cells"`
 
 	// tape holds the cells' long change sides (long.go); Close drops it.
 	tape *tape.Tape
+}
+
+// Rescored says the two runs hold the same cells judged twice: one was
+// written by bench rescore from the other (or both from one run).
+type Rescored struct {
+	// OriginRunID is the run whose cells both hold.
+	OriginRunID string `json:"origin_run_id"`
+	// Prompts are the prompts whose checks differ between the runs; their
+	// cells are judged, the moved verdicts being the change's doing.
+	Prompts []PromptChange `json:"prompts"`
 }
 
 // Regressed reports whether a finding fails the gate.
@@ -356,6 +370,8 @@ func methods(opt Options) map[string]string {
 	return map[string]string{
 		"matching": "cells are matched on the full key (provider, provider_type, model, thinking_level, prompt_id, repetition); " +
 			"a prompt whose text, system prompt, tools, max_turns or validators changed is 'changed' and not judged",
+		"rescored":     "when one run is a rescore of the other (bench rescore; run.json rescored_from, the same origin run and start), a prompt whose checks alone changed is judged: its cells' moved verdicts are the change's",
+		"check_errors": "a cell whose judge or command validator gave no verdict (check_errors, objective_pass null) is not judged for quality: in the new run it is an availability regression (the gate cannot vouch for it), in the base run it leaves nothing to judge against",
 		"pass": "a cell passes when it reached the model (availability ok or error, not cancelled), succeeded, its validator did not fail " +
 			"(objective_pass not false) and it used the expected tools (tool_use_success not false)",
 		"cell_verdicts": "regression: pass->fail, an expected tool call lost, tool calls changed or reordered on a tool prompt, " +

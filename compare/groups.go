@@ -173,7 +173,8 @@ func (c *comparison) judgeGroups() error {
 		if n != nil && !c.cur.reached(n) {
 			g.Infrastructure.New[c.cur.infraStatus(n)]++
 		}
-		if b == nil || n == nil || !c.base.reached(b) || !c.cur.reached(n) || c.changed[t.str(k.prompt)] != nil {
+		if b == nil || n == nil || !c.base.reached(b) || !c.cur.reached(n) || c.changed[t.str(k.prompt)] != nil ||
+			b.has(fCheckError) || n.has(fCheckError) {
 			continue
 		}
 		g.PassRate.count(c.base.passed(b), c.cur.passed(n))

@@ -41,6 +41,8 @@ type runSpec struct {
 	noConfig      bool
 	noRunInfo     bool
 	noInventory   bool
+	// info, when set, is run.json (its run id filled in).
+	info *rundir.RunInfo
 }
 
 // defaultPrompts: P0 text, P1 a native tool prompt, P2 a text-tool prompt.
@@ -160,8 +162,13 @@ func writeRun(t testing.TB, parent string, s runSpec) string {
 		mustWriteJSON(t, filepath.Join(dir, rundir.ConfigFile), cfg)
 	}
 	if !s.noRunInfo {
-		mustWriteJSON(t, filepath.Join(dir, rundir.RunFile), rundir.RunInfo{RunID: s.id, BenchVersion: s.bench, EndReason: "finished",
-			CellsPlanned: len(s.recs), CellsRecorded: len(s.recs)})
+		info := rundir.RunInfo{RunID: s.id, BenchVersion: s.bench, EndReason: "finished",
+			CellsPlanned: len(s.recs), CellsRecorded: len(s.recs)}
+		if s.info != nil {
+			info = *s.info
+			info.RunID = s.id
+		}
+		mustWriteJSON(t, filepath.Join(dir, rundir.RunFile), info)
 	}
 	if !s.noInventory {
 		inv := map[string]any{

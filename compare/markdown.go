@@ -103,6 +103,16 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 			fmt.Fprintf(&b, "\n... and %d more %s cells (compare.json lists every cell).\n", n-maxMarkdownCells, v)
 		}
 	}
+	if r.Rescored != nil {
+		b.WriteString("\n## Rescored\n\n" + md(rescoredLine(r)) + "\n")
+		for _, pc := range r.Rescored.Prompts {
+			var paths []string
+			for _, ch := range pc.Changes {
+				paths = append(paths, "`"+ch.Path+"`")
+			}
+			fmt.Fprintf(&b, "- %s: %s\n", md(pc.PromptID), strings.Join(paths, ", "))
+		}
+	}
 	if len(r.ChangedPrompts) > 0 {
 		b.WriteString("\n## Changed prompts (their cells are not judged)\n\n")
 		for _, pc := range r.ChangedPrompts {

@@ -108,6 +108,9 @@ const (
 	fE2E
 	fTPS
 	fCost
+	// fCheckError: a check gave no verdict and none failed the cell
+	// (check_errors, objective_pass null): its quality is unknown.
+	fCheckError
 )
 
 func (c *cell) has(f cellFlags) bool { return c.flags&f != 0 }
@@ -452,7 +455,8 @@ func (r *runData) add(line int, rec *results.Record) error {
 	for _, f := range []struct {
 		on   bool
 		flag cellFlags
-	}{{rec.Success, fSuccess}, {rec.ColdStart, fColdStart}, {ok, fDigestOK}} {
+	}{{rec.Success, fSuccess}, {rec.ColdStart, fColdStart}, {ok, fDigestOK},
+		{rec.ObjectivePass == nil && len(rec.CheckErrors) > 0, fCheckError}} {
 		if f.on {
 			c.flags |= f.flag
 		}

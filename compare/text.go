@@ -29,6 +29,9 @@ func WriteText(w io.Writer, r *Result) error {
 	for _, m := range r.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", m)
 	}
+	if line := rescoredLine(r); line != "" {
+		fmt.Fprintln(&b, line)
+	}
 	fmt.Fprintf(&b, "verdict: %s\n", verdictLine(r))
 
 	if rows := findingRows(r); len(rows) > 0 {
@@ -96,6 +99,25 @@ func WriteText(w io.Writer, r *Result) error {
 	// character reaches the terminal.
 	_, err := io.WriteString(w, printable.String(b.String()))
 	return err
+}
+
+// rescoredLine says the runs are a rescored pair, and whose checks moved.
+func rescoredLine(r *Result) string {
+	if r.Rescored == nil {
+		return ""
+	}
+	var ids []string
+	for _, pc := range r.Rescored.Prompts {
+		ids = append(ids, pc.PromptID)
+	}
+	if len(ids) == 0 {
+		return fmt.Sprintf("rescored: both runs hold run %s's cells, judged with the same checks", r.Rescored.OriginRunID)
+	}
+	if len(ids) > 10 {
+		ids = append(ids[:10], fmt.Sprintf("and %d more", len(ids)-10))
+	}
+	return fmt.Sprintf("rescored: both runs hold run %s's cells; the checks of %d prompts changed (%s) and their cells are judged",
+		r.Rescored.OriginRunID, len(r.Rescored.Prompts), strings.Join(ids, ", "))
 }
 
 func writeSetupText(b *strings.Builder, r *Result) {
