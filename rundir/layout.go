@@ -92,6 +92,27 @@ const (
 	Drop
 )
 
+// RescoreRule is what bench rescore does with a layout entry of the run
+// it rescores.
+type RescoreRule int
+
+const (
+	// Keep: copied as it is: the run's own account of what ran (timings,
+	// resources, snapshots of the answers), which rescoring does not
+	// change.
+	Keep RescoreRule = iota
+	// Rescored: written again from the rescored records (the reports, the
+	// work traces, whose verdicts moved).
+	Rescored
+	// Rewrite: bench rescore writes it itself (results.jsonl rescored,
+	// config.json with today's prompts, run.json with rescored_from).
+	Rewrite
+	// Leave: not carried over (a lock; a comparison; the execution
+	// traces, whose validate spans hold the old verdicts: the source run
+	// keeps them).
+	Leave
+)
+
 // Entry is one file, family of files or folder of a run directory.
 type Entry struct {
 	// Name is the file or folder name; a family's is a pattern
@@ -109,32 +130,34 @@ type Entry struct {
 	Report bool
 	// Merge is what bench merge does with the shards' copies.
 	Merge MergeRule
+	// Rescore is what bench rescore does with the source run's.
+	Rescore RescoreRule
 	// About says what it holds.
 	About string
 }
 
 // Layout is every file and folder of a run directory, runs/<run_id>/.
 var Layout = []Entry{
-	{Name: ConfigFile, Writer: "bench run (session)", Merge: Own, About: "the resolved config (no secret values)"},
-	{Name: InventoryFile, Writer: "bench run (inventory)", Merge: Own, About: "host, build, and what each provider said of itself"},
-	{Name: ResultsFile, Writer: "results.Writer, the run's Critical output", Merge: Own, About: "one line per finished cell: the source of truth"},
-	{Name: RunFile, Writer: "bench run (session)", Merge: Own, About: "when and why the run ended, and its counts"},
-	{Name: SummaryJSON, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, About: "per (provider, model, thinking level) figures"},
-	{Name: SummaryMD, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, About: "the summary, for people"},
-	{Name: TiersFile, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, About: "tool-use tiers and the routing list"},
-	{Name: ReportHTML, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, About: "the self-contained report page"},
-	{Name: AnswersHTML, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, About: "every answer, prompt by prompt, the groups side by side"},
-	{Name: JUnitFile, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, About: "each cell as a JUnit testcase"},
-	{Name: resourcesPrefix + "*" + resourcesJSON, Writer: "resources.Recorder", Merge: Gather, About: "each suite's resource snapshots, peaks and warm-up load time"},
-	{Name: resourcesPrefix + "*" + beforeSuffix, Writer: "resources.Recorder", Merge: Gather, About: "the suite's before snapshot, for people"},
-	{Name: resourcesPrefix + "*" + afterSuffix, Writer: "resources.Recorder", Merge: Gather, About: "the suite's after snapshot and peaks, for people"},
-	{Name: resourcesPrefix + "*" + SamplesSuffix, Writer: "resources.Recorder", Merge: Gather, About: "the suite's sampler readings, one a line"},
-	{Name: SnapshotsDir, Dir: true, Files: SnapshotFiles, Writer: "agentsnap.Writer", Merge: Gather, About: "one agent snapshot a cell"},
-	{Name: TracesDir, Dir: true, Files: TraceFiles, Writer: "traces.Tracer", Merge: Gather, About: "execution traces, one NDJSON file an invocation"},
-	{Name: ForsyDir, Dir: true, Files: WorkTraceFiles, Writer: "runner.WorkTraces", Merge: Gather, About: "one Forsy work trace an agentic cell"},
-	{Name: CompareDir, Dir: true, Writer: "bench compare, bench run --baseline", Merge: Drop, About: "the comparison with a baseline"},
-	{Name: ShardsDir, Dir: true, Writer: "bench merge", Merge: Own, About: "each shard's own run.json, config.json and inventory.json"},
-	{Name: LockFile, Writer: "rundir (the lock)", Merge: Drop, About: "held by the bench process writing the directory"},
+	{Name: ConfigFile, Writer: "bench run (session)", Merge: Own, Rescore: Rewrite, About: "the resolved config (no secret values)"},
+	{Name: InventoryFile, Writer: "bench run (inventory)", Merge: Own, Rescore: Keep, About: "host, build, and what each provider said of itself"},
+	{Name: ResultsFile, Writer: "results.Writer, the run's Critical output", Merge: Own, Rescore: Rewrite, About: "one line per finished cell: the source of truth"},
+	{Name: RunFile, Writer: "bench run (session)", Merge: Own, Rescore: Rewrite, About: "when and why the run ended, and its counts"},
+	{Name: SummaryJSON, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, Rescore: Rescored, About: "per (provider, model, thinking level) figures"},
+	{Name: SummaryMD, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, Rescore: Rescored, About: "the summary, for people"},
+	{Name: TiersFile, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, Rescore: Rescored, About: "tool-use tiers and the routing list"},
+	{Name: ReportHTML, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, Rescore: Rescored, About: "the self-contained report page"},
+	{Name: AnswersHTML, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, Rescore: Rescored, About: "every answer, prompt by prompt, the groups side by side"},
+	{Name: JUnitFile, Writer: "report/rebuild.Output", Report: true, Merge: Rebuild, Rescore: Rescored, About: "each cell as a JUnit testcase"},
+	{Name: resourcesPrefix + "*" + resourcesJSON, Writer: "resources.Recorder", Merge: Gather, Rescore: Keep, About: "each suite's resource snapshots, peaks and warm-up load time"},
+	{Name: resourcesPrefix + "*" + beforeSuffix, Writer: "resources.Recorder", Merge: Gather, Rescore: Keep, About: "the suite's before snapshot, for people"},
+	{Name: resourcesPrefix + "*" + afterSuffix, Writer: "resources.Recorder", Merge: Gather, Rescore: Keep, About: "the suite's after snapshot and peaks, for people"},
+	{Name: resourcesPrefix + "*" + SamplesSuffix, Writer: "resources.Recorder", Merge: Gather, Rescore: Keep, About: "the suite's sampler readings, one a line"},
+	{Name: SnapshotsDir, Dir: true, Files: SnapshotFiles, Writer: "agentsnap.Writer", Merge: Gather, Rescore: Keep, About: "one agent snapshot a cell"},
+	{Name: TracesDir, Dir: true, Files: TraceFiles, Writer: "traces.Tracer", Merge: Gather, Rescore: Leave, About: "execution traces, one NDJSON file an invocation"},
+	{Name: ForsyDir, Dir: true, Files: WorkTraceFiles, Writer: "runner.WorkTraces", Merge: Gather, Rescore: Rescored, About: "one Forsy work trace an agentic cell"},
+	{Name: CompareDir, Dir: true, Writer: "bench compare, bench run --baseline", Merge: Drop, Rescore: Leave, About: "the comparison with a baseline"},
+	{Name: ShardsDir, Dir: true, Writer: "bench merge", Merge: Own, Rescore: Keep, About: "each shard's own run.json, config.json and inventory.json"},
+	{Name: LockFile, Writer: "rundir (the lock)", Merge: Drop, Rescore: Leave, About: "held by the bench process writing the directory"},
 }
 
 // Lookup is the layout entry of a top-level name of a run directory.

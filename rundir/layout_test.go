@@ -25,6 +25,19 @@ func TestLayout(t *testing.T) {
 			t.Errorf("%s: rebuilt by bench report %v but by bench merge %v", name, e.Report, e.Merge == Rebuild)
 		}
 	}
+	for name, want := range map[string]RescoreRule{
+		ConfigFile: Rewrite, ResultsFile: Rewrite, RunFile: Rewrite, InventoryFile: Keep, ShardsDir: Keep,
+		SummaryJSON: Rescored, SummaryMD: Rescored, TiersFile: Rescored, ReportHTML: Rescored, JUnitFile: Rescored, ForsyDir: Rescored,
+		f.JSON: Keep, f.Before: Keep, f.After: Keep, f.Samples: Keep, SnapshotsDir: Keep,
+		TracesDir: Leave, CompareDir: Leave, LockFile: Leave,
+	} {
+		if e, _ := Lookup(name); e.Rescore != want {
+			t.Errorf("%s: rescore rule %d, want %d", name, e.Rescore, want)
+		}
+		if e, _ := Lookup(name); e.Report && e.Rescore != Rescored {
+			t.Errorf("%s: bench report rebuilds it, and bench rescore does not", name)
+		}
+	}
 	if f.JSON != "resources_ollama_openai_llama3.2_3b_high.json" || SamplesOf("d/"+f.JSON) != "d/"+f.Samples {
 		t.Errorf("resource files %+v", f)
 	}

@@ -148,6 +148,33 @@ type RunInfo struct {
 	Shard *Shard `json:"shard,omitempty"`
 	// Merge is set when bench merge built the directory from shards.
 	Merge *Merge `json:"merge,omitempty"`
+	// RescoredFrom is set when bench rescore built the directory: the
+	// same cells and timings as that run, judged again.
+	RescoredFrom *RescoreSource `json:"rescored_from,omitempty"`
+}
+
+// RescoreSource says which run a rescored run directory was judged again
+// from, and how.
+type RescoreSource struct {
+	// RunID and Dir are the source run's id and directory (as given).
+	RunID string `json:"run_id"`
+	Dir   string `json:"dir"`
+	// OriginRunID is the run whose cells these are: the source's own
+	// origin when it was itself rescored, else its id. bench compare
+	// treats two runs of one origin as a rescored pair.
+	OriginRunID string `json:"origin_run_id"`
+	// At is when bench rescore ran; BenchVersion which bench it was.
+	At           time.Time `json:"at"`
+	BenchVersion string    `json:"bench_version"`
+	// Prompts are the files today's prompts were read from (empty: the
+	// source run's own prompt set, with today's code).
+	Prompts []string `json:"prompts"`
+	// NoJudge: the llm_judge checks were not asked again (--no-judge).
+	NoJudge bool `json:"no_judge,omitempty"`
+	// Records is how many results.jsonl lines were rescored; Moved how
+	// many of them changed objective_pass or tool_use_success.
+	Records int `json:"records"`
+	Moved   int `json:"moved"`
 }
 
 // Shard says which part of a sharded run a run directory holds.

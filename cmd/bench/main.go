@@ -8,6 +8,7 @@
 //	bench merge OUT_DIR SHARD_DIR...   put a sharded run's directories together
 //	bench compare BASE_DIR NEW_DIR     the regression gate between two runs
 //	bench history RUN_DIR...           series and change points over many runs
+//	bench rescore RUN_DIR --out NEW    judge recorded answers again with today's checks
 //
 // Layer: command: flags and one call per subcommand into the packages below.
 package main
@@ -57,6 +58,8 @@ Usage:
                                             run (bench run --shard i/n) together
   bench history RUN_DIR...                  series and change points over many runs
                                             (nightly runs); see 'bench history -h'
+  bench rescore RUN_DIR --out NEW_DIR       judge a run's recorded answers again with
+                                            today's checks; see 'bench rescore -h'
   bench version                             print the version
 
 No model server yet? scripts/demo.sh (in a clone of bench) runs the default
@@ -70,7 +73,7 @@ of some provider's, without --allow-unavailable), 130 interrupted.
 `
 
 // commands are the subcommands, for "did you mean".
-var commands = []string{"init", "run", "report", "compare", "merge", "history", "version", "help"}
+var commands = []string{"init", "run", "report", "compare", "merge", "history", "rescore", "version", "help"}
 
 // run is the whole program, testable in-process. Everything it prints is
 // made printable here, where stdout and stderr enter the program: a
@@ -108,6 +111,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 		return compareCmd(args[1:], stdout, stderr)
 	case "history":
 		return historyCmd(args[1:], stdout, stderr)
+	case "rescore":
+		return rescoreCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "bench", version.String())
 		return exitcode.OK

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"bench/internal/exitcode"
+	"bench/internal/version"
+	"bench/report"
+	"bench/report/rebuild"
+	"bench/rescore"
+)
+
+const rescoreUsage = `usage: bench rescore RUN_DIR --out NEW_DIR [--prompts FILE]... [--config FILE] [--no-judge]
+
+Judges the answers RUN_DIR recorded again, with today's validators and
+tool detection, and writes NEW_DIR as a complete run directory: the same
+cells and timings, the new verdicts, run.json's rescored_from, the reports
+rebuilt. 'bench compare RUN_DIR NEW_DIR' then shows exactly the verdicts
+the change moved. Only the checks may change: a prompt whose text, system
+prompt, tools or max_turns differ is refused. Nothing is sent but the
+llm_judge checks' requests (none with --no-judge).
+
+Today's prompts come from --prompts (prompt files, or DATA.csv=TEMPLATE.yaml),
+else from --config's prompt set, else the run's own config.json (today's
+code on the run's checks). A run's prompt that today's do not have keeps
+its checks.
+
+Exit codes: 0 rescored, 1 an I/O failure, 2 bad flags, a run directory
+that cannot be rescored, or prompts that changed more than their checks.
+
+Flags:
+`
+
+type rescoreFlags struct {
+	out, config string
+	prompts     []string
+	noJudge     bool
+}
+
+func newRescoreFlags(f *rescoreFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet("bench rescore", flag.ContinueOnError)
+	fs.StringVar(&f.out, "out", "", "the new run `directory` (required; must not hold a run)")
+	fs.Func("prompts", "a prompt `file` (or DATA.csv=TEMPLATE.yaml) with today's checks; repeat it, or separate with commas", func(s string) error {
+		f.prompts = append(f.prompts, splitList(s)...)
+		return nil
+	})
+	fs.StringVar(&f.config, "config", "", "a bench.yaml: its prompts (without --prompts), and its provider entries as judges the run lacks")
+	fs.BoolVar(&f.noJudge, "no-judge", false, "send nothing: keep each llm_judge's recorded verdict where its check is unchanged")
+	return fs
+}
+
+// rescoreCmd is `bench rescore RUN_DIR --out NEW_DIR`.
+func rescoreCmd(args []string, stdout, stderr io.Writer) int {
+	var f rescoreFlags
+	fs := newRescoreFlags(&f)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stdout, rescoreUsage)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterleaved(fs, args)
+	if err == flag.ErrHelp {
+		return exitcode.OK
+	}
+	if err != nil {
+		return exitcode.Usage
+	}
+	switch {
+	case len(pos) != 1:
+		fmt.Fprintf(stderr, "bench rescore: want one run directory, got %d arguments; see 'bench rescore --help'\n", len(pos))
+		return exitcode.Usage
+	case f.out == "":
+		fmt.Fprintln(stderr, "bench rescore: --out is required: the new run directory; see 'bench rescore --help'")
+		return exitcode.Usage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := rescore.Run(ctx, rescore.Options{Run: pos[0], Out: f.out, Prompts: f.prompts, Config: f.config,
+		NoJudge: f.noJudge, Version: version.String(), Log: stderr})
+	if err != nil {
+		fmt.Fprintf(stderr, "bench rescore: %v\n", err)
+		if rescore.IsRefusal(err) {
+			return exitcode.Usage
+		}
+		return exitcode.IO
+	}
+	if err := report.WriteTable(stdout, res.Summary); err != nil {
+		fmt.Fprintf(stderr, "bench rescore: %v\n", err)
+		return exitcode.IO
+	}
+	var notes []string
+	if res.Judged > 0 {
+		what := "judged"
+		if f.noJudge {
+			what = "kept their recorded judge verdict where they could"
+		}
+		notes = append(notes, fmt.Sprintf("%s with external checks %s", report.Plural(res.Judged, "cell"), what))
+	}
+	if res.CheckErrors > 0 {
+		notes = append(notes, fmt.Sprintf("%s without a verdict of some check (check_errors)", report.Plural(res.CheckErrors, "cell")))
+	}
+	note := ""
+	if len(notes) > 0 {
+		note = "; " + strings.Join(notes, "; ")
+	}
+	fmt.Fprintf(stdout, "bench: rescored %s of %s into %s: %s moved%s\n", report.Plural(res.Records, "cell"), pos[0], res.Dir, report.Plural(res.Moved, "verdict"), note)
+	rebuild.WritePaths(stdout, res.Dir)
+	fmt.Fprintf(stdout, "  compare:  %s compare %s %s\n", progName, pos[0], f.out)
+	return exitcode.OK
+}
