@@ -86,6 +86,10 @@ func (t *tally) add(r *results.Record) {
 	case r.ObjectivePass != nil && !*r.ObjectivePass:
 		t.failedChecks++
 		return
+	case r.ObjectivePass == nil && len(r.CheckErrors) > 0:
+		// A judge or command validator that gave no verdict: an error,
+		// never a pass.
+		t.errors++
 	default:
 		t.passed++
 		return
@@ -94,8 +98,11 @@ func (t *tally) add(r *results.Record) {
 		t.why = map[string]int{}
 	}
 	why := r.AvailabilityStatus
-	if r.FailureType != nil {
+	switch {
+	case r.FailureType != nil:
 		why = *r.FailureType
+	case len(r.CheckErrors) > 0:
+		why = r.CheckErrors[0].Type
 	}
 	t.why[why]++
 }

@@ -101,6 +101,10 @@ type Group struct {
 
 	// NColdStart counts the cells the server loaded the model for.
 	NColdStart int `json:"n_cold_start"`
+	// NCheckError counts the successful cells a check gave no verdict on
+	// (a judge's or a command validator's error): not judged, so not in
+	// objective_pass_rate.
+	NCheckError int `json:"n_check_error,omitempty"`
 	// LoadMS is the suite's warm-up time; WarmupError why it failed.
 	LoadMS      *float64 `json:"load_ms"`
 	WarmupError string   `json:"warmup_error,omitempty"`
@@ -302,6 +306,8 @@ func (a *aggregator) Add(r *results.Record) {
 			if *r.ObjectivePass {
 				g.passed++
 			}
+		} else if len(r.CheckErrors) > 0 {
+			gr.NCheckError++
 		}
 	}
 	if r.StartedAtMS > 0 && r.EndedAtMS > 0 {
@@ -397,7 +403,8 @@ func whyLabel(r *results.Record) string {
 
 func (a *aggregator) addFailure(r *results.Record, g *Group, success bool) {
 	failedCheck := success && r.ObjectivePass != nil && !*r.ObjectivePass
-	if success && !failedCheck {
+	unjudged := success && r.ObjectivePass == nil && len(r.CheckErrors) > 0
+	if success && !failedCheck && !unjudged {
 		return
 	}
 	switch r.AvailabilityStatus {
@@ -418,6 +425,10 @@ func (a *aggregator) addFailure(r *results.Record, g *Group, success bool) {
 		if r.Violation != nil {
 			f.Detail = *r.Violation
 		}
+	case unjudged:
+		// A check that gave no verdict: not a failure of the model, and
+		// not a pass either.
+		f.Type, f.Detail = r.CheckErrors[0].Type, r.CheckErrors[0].Message
 	case r.ErrorMessage != nil:
 		f.Detail = *r.ErrorMessage
 	case r.Violation != nil:

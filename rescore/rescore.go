@@ -350,29 +350,30 @@ func shortList(ids []string) string {
 	return strings.Join(ids, ", ")
 }
 
-// judges makes sure every llm_judge names an entry: the run's, or one of
-// cur's (--config) the run lacks, added as a judge only (no models, so it
-// is no cell's provider). cur also restores what config.json never holds
-// of a run's entry.
+// judges makes sure every llm_judge names an entry. With cur (--config),
+// a judge entry of cur replaces the run's entry of that name when the
+// run's only judged (no models: no cell was its), or is added as a judge
+// only when the run has none, so a judge that moved can judge again; an
+// entry that also ran cells stays the run's (its values config.json never
+// holds restored from cur).
 func judges(cfg, cur *config.Config) error {
 	if cur != nil {
-		have := map[string]bool{}
-		for _, p := range cfg.Providers {
-			have[p.Name] = true
-		}
 		for _, name := range cfg.JudgeNames() {
-			if have[name] {
-				continue
-			}
-			for _, p := range cur.Providers {
-				if p.Name == name {
-					p.Models = nil
-					cfg.Providers = append(cfg.Providers, p)
-				}
+			i := slices.IndexFunc(cfg.Providers, func(p config.Provider) bool { return p.Name == name })
+			j := slices.IndexFunc(cur.Providers, func(p config.Provider) bool { return p.Name == name })
+			switch {
+			case j < 0:
+			case i < 0:
+				p := cur.Providers[j]
+				p.Models = nil
+				cfg.Providers = append(cfg.Providers, p)
+			case len(cfg.Providers[i].Models) == 0:
+				p := cur.Providers[j]
+				p.Models = nil
+				cfg.Providers[i] = p
 			}
 		}
-		// Restore what it can; an entry it cannot is refused later only if
-		// it judges.
+		// What cannot be restored is refused later, and only if it judges.
 		_ = cfg.Restore(cur)
 	}
 	if errs := cfg.CheckJudges(); len(errs) > 0 {

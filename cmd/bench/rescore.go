@@ -51,7 +51,7 @@ func newRescoreFlags(f *rescoreFlags) *flag.FlagSet {
 		f.prompts = append(f.prompts, splitList(s)...)
 		return nil
 	})
-	fs.StringVar(&f.config, "config", "", "a bench.yaml: its prompts (without --prompts), and its provider entries as judges the run lacks")
+	fs.StringVar(&f.config, "config", "", "a bench.yaml: its prompts (without --prompts), and its judge entries (for judges the run lacks or that only judged)")
 	fs.BoolVar(&f.noJudge, "no-judge", false, "send nothing: keep each llm_judge's recorded verdict where its check is unchanged")
 	return fs
 }

@@ -159,6 +159,9 @@ func (c *Samples) Add(r *results.Record) {
 		a.violation[r.PromptID] = true
 	case !success && cell.Detail == "":
 		cell.Detail = oneLine(firstOf(r.ErrorMessage, r.Violation, r.FailureType, &r.AvailabilityStatus), maxDetail)
+	case success && r.ObjectivePass == nil && len(r.CheckErrors) > 0 && cell.Detail == "":
+		e := r.CheckErrors[0]
+		cell.Detail = oneLine(e.Type+": "+e.Message, maxDetail)
 	}
 }
 

@@ -149,6 +149,9 @@ func (b *Builder) Add(r *results.Record) {
 	case errored:
 		why := reason(r)
 		typ := deref(r.FailureType)
+		if typ == "" && r.Success && len(r.CheckErrors) > 0 {
+			typ = r.CheckErrors[0].Type
+		}
 		if typ == "" {
 			typ = r.AvailabilityStatus
 		}
@@ -179,12 +182,20 @@ func outcome(r *results.Record) verdict {
 		return errored
 	case r.ObjectivePass != nil && !*r.ObjectivePass:
 		return failed
+	case r.ObjectivePass == nil && len(r.CheckErrors) > 0:
+		// A check gave no verdict (its judge or program failed): an error
+		// of the test, never a pass.
+		return errored
 	}
 	return passed
 }
 
 // reason is a not-run or errored cell's one-line cause.
 func reason(r *results.Record) string {
+	if r.Success && len(r.CheckErrors) > 0 {
+		e := r.CheckErrors[0]
+		return e.Type + ": " + e.Check + ": " + e.Message
+	}
 	var parts []string
 	if ft := deref(r.FailureType); ft != "" {
 		parts = append(parts, ft)

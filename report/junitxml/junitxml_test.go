@@ -344,3 +344,26 @@ func testsuites(b *Builder) (junit.Testsuites, error) {
 	out.Skipped = 0
 	return out, nil
 }
+
+// A cell whose judge gave no verdict is an error of its testcase, typed
+// judge_error, never a pass.
+func TestCheckErrorIsAnError(t *testing.T) {
+	b := New()
+	defer b.Close()
+	r := results.Record{RecordType: "result", RunID: "r", Provider: "p", ProviderType: "ollama", Model: "m", PromptID: "J1", PromptName: "judged",
+		AvailabilityStatus: "ok", Success: true, StartedAtMS: 1, EndedAtMS: 2,
+		CheckErrors: []results.CheckError{{Type: results.JudgeError, Check: "llm_judge", Message: "not a verdict: not a JSON object"}}}
+	b.Add(&r)
+	var out bytes.Buffer
+	if err := b.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	var ts junit.Testsuites
+	if err := xml.Unmarshal(out.Bytes(), &ts); err != nil {
+		t.Fatal(err)
+	}
+	c := ts.Suites[0].Testcases[0]
+	if ts.Errors != 1 || c.Error == nil || c.Error.Type != "judge_error" || !strings.Contains(c.Error.Message, "judge_error: llm_judge: not a verdict") {
+		t.Errorf("errors %d, case %+v", ts.Errors, c)
+	}
+}
