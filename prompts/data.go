@@ -103,6 +103,15 @@ type dataTemplate struct {
 	// names it.
 	uses  map[string]*yaml.Node
 	order []string
+	// parts are each value's text cut at its placeholders, so a row is
+	// filled by joining, not by matching again.
+	parts map[*yaml.Node][]part
+}
+
+// part is a piece of a value: literal text, or a placeholder's column.
+type part struct {
+	text   string
+	column bool
 }
 
 // promptKeys are the keys a prompt (so a template) takes.
@@ -126,7 +135,7 @@ func readTemplate(path string) (*dataTemplate, error) {
 	if line, bad := invalidUTF8(data); bad {
 		return nil, &yamlerr.Error{File: path, Line: line, Msg: "not UTF-8 text; save the file as UTF-8"}
 	}
-	t := &dataTemplate{path: path, root: &yaml.Node{}, uses: map[string]*yaml.Node{}}
+	t := &dataTemplate{path: path, root: &yaml.Node{}, uses: map[string]*yaml.Node{}, parts: map[*yaml.Node][]part{}}
 	if err := yaml.Unmarshal(data, t.root); err != nil {
 		return nil, yamlerr.Wrap(path, t.root, err)
 	}
@@ -216,6 +225,7 @@ func (t *dataTemplate) scan(n *yaml.Node, path string) []error {
 			walk(n.Alias, path)
 		case yaml.ScalarNode:
 			rest := n.Value
+			var parts []part
 			for {
 				i := strings.Index(rest, "{{")
 				if i < 0 {
@@ -235,7 +245,11 @@ func (t *dataTemplate) scan(n *yaml.Node, path string) []error {
 					t.uses[name] = n
 					t.order = append(t.order, name)
 				}
+				parts = append(parts, part{text: rest[:i]}, part{text: name, column: true})
 				rest = rest[i+loc[1]:]
+			}
+			if parts != nil {
+				t.parts[n] = append(parts, part{text: rest})
 			}
 		}
 	}
@@ -458,7 +472,7 @@ func (t *dataTemplate) expand(d *dataFile) ([]Prompt, error) {
 		}
 		var p Prompt
 		if len(rowErrs) == 0 {
-			n := fillNode(t.node, row.vals)
+			n := t.fillNode(t.node, row.vals)
 			if err := n.Decode(&p); err != nil {
 				rowErrs = append(rowErrs, rowError(err, d.path, t.path, row))
 			} else {
@@ -524,22 +538,27 @@ func rowError(err error, dataPath, templatePath string, row *dataRow) error {
 // fillNode copies the template's node tree with every placeholder of a
 // value replaced by the row's value. Aliases are copied as what they
 // point to; tags and lines are kept (a filled value stays a string).
-func fillNode(n *yaml.Node, vals map[string]string) *yaml.Node {
+func (t *dataTemplate) fillNode(n *yaml.Node, vals map[string]string) *yaml.Node {
 	if n.Kind == yaml.AliasNode {
-		return fillNode(n.Alias, vals)
+		return t.fillNode(n.Alias, vals)
 	}
 	c := *n
 	c.Anchor = ""
-	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "{{") {
-		c.Value = placeholder.ReplaceAllStringFunc(n.Value, func(m string) string {
-			return vals[placeholder.FindStringSubmatch(m)[1]]
-		})
-		c.Tag = "!!str"
+	if parts, ok := t.parts[n]; ok {
+		var b strings.Builder
+		for _, p := range parts {
+			if p.column {
+				b.WriteString(vals[p.text])
+			} else {
+				b.WriteString(p.text)
+			}
+		}
+		c.Value, c.Tag = b.String(), "!!str"
 	}
 	if len(n.Content) > 0 {
 		c.Content = make([]*yaml.Node, len(n.Content))
 		for i, k := range n.Content {
-			c.Content[i] = fillNode(k, vals)
+			c.Content[i] = t.fillNode(k, vals)
 		}
 	}
 	return &c
