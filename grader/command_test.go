@@ -65,7 +65,7 @@ esac
 	g := New(Options{Concurrency: 2})
 	p := commandPrompt(t, dir, "{type: command, argv: [./says_ok.sh], timeout: 5s}")
 	rec := answered(p, "OK")
-	g.Grade(context.Background(), p, rec)
+	g.Grade(context.Background(), p, rec, "")
 	if rec.ObjectivePass == nil || !*rec.ObjectivePass || rec.CheckErrors != nil {
 		t.Fatalf("OK: pass %v errors %+v", rec.ObjectivePass, rec.CheckErrors)
 	}
@@ -73,13 +73,13 @@ esac
 		t.Errorf("parsed_output = %s", got)
 	}
 	rec = answered(p, "Nope")
-	g.Grade(context.Background(), p, rec)
+	g.Grade(context.Background(), p, rec, "")
 	if rec.ObjectivePass == nil || *rec.ObjectivePass || *rec.Violation != "command: it does not say OK" {
 		t.Errorf("Nope: pass %v violation %v", rec.ObjectivePass, rec.Violation)
 	}
 	// The other check's failure and the command's are both told.
 	rec = answered(p, "no no no no")
-	g.Grade(context.Background(), p, rec)
+	g.Grade(context.Background(), p, rec, "")
 	if *rec.Violation != "4 words, expected at most 3; command: it does not say OK" {
 		t.Errorf("violation = %q", *rec.Violation)
 	}
@@ -89,7 +89,7 @@ esac
 	}{{"yes", true}, {"no", false}} {
 		p := commandPrompt(t, dir, "{type: command, argv: [./exit_code.sh, "+tc.arg+"]}")
 		rec := answered(p, "OK")
-		g.Grade(context.Background(), p, rec)
+		g.Grade(context.Background(), p, rec, "")
 		if rec.ObjectivePass == nil || *rec.ObjectivePass != tc.pass {
 			t.Errorf("exit code verdict %s: %v %+v", tc.arg, rec.ObjectivePass, rec.CheckErrors)
 		}
@@ -109,7 +109,7 @@ func TestCommandInputAndEnv(t *testing.T) {
 		return v, ok
 	}})
 	rec := answered(p, "OK")
-	g.Grade(context.Background(), p, rec)
+	g.Grade(context.Background(), p, rec, "")
 	if rec.ObjectivePass == nil || !*rec.ObjectivePass {
 		t.Fatalf("pass %v errors %+v", rec.ObjectivePass, rec.CheckErrors)
 	}
@@ -165,7 +165,7 @@ func TestCommandFailures(t *testing.T) {
 			p := commandPrompt(t, dir, spec+"}")
 			rec := answered(p, "OK")
 			start := time.Now()
-			New(Options{}).Grade(context.Background(), p, rec)
+			New(Options{}).Grade(context.Background(), p, rec, "")
 			if took := time.Since(start); took > 10*time.Second {
 				t.Errorf("took %s", took)
 			}
@@ -188,7 +188,7 @@ func TestCommandFailures(t *testing.T) {
 	p := commandPrompt(t, dir, "{type: command, argv: [./gone.sh]}")
 	os.Remove(gone)
 	rec := answered(p, "OK")
-	New(Options{}).Grade(context.Background(), p, rec)
+	New(Options{}).Grade(context.Background(), p, rec, "")
 	if len(rec.CheckErrors) != 1 || !strings.Contains(rec.CheckErrors[0].Message, "did not start") {
 		t.Errorf("gone: %+v", rec.CheckErrors)
 	}
@@ -201,7 +201,7 @@ func TestNothingForFailedCells(t *testing.T) {
 	script(t, dir, "touch.sh", "touch "+marker+"\n")
 	p := commandPrompt(t, dir, "{type: command, argv: [./touch.sh]}")
 	rec := &results.Record{Success: false, AvailabilityStatus: results.StatusError}
-	New(Options{}).Grade(context.Background(), p, rec)
+	New(Options{}).Grade(context.Background(), p, rec, "")
 	if _, err := os.Stat(marker); err == nil || rec.CheckErrors != nil || rec.ObjectivePass != nil {
 		t.Errorf("a failed cell was graded: %+v", rec)
 	}

@@ -102,7 +102,9 @@ func HasExternal(set []prompts.Prompt) bool {
 // parsed_output, judge and check_errors (validators.Combine's rules). The
 // record's other checks must have been scored already (by the runner, or
 // by bench rescore). A record that Needs nothing is left as it is.
-func (g *Grader) Grade(ctx context.Context, p *prompts.Prompt, rec *results.Record) {
+// traceParent, when not "", is what the judge's requests carry (the
+// cell's judge span: see package traces).
+func (g *Grader) Grade(ctx context.Context, p *prompts.Prompt, rec *results.Record, traceParent string) {
 	if !Needs(p, rec) {
 		return
 	}
@@ -112,7 +114,7 @@ func (g *Grader) Grade(ctx context.Context, p *prompts.Prompt, rec *results.Reco
 	for i, s := range p.Checks() {
 		switch s.Type {
 		case validators.TypeLLMJudge:
-			e, j := g.judge(ctx, &s, p, rec, prev)
+			e, j := g.judge(ctx, &s, p, rec, prev, traceParent)
 			e.Index = i
 			ext = append(ext, e)
 			rec.Judge = j

@@ -17,7 +17,7 @@ import (
 // model gave it. Each request takes a slot of the checks' own, so a slow
 // judge holds no cell back, and is bounded by the run's timeout. prev is
 // the record's judge before, kept under NoJudge when it is this check's.
-func (g *Grader) judge(ctx context.Context, s *validators.Spec, p *prompts.Prompt, rec *results.Record, prev *results.Judge) (validators.External, *results.Judge) {
+func (g *Grader) judge(ctx context.Context, s *validators.Spec, p *prompts.Prompt, rec *results.Record, prev *results.Judge, traceParent string) (validators.External, *results.Judge) {
 	e := validators.External{Type: validators.TypeLLMJudge}
 	j := &results.Judge{Provider: s.Judge, Model: s.Model, Spec: s.Fingerprint(), Samples: []results.JudgeSample{}}
 	if g.o.NoJudge {
@@ -39,7 +39,7 @@ func (g *Grader) judge(ctx context.Context, s *validators.Spec, p *prompts.Promp
 	start := g.o.Now()
 	j.StartedAtMS = start.UnixMilli()
 	for range s.Samples() {
-		sm, cost := g.sample(ctx, prov, s, req)
+		sm, cost := g.sample(ctx, prov, s, req, traceParent)
 		j.Samples = append(j.Samples, sm)
 		if cost != nil {
 			j.CostUSD = ptr(*cost + deref(j.CostUSD))
@@ -69,7 +69,7 @@ func verdictOf(e validators.External, j *results.Judge) validators.External {
 
 // sample is one judge request: sent through the judge provider's stream
 // like any cell's, its reply read strictly (validators.ParseVerdict).
-func (g *Grader) sample(ctx context.Context, prov providers.Provider, s *validators.Spec, req validators.JudgeRequest) (results.JudgeSample, *float64) {
+func (g *Grader) sample(ctx context.Context, prov providers.Provider, s *validators.Spec, req validators.JudgeRequest, traceParent string) (results.JudgeSample, *float64) {
 	release, ok := g.slot(ctx)
 	if !ok {
 		return validators.JudgeFailure("cancelled: the run was stopped before the judge was asked", ""), nil
@@ -79,7 +79,7 @@ func (g *Grader) sample(ctx context.Context, prov providers.Provider, s *validat
 	defer cancel()
 	start := g.o.Now()
 	resp, err := prov.Stream(sctx, providers.Request{Model: s.Model, System: req.System, Prompt: req.Prompt,
-		Now: g.o.Now, MaxOutputBytes: validators.JudgeReplyLimit}, func(providers.Event) {})
+		Now: g.o.Now, MaxOutputBytes: validators.JudgeReplyLimit, TraceParent: traceParent}, func(providers.Event) {})
 	latency := g.o.Now().Sub(start).Round(time.Millisecond).Milliseconds()
 	if resp == nil {
 		resp = &providers.Response{}

@@ -120,7 +120,7 @@ func TestJudgeVerdicts(t *testing.T) {
 			t.Run(judge+"/"+tc.rubric+tc.extra, func(t *testing.T) {
 				p := judgePrompt(t, judge, tc.rubric, tc.extra)
 				rec := answered(p, "Sorry, it ships tomorrow.")
-				g.Grade(context.Background(), p, rec)
+				g.Grade(context.Background(), p, rec, "")
 				j := rec.Judge
 				if j == nil {
 					t.Fatal("no judge object")
@@ -161,7 +161,7 @@ func TestJudgeSamplesAndOutage(t *testing.T) {
 	g := New(Options{Judges: provs, Concurrency: 3, Timeout: 60 * time.Second})
 	p := judgePrompt(t, "grader", "Apologises? judgefail", ", judge_samples: 3")
 	rec := answered(p, "Late. Deal with it.")
-	g.Grade(context.Background(), p, rec)
+	g.Grade(context.Background(), p, rec, "")
 	if j := rec.Judge; j.Verdict != "fail" || len(j.Samples) != 3 || *rec.ObjectivePass {
 		t.Errorf("three samples: %+v", j)
 	}
@@ -170,7 +170,7 @@ func TestJudgeSamplesAndOutage(t *testing.T) {
 	g = New(Options{Judges: down, Concurrency: 1, Timeout: 5 * time.Second})
 	rec = answered(p, "Sorry!")
 	start := time.Now()
-	g.Grade(context.Background(), p, rec)
+	g.Grade(context.Background(), p, rec, "")
 	if time.Since(start) > 30*time.Second {
 		t.Errorf("an outage took %s", time.Since(start))
 	}
@@ -189,13 +189,13 @@ func TestNoJudge(t *testing.T) {
 	rec := answered(p, "Sorry!")
 	rec.Judge = &results.Judge{Verdict: "pass", Reason: "kept", Spec: p.Checks()[1].Fingerprint()}
 	g := New(Options{NoJudge: true, Judges: map[string]providers.Provider{}})
-	g.Grade(context.Background(), p, rec)
+	g.Grade(context.Background(), p, rec, "")
 	if rec.Judge.Reason != "kept" || rec.ObjectivePass == nil || !*rec.ObjectivePass {
 		t.Errorf("kept: %+v %v", rec.Judge, rec.ObjectivePass)
 	}
 	changed := judgePrompt(t, "grader", "Apologises sincerely? judgepass", "")
 	rec.ObjectivePass = ptr(true)
-	g.Grade(context.Background(), changed, rec)
+	g.Grade(context.Background(), changed, rec, "")
 	if rec.ObjectivePass != nil || rec.Judge.Verdict != "error" || !strings.Contains(rec.Judge.Reason, "--no-judge") {
 		t.Errorf("changed rubric: %+v %v", rec.Judge, rec.ObjectivePass)
 	}

@@ -144,6 +144,14 @@ func (m *Manager) TraceParent(c plan.Cell) string {
 	return m.tp.TraceParent(c)
 }
 
+// JudgeTraceParent is the traceparent a cell's llm_judge requests carry.
+func (m *Manager) JudgeTraceParent(c plan.Cell) string {
+	if m.tp == nil {
+		return ""
+	}
+	return m.tp.JudgeTraceParent(c)
+}
+
 // SuiteTraceParent is the traceparent a suite's warm-up carries.
 func (m *Manager) SuiteTraceParent(s plan.Suite) string {
 	if m.tp == nil {

@@ -68,6 +68,7 @@ func (f *full) SuiteWarmup(s plan.Suite, w Warmup) {
 }
 func (f *full) TraceParent(c plan.Cell) string       { return f.name + "/" + c.Model }
 func (f *full) SuiteTraceParent(s plan.Suite) string { return f.name + "/suite/" + s.Model }
+func (f *full) JudgeTraceParent(c plan.Cell) string  { return f.name + "/judge/" + c.Model }
 func (f *full) RunEnd(e End)                         { f.j.add(f.name + " end " + e.Reason) }
 func (f *full) Stop() error                          { f.j.add(f.name + " stop"); return f.stopErr }
 
@@ -101,6 +102,9 @@ func TestManagerAsksEachOutput(t *testing.T) {
 	m.SuiteEnd(s)
 	if got := m.TraceParent(plan.Cell{Model: "m"}); got != "resources/m" {
 		t.Errorf("trace parent %q", got)
+	}
+	if got := m.JudgeTraceParent(plan.Cell{Model: "m"}); got != "resources/judge/m" {
+		t.Errorf("judge trace parent %q", got)
 	}
 	if got := m.SuiteTraceParent(s); got != "resources/suite/m" {
 		t.Errorf("suite trace parent %q", got)
@@ -208,7 +212,7 @@ func (c *criticalStarter) Critical() {}
 // No trace parent without an output that gives one.
 func TestManagerNoTraceParent(t *testing.T) {
 	m := NewManager([]Output{&plain{name: "p", j: &journal{}}}, nil)
-	if m.TraceParent(plan.Cell{}) != "" || m.SuiteTraceParent(plan.Suite{}) != "" {
+	if m.TraceParent(plan.Cell{}) != "" || m.SuiteTraceParent(plan.Suite{}) != "" || m.JudgeTraceParent(plan.Cell{}) != "" {
 		t.Error("a trace parent from nowhere")
 	}
 }

@@ -68,11 +68,13 @@ type WithWarmup interface {
 }
 
 // WithTraceParent is an output that names the span of each request: the
-// runner sends a cell's requests with TraceParent(cell) and a suite's
-// warm-up with SuiteTraceParent(suite) (W3C traceparent values, "" for
+// runner sends a cell's requests with TraceParent(cell), its llm_judge
+// requests with JudgeTraceParent(cell), and a suite's warm-up with
+// SuiteTraceParent(suite) (W3C traceparent values, "" for
 // none). The first output of the list that has it is asked.
 type WithTraceParent interface {
 	TraceParent(c plan.Cell) string
+	JudgeTraceParent(c plan.Cell) string
 	SuiteTraceParent(s plan.Suite) string
 }
 

@@ -475,7 +475,7 @@ func (s *state) grade(ctx context.Context, batch []*results.Record) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				s.g.Grade(ctx, p, rec)
+				s.g.Grade(ctx, p, rec, "")
 				runner.Bound(rec, s.cfg)
 			}()
 		} else {

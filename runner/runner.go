@@ -326,7 +326,7 @@ func (r *sweep) dispatch(c plan.Cell, wg *sync.WaitGroup, w *residency) bool {
 		}
 		release()
 		if graded && grader.Needs(c.Prompt, rec) {
-			r.grader.Grade(r.ctx, c.Prompt, rec)
+			r.grader.Grade(r.ctx, c.Prompt, rec, r.outs.JudgeTraceParent(c))
 			finish(rec, r.cfg, prov.Secrets())
 		}
 		return r.record(rec)

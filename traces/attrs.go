@@ -38,6 +38,8 @@ var (
 	keyPassed     = attribute.Key("assertions.passed")
 	keyFailed     = attribute.Key("assertions.failed")
 
+	keyJudge         = attribute.Key("bench.judge.provider")
+	keyJudgeSamples  = attribute.Key("bench.judge.samples")
 	keyRunID         = attribute.Key("bench.run.id")
 	keyVersion       = attribute.Key("bench.version")
 	keyEndReason     = attribute.Key("bench.run.end_reason")

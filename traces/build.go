@@ -571,6 +571,54 @@ func (b *builder) turnCall(cell, turn *span, c results.TurnCall, j int) span {
 	return s
 }
 
+// judge is the span of a cell's llm_judge, after the cell (its window is
+// the judge's started_at_ms and latency_ms), a child of the suite's: the
+// traceparent its requests carried names it. An assertion check of one
+// assertion, the judge's verdict; an error when it gave none.
+func (b *builder) judge(r *results.Record) (span, bool) {
+	j := r.Judge
+	if j == nil || j.StartedAtMS <= 0 {
+		return span{}, false
+	}
+	start := time.UnixMilli(j.StartedAtMS).UTC()
+	s := span{
+		id: judgeID(b.tid, r.Key()), parent: suiteID(b.tid, suiteOf(r)),
+		kind: KindAssertionCheck, otel: trace.SpanKindInternal,
+		name:  "judge " + r.PromptID + " #" + itoa(r.Repetition),
+		start: start, end: start.Add(time.Duration(max(j.LatencyMS, 0)) * time.Millisecond),
+		attrs: b.kv(10), events: b.ev(1),
+	}
+	s.attrs = append(s.attrs, keyPromptID.String(r.PromptID), keyRepetition.Int(r.Repetition), keyRequestModel.String(j.Model),
+		keyJudge.String(j.Provider), keyJudgeSamples.Int(len(j.Samples)))
+	if j.InputTokens != nil {
+		s.attrs = append(s.attrs, keyInputTokens.Int(*j.InputTokens))
+	}
+	if j.OutputTokens != nil {
+		s.attrs = append(s.attrs, keyOutputTokens.Int(*j.OutputTokens))
+	}
+	switch j.Verdict {
+	case results.VerdictPass, results.VerdictFail:
+		passed, score := 0, 0.0
+		if j.Verdict == results.VerdictPass {
+			passed, score = 1, 1
+		}
+		if j.Score != nil {
+			score = *j.Score
+		}
+		s.attrs = append(s.attrs, keyTotal.Int(1), keyPassed.Int(passed), keyFailed.Int(1-passed))
+		s.events = append(s.events, event{name: "gen_ai.evaluation.result", at: s.end, attrs: append(b.kv(3),
+			keyEvalName.String("llm_judge"), keyEvalLabel.String(j.Verdict), keyEvalValue.Float64(score))})
+		s.status = StatusOK
+		if passed == 0 {
+			s.fail("assertion_failed", "1 of 1 assertions failed: llm_judge")
+		}
+	default:
+		s.attrs = append(s.attrs, keyTotal.Int(0), keyPassed.Int(0), keyFailed.Int(0))
+		s.fail(results.JudgeError, "the judge gave no verdict")
+	}
+	return s, true
+}
+
 // assertion is the validators' span. Its assertions are the record's two
 // verdicts, each counted when it judged: objective_pass (all the prompt's
 // validators) and tool_use_success (the expected tools were called).

@@ -9,16 +9,17 @@
 //
 //	bench-run                      skill.execute, internal   the run: sop.level L2, bench.run.id, bench.version
 //	└─ suite {provider}/{model}[@thinking]   custom           one per provider × model × thinking level
-//	   └─ cell {prompt} #{rep}     custom, internal          one per cell: gen_ai.* and bench.* figures
-//	      ├─ POST                  http.request, client      one per request attempt: connected,
-//	      │  │                                               request_written, first_byte, first_reasoning,
-//	      │  │                                               first_token and retry events
-//	      │  └─ tool_call {name}   tool.call                 each tool call the model made in that reply
-//	      ├─ exec {command}        tool.call                 a CLI provider's subprocess, instead of POST
-//	      ├─ turn {n}              llm.reason                an agentic cell's model replies, each holding
-//	      │  ├─ execute_tool {name} tool.call                its calls (result hashed) and its requests
-//	      │  └─ POST ...
-//	      └─ validate              assertion.check           assertions.total/passed/failed
+//	   ├─ cell {prompt} #{rep}     custom, internal          one per cell: gen_ai.* and bench.* figures
+//	   │  ├─ POST                  http.request, client      one per request attempt: connected,
+//	   │  │  │                                               request_written, first_byte, first_reasoning,
+//	   │  │  │                                               first_token and retry events
+//	   │  │  └─ tool_call {name}   tool.call                 each tool call the model made in that reply
+//	   │  ├─ exec {command}        tool.call                 a CLI provider's subprocess, instead of POST
+//	   │  ├─ turn {n}              llm.reason                an agentic cell's model replies, each holding
+//	   │  │  ├─ execute_tool {name} tool.call                its calls (result hashed) and its requests
+//	   │  │  └─ POST ...
+//	   │  └─ validate              assertion.check           assertions.total/passed/failed
+//	   └─ judge {prompt} #{rep}    assertion.check           a cell's llm_judge, after the cell: its verdict
 //
 // Every span's id is derived from the run's trace id and what the span is
 // (the cell's key, the attempt's index...), so the traceparent the runner

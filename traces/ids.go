@@ -107,6 +107,18 @@ func CellTraceParent(tid trace.TraceID, c plan.Cell) string {
 	return traceParent(tid, cellID(tid, c.Key()))
 }
 
+// judgeID is the id of a cell's judge span: what its llm_judge requests
+// carry, and what the span AddRecord writes from the record's judge has.
+func judgeID(tid trace.TraceID, k results.Key) trace.SpanID {
+	return child(tid, cellID(tid, k), "judge", 0)
+}
+
+// JudgeTraceParent is the traceparent of a plan cell's judge span in the
+// trace tid: what the cell's llm_judge requests carry.
+func JudgeTraceParent(tid trace.TraceID, c plan.Cell) string {
+	return traceParent(tid, judgeID(tid, c.Key()))
+}
+
 // SuiteTraceParent is the traceparent of a plan suite's span in the trace
 // tid: what the suite's warm-up request carries.
 func SuiteTraceParent(tid trace.TraceID, s plan.Suite) string {

@@ -158,6 +158,10 @@ func (t *Tracer) TraceParent(c plan.Cell) string { return CellTraceParent(t.tid,
 // naming the suite's span.
 func (t *Tracer) SuiteTraceParent(s plan.Suite) string { return SuiteTraceParent(t.tid, s) }
 
+// JudgeTraceParent is the traceparent a cell's llm_judge requests carry,
+// naming the judge span AddRecord writes after the cell's.
+func (t *Tracer) JudgeTraceParent(c plan.Cell) string { return JudgeTraceParent(t.tid, c) }
+
 // AddRecord writes a finished cell's subtree. Only a trace file's failure
 // is returned (the run warns once); the export reports its own, once.
 func (t *Tracer) AddRecord(r *results.Record) error {
@@ -172,6 +176,11 @@ func (t *Tracer) AddRecord(r *results.Record) error {
 		t.order = append(t.order, k)
 	}
 	s.start, s.end = minTime(s.start, c.start), maxTime(s.end, c.end)
+	if j, ok := t.b.judge(r); ok {
+		// The judge ran after the cell: a span of the suite's, beside it.
+		spans = append(spans, j)
+		s.end, t.last = maxTime(s.end, j.end), maxTime(t.last, j.end)
+	}
 	s.cells++
 	switch c.status {
 	case StatusSkipped:
