@@ -13,6 +13,7 @@ package session
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 	"bench/report"
 	"bench/rundir"
 	"bench/runner"
+	"bench/validators"
 )
 
 // session is one bench run from the moment its config is loaded.
@@ -268,4 +270,37 @@ func printPlan(w io.Writer, cfg *config.Config, pl *plan.Plan) {
 	}
 	fmt.Fprintf(w, "  prompts: %s × %s; concurrency %d, timeout %s\n", strings.Join(ids, ","),
 		report.Plural(cfg.Run.Repetitions, "repetition"), cfg.Run.Concurrency, time.Duration(cfg.Run.Timeout))
+	if line := checksLine(cfg); line != "" {
+		fmt.Fprintln(w, line)
+	}
+}
+
+// checksLine says what the external checks will ask after their cells:
+// which judge entries and models, how many command validators.
+func checksLine(cfg *config.Config) string {
+	var judges []string
+	commands := 0
+	for i := range cfg.PromptSet {
+		for _, s := range cfg.PromptSet[i].Checks() {
+			switch s.Type {
+			case validators.TypeLLMJudge:
+				if j := s.Judge + "/" + s.Model; !slices.Contains(judges, j) {
+					judges = append(judges, j)
+				}
+			case validators.TypeCommand:
+				commands++
+			}
+		}
+	}
+	if len(judges) == 0 && commands == 0 {
+		return ""
+	}
+	var parts []string
+	if len(judges) > 0 {
+		parts = append(parts, "judged by "+strings.Join(judges, ", "))
+	}
+	if commands > 0 {
+		parts = append(parts, report.Plural(commands, "command validator"))
+	}
+	return fmt.Sprintf("  after each cell: %s; judge_concurrency %d", strings.Join(parts, ", "), cfg.Run.JudgeConcurrency)
 }

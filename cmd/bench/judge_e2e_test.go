@@ -119,7 +119,11 @@ func byPrompt(recs []results.Record) map[string]results.Record {
 func TestJudgeEndToEnd(t *testing.T) {
 	s := judgeModel(t)
 	dir := writeJudgeDir(t, judgeConfig(s.URL(), s.URL(), ""))
-	code, stdout, stderr := benchIn(t, dir, nil, "run", "--config", "bench.yaml", "--run-id", "judged", "--quiet")
+	code, stdout, stderr := benchIn(t, dir, nil, "run", "--config", "bench.yaml", "--dry-run")
+	if code != 0 || !strings.Contains(stdout, "4 cells") || !strings.Contains(stdout, "  after each cell: judged by grader/judge, 1 command validator; judge_concurrency 2\n") {
+		t.Errorf("dry run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = benchIn(t, dir, nil, "run", "--config", "bench.yaml", "--run-id", "judged", "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
