@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"bench/config"
+	"bench/internal/testpeer/anthropictest"
 	"bench/internal/testpeer/ollamatest"
 	"bench/internal/testpeer/testmodel"
 	"bench/prompts"
@@ -198,5 +199,59 @@ func TestNoJudge(t *testing.T) {
 	g.Grade(context.Background(), changed, rec, "")
 	if rec.ObjectivePass != nil || rec.Judge.Verdict != "error" || !strings.Contains(rec.Judge.Reason, "--no-judge") {
 		t.Errorf("changed rubric: %+v %v", rec.Judge, rec.ObjectivePass)
+	}
+}
+
+// Any provider kind can judge: the Claude Code CLI (the real one, against
+// a scripted Anthropic server) judges through its own stream, and the
+// judge's secret (its token) never reaches the record.
+func TestClaudeCodeJudge(t *testing.T) {
+	bin := anthropictest.ClaudeBin(t)
+	srv := anthropictest.Start(t)
+	const token = "sk-ant-judge-" + "Zx9Qw8Er7Ty6Ui5Op4"
+	srv.Script("judge-pass", anthropictest.Reply{Text: []string{`{"verdict": "fail", `, `"reason": "It never apologises; token ` + token + `"}`}, InputTokens: 900, OutputTokens: 20})
+	t.Setenv("BENCH_JUDGE_TOKEN", token)
+	dir := t.TempDir()
+	yaml := fmt.Sprintf(`providers:
+  - name: cli_judge
+    type: claude_code_cli
+    command: %s
+    env:
+      ANTHROPIC_BASE_URL: %s
+      ANTHROPIC_AUTH_TOKEN: ${BENCH_JUDGE_TOKEN}
+      ANTHROPIC_API_KEY: ""
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1"
+      CLAUDE_CODE_MAX_RETRIES: "0"
+      HOME: %s
+prompts:
+  files: [p.yaml]
+`, bin, srv.URL, dir)
+	os.WriteFile(filepath.Join(dir, "p.yaml"), []byte("prompts:\n  - {id: X, prompt: x, validator: {type: llm_judge, rubric: r, judge: cli_judge, model: judge-pass}}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "bench.yaml"), []byte(yaml), 0o644)
+	cfg, err := config.Load(filepath.Join(dir, "bench.yaml"), providers.Kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := providers.New(&cfg.Providers[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := New(Options{Judges: map[string]providers.Provider{"cli_judge": p}, Concurrency: 1, Timeout: 2 * time.Minute})
+	pr := judgePrompt(t, "cli_judge", "Does it apologise?", "")
+	pr.Validators[1].Model = "judge-pass"
+	rec := answered(pr, "Late. Deal with it.")
+	g.Grade(context.Background(), pr, rec, "")
+	j := rec.Judge
+	if j == nil || j.Verdict != "fail" || rec.ObjectivePass == nil || *rec.ObjectivePass || !strings.HasPrefix(j.Reason, "It never apologises") {
+		t.Fatalf("judge %+v pass %v errors %+v", j, rec.ObjectivePass, rec.CheckErrors)
+	}
+	if strings.Contains(j.Reason, token) || strings.Contains(*rec.Violation, token) {
+		t.Errorf("the judge's token reached the record: %q", j.Reason)
+	}
+	if j.OutputTokens == nil || *j.OutputTokens == 0 {
+		t.Errorf("tokens %v", j.OutputTokens)
+	}
+	if reqs := srv.Requests(); len(reqs) == 0 {
+		t.Error("the CLI never asked the server")
 	}
 }
