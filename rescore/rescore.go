@@ -403,6 +403,10 @@ func (s *state) records(ctx context.Context) error {
 	var batch []*results.Record
 	flush := func() error {
 		s.grade(ctx, batch)
+		if err := ctx.Err(); err != nil {
+			// Interrupted: a directory of half-judged cells is no run.
+			return fmt.Errorf("interrupted: %w", err)
+		}
 		for _, r := range batch {
 			if err := w.Write(r); err != nil {
 				return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -87,8 +88,12 @@ func rescoreCmd(args []string, stdout, stderr io.Writer) int {
 		NoJudge: f.noJudge, Version: version.String(), Log: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "bench rescore: %v\n", err)
-		if rescore.IsRefusal(err) {
+		switch {
+		case rescore.IsRefusal(err):
 			return exitcode.Usage
+		case errors.Is(err, context.Canceled):
+			fmt.Fprintf(stderr, "bench: %s was not written; run the same command again\n", f.out)
+			return exitcode.Interrupted
 		}
 		return exitcode.IO
 	}
