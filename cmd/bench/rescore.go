@@ -59,32 +59,13 @@ func newRescoreFlags(f *rescoreFlags) *flag.FlagSet {
 
 // rescoreCmd is `bench rescore RUN_DIR --out NEW_DIR`.
 func rescoreCmd(args []string, stdout, stderr io.Writer) int {
-	var f rescoreFlags
-	fs := newRescoreFlags(&f)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stdout, rescoreUsage)
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterleaved(fs, args)
-	if err == flag.ErrHelp {
-		return exitcode.OK
-	}
-	if err != nil {
-		return exitcode.Usage
-	}
-	switch {
-	case len(pos) != 1:
-		fmt.Fprintf(stderr, "bench rescore: want one run directory, got %d arguments; see 'bench rescore --help'\n", len(pos))
-		return exitcode.Usage
-	case f.out == "":
-		fmt.Fprintln(stderr, "bench rescore: --out is required: the new run directory; see 'bench rescore --help'")
-		return exitcode.Usage
+	f, run, code, ok := parseRescoreFlags(args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := rescore.Run(ctx, rescore.Options{Run: pos[0], Out: f.out, Prompts: f.prompts, Config: f.config,
+	res, err := rescore.Run(ctx, rescore.Options{Run: run, Out: f.out, Prompts: f.prompts, Config: f.config,
 		NoJudge: f.noJudge, Version: version.String(), Log: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "bench rescore: %v\n", err)
@@ -101,6 +82,39 @@ func rescoreCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench rescore: %v\n", err)
 		return exitcode.IO
 	}
+	printRescored(stdout, res, f, run)
+	return exitcode.OK
+}
+
+// parseRescoreFlags reads bench rescore's flags and its one run directory;
+// ok is false when the command ends with code (help, or a usage error).
+func parseRescoreFlags(args []string, stdout, stderr io.Writer) (f rescoreFlags, run string, code int, ok bool) {
+	fs := newRescoreFlags(&f)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stdout, rescoreUsage)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterleaved(fs, args)
+	switch {
+	case err == flag.ErrHelp:
+		return f, "", exitcode.OK, false
+	case err != nil:
+		return f, "", exitcode.Usage, false
+	case len(pos) != 1:
+		fmt.Fprintf(stderr, "bench rescore: want one run directory, got %d arguments; see 'bench rescore --help'\n", len(pos))
+		return f, "", exitcode.Usage, false
+	case f.out == "":
+		fmt.Fprintln(stderr, "bench rescore: --out is required: the new run directory; see 'bench rescore --help'")
+		return f, "", exitcode.Usage, false
+	}
+	return f, pos[0], exitcode.OK, true
+}
+
+// printRescored says what a rescore did, where its files are and how to
+// see the verdicts it moved.
+func printRescored(stdout io.Writer, res *rescore.Result, f rescoreFlags, run string) {
 	var notes []string
 	if res.Judged > 0 {
 		what := "judged"
@@ -116,8 +130,7 @@ func rescoreCmd(args []string, stdout, stderr io.Writer) int {
 	if len(notes) > 0 {
 		note = "; " + strings.Join(notes, "; ")
 	}
-	fmt.Fprintf(stdout, "bench: rescored %s of %s into %s: %s moved%s\n", report.Plural(res.Records, "cell"), pos[0], res.Dir, report.Plural(res.Moved, "verdict"), note)
+	fmt.Fprintf(stdout, "bench: rescored %s of %s into %s: %s moved%s\n", report.Plural(res.Records, "cell"), run, res.Dir, report.Plural(res.Moved, "verdict"), note)
 	rebuild.WritePaths(stdout, res.Dir)
-	fmt.Fprintf(stdout, "  compare:  %s compare %s %s\n", progName, pos[0], f.out)
-	return exitcode.OK
+	fmt.Fprintf(stdout, "  compare:  %s compare %s %s\n", progName, run, f.out)
 }
