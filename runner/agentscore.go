@@ -252,8 +252,11 @@ func judgeCall(p *prompts.Prompt, name, source string, arguments json.RawMessage
 }
 
 // judgeCalls marks each call of a cell and counts them on the record:
-// schema_checked_calls, schema_invalid_calls and the unsafe_actions.
+// schema_checked_calls, schema_invalid_calls and the unsafe_actions. The
+// counts start again from zero, so a record judged a second time (bench
+// rescore re-scores recorded cells) is counted once.
 func judgeCalls(rec *results.Record, p *prompts.Prompt, calls []results.ToolCall) {
+	rec.SchemaCheckedCalls, rec.SchemaInvalidCalls, rec.UnsafeActions = 0, 0, nil
 	for i := range calls {
 		c := &calls[i]
 		c.SchemaValid, c.SchemaError, c.Unsafe = judgeCall(p, c.Name, c.Source, c.Arguments)

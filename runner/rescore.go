@@ -26,6 +26,7 @@ func Rescore(rec *results.Record, p *prompts.Prompt, cfg *config.Config) {
 	rec.ObjectivePass, rec.Violation, rec.ParsedOutput = nil, nil, nil
 	rec.ToolCalls, rec.ToolCallCount, rec.ToolUseSuccess = []string{}, 0, nil
 	rec.CheckErrors = nil
+	rec.SchemaCheckedCalls, rec.SchemaInvalidCalls, rec.UnsafeActions = 0, 0, nil
 	if p.Agentic() {
 		rec.ExpectedTools = agentExpectedTools(p)
 		l := &agentLoop{calls: rec.ToolCallDetails, final: rec.RawOutput, end: loopAnswered}
