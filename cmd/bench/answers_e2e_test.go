@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -77,6 +78,13 @@ func TestDemoCostAndCompare(t *testing.T) {
 		t.Fatalf("compare: exit %d, want %d\n%s%s", code, exitcode.Regression, out, errs)
 	}
 	t.Logf("bench compare:\n%s", out)
+	// Every cell of the prompt, on both providers, in every repetition the
+	// demo config runs.
+	everyCell := regexp.MustCompile(`in (\d+)/(\d+) cells: both providers`)
+	allCells := func(l string) bool {
+		m := everyCell.FindStringSubmatch(l)
+		return m != nil && m[1] == m[2]
+	}
 	var p1, a1 []string
 	for _, l := range strings.Split(out, "\n") {
 		f := strings.Fields(l)
@@ -90,10 +98,10 @@ func TestDemoCostAndCompare(t *testing.T) {
 			a1 = append(a1, l)
 		}
 	}
-	if len(p1) != 1 || !strings.Contains(p1[0], `P1: output "Canberra" → "Sydney"`) || !strings.Contains(p1[0], "in 2/2 cells: both providers") {
+	if len(p1) != 1 || !strings.Contains(p1[0], `P1: output "Canberra" → "Sydney"`) || !allCells(p1[0]) {
 		t.Errorf("P1's root cause lines %q\n%s", p1, out)
 	}
-	if len(a1) != 1 || !strings.Contains(a1[0], "A1: turn 2: convert_temperature value 18 → 81; result error") || !strings.Contains(a1[0], "in 2/2 cells: both providers") {
+	if len(a1) != 1 || !strings.Contains(a1[0], "A1: turn 2: convert_temperature value 18 → 81; result error") || !allCells(a1[0]) {
 		t.Errorf("A1's root cause lines %q\n%s", a1, out)
 	}
 	if !strings.Contains(out, "-> ") || !strings.Contains(out, "/cell") {

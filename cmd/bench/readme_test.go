@@ -325,6 +325,9 @@ func TestDocConfigExamples(t *testing.T) {
 	minimal := "providers:\n  - type: ollama\n    models: [m]\n"
 	prompts, traces := 0, 0
 	for _, f := range docFiles(t)[2:] {
+		// A doc's bench.yaml (a block with providers) is the config of the
+		// prompt file right after it: its judges are what its checks name.
+		docCfg := ""
 		for _, b := range parseDoc(t, f).blocks {
 			if b.lang != "yaml" {
 				continue
@@ -334,11 +337,16 @@ func TestDocConfigExamples(t *testing.T) {
 				continue // a Kubernetes manifest of several documents, say
 			}
 			where := fmt.Sprintf("%s:%d", f, b.line)
+			if _, ok := top["providers"]; ok {
+				docCfg = b.text
+			}
 			if p, ok := top["prompts"]; ok && p.Kind == yaml.SequenceNode {
 				pf := filepath.Join(dir, fmt.Sprintf("prompts%d.yaml", prompts))
 				writeFile(t, pf, b.text)
+				docPrograms(t, pf, b.text)
 				c := filepath.Join(dir, fmt.Sprintf("prompts%d-bench.yaml", prompts))
-				writeFile(t, c, minimal+"prompts:\n  files: ["+pf+"]\n")
+				writeFile(t, c, withPromptFile(t, minimal, docCfg, pf))
+				docCfg = "" // it names the prompt file right after it only
 				docDryRun(t, where, c)
 				prompts++
 			}
@@ -352,6 +360,58 @@ func TestDocConfigExamples(t *testing.T) {
 	}
 	if prompts < 2 || traces < 1 {
 		t.Errorf("found %d prompt files and %d traces blocks in docs/, want the config and agentic examples", prompts, traces)
+	}
+}
+
+// withPromptFile is the doc's own bench.yaml (or the minimal one) with
+// the prompt file pf as its only prompts.
+func withPromptFile(t *testing.T, minimal, docCfg, pf string) string {
+	t.Helper()
+	if docCfg == "" {
+		return minimal + "prompts:\n  files: [" + pf + "]\n"
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(docCfg), &m); err != nil {
+		t.Fatalf("a doc's bench.yaml: %v", err)
+	}
+	m["prompts"] = map[string]any{"files": []string{pf}}
+	b, err := yaml.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// docPrograms creates the command validators' programs a doc's prompt
+// file names by path (a dry run checks that each exists and runs).
+func docPrograms(t *testing.T, pf, text string) {
+	t.Helper()
+	type check struct{ Argv []string }
+	var doc struct {
+		Prompts []struct {
+			Validator  *check
+			Validators []check
+		}
+	}
+	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
+		return
+	}
+	for _, p := range doc.Prompts {
+		checks := p.Validators
+		if p.Validator != nil {
+			checks = append(checks, *p.Validator)
+		}
+		for _, c := range checks {
+			if len(c.Argv) > 0 && strings.Contains(c.Argv[0], "/") && !filepath.IsAbs(c.Argv[0]) {
+				prog := filepath.Join(filepath.Dir(pf), c.Argv[0])
+				if err := os.MkdirAll(filepath.Dir(prog), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(prog, []byte("#!/bin/sh\necho '{\"pass\": true}'\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 	}
 }
 
@@ -675,7 +735,18 @@ func arity(usage, cmd string) (min, max int) {
 		if !ok {
 			continue
 		}
-		for _, w := range strings.Fields(optional.ReplaceAllString(rest, "")) {
+		words := strings.Fields(optional.ReplaceAllString(rest, ""))
+		for i := 0; i < len(words); i++ {
+			w := words[i]
+			switch {
+			case w == "...": // what an optional group's "..." leaves
+				continue
+			case strings.HasPrefix(w, "-"): // a required flag and its value
+				if i+1 < len(words) && strings.ToUpper(words[i+1]) == words[i+1] {
+					i++
+				}
+				continue
+			}
 			min++
 			if strings.HasSuffix(w, "...") {
 				max = -1
