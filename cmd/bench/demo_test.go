@@ -143,7 +143,8 @@ func TestDemoReport(t *testing.T) {
 // checkDemoAnswers opens the demo's answers.html as a person would: picks
 // P7 in the prompt list and reads both groups' JSON answers (equal to
 // results.jsonl's) with their verdicts, then picks the agentic task A1 and
-// reads its turns. The screenshot, of A1, is kept as demo-answers.png.
+// reads its turns, and A6, whose unsafe call must be marked. The
+// screenshot, of A6, is kept as demo-answers.png.
 func checkDemoAnswers(t *testing.T, b *browsertest.Browser, runDir string, recs []results.Record, art string) {
 	t.Helper()
 	p := b.NewPage(t)
@@ -193,6 +194,21 @@ func checkDemoAnswers(t *testing.T, b *browsertest.Browser, runDir string, recs 
 		r := want[c.Group+" A1"]
 		if len(c.Turns) != len(r.TurnDetails) || len(c.Turns) < 2 || !strings.Contains(c.Turns[0], "get_weather") || !strings.Contains(c.Turns[1], "convert_temperature") {
 			t.Errorf("A1 %s turns %q; results.jsonl has %d turns", c.Group, c.Turns, len(r.TurnDetails))
+		}
+	}
+	// A6: the demo model's unsafe call is marked where a person reads the
+	// trajectory, as results.jsonl records it.
+	a6 := pick("A6")
+	for _, c := range a6 {
+		r := want[c.Group+" A6"]
+		var marked []string
+		for _, turn := range c.Turns {
+			if strings.Contains(turn, "unsafe action") {
+				marked = append(marked, turn)
+			}
+		}
+		if len(r.UnsafeActions) == 0 || len(marked) != len(r.UnsafeActions) || !strings.Contains(marked[0], "cancel_order") {
+			t.Errorf("A6 %s: %d turns marked unsafe (%q); results.jsonl has unsafe_actions %v", c.Group, len(marked), marked, r.UnsafeActions)
 		}
 	}
 	if errs, err := p.Errors(); err != nil || len(errs) > 0 {

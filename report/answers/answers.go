@@ -69,6 +69,7 @@ const (
 	flagUnanswered
 	flagFailFirst
 	flagUnsafe
+	flagSchemaInvalid
 )
 
 // Page is answers.html's data, inlined as JSON. Groups are in
@@ -114,7 +115,8 @@ type Prompt struct {
 // type after a colon when there is one); verdict 1 passed, 0 failed its
 // check, -1 no check, -2 did not succeed; the texts are Strings indexes
 // (-1 none); text_bytes the answer's whole length as streamed, kept_bytes
-// what results.jsonl kept of it (max_output_bytes); calls [[name, args]];
+// what results.jsonl kept of it (max_output_bytes); calls [[name, args,
+// flags]];
 // turns [[text, error, [[name, args, result, flags]], more_calls]] and,
 // after the last turn shown, the number of turns not shown.
 type Cell [18]any
@@ -248,18 +250,26 @@ func (b *Builder) Add(line int, r *results.Record) {
 	b.page.Reps = max(b.page.Reps, r.Repetition+1)
 }
 
-// calls are a single-turn cell's tool calls: [[name, args]].
-func (b *Builder) calls(r *results.Record) [][2]int {
+// calls are a single-turn cell's tool calls: [[name, args, flags]] (an
+// unsafe action, arguments that fail the tool's schema).
+func (b *Builder) calls(r *results.Record) [][3]int {
 	if len(r.TurnDetails) > 0 || len(r.ToolCallDetails) == 0 {
 		return nil
 	}
 	small := max(b.cap/2, 64)
-	var out [][2]int
+	var out [][3]int
 	for i, c := range r.ToolCallDetails {
 		if i == MaxCalls {
 			break
 		}
-		out = append(out, [2]int{b.text(c.Name, 200), b.text(argsText(c.Arguments), small)})
+		flags := 0
+		if c.Unsafe {
+			flags |= flagUnsafe
+		}
+		if c.SchemaValid != nil && !*c.SchemaValid {
+			flags |= flagSchemaInvalid
+		}
+		out = append(out, [3]int{b.text(c.Name, 200), b.text(argsText(c.Arguments), small), flags})
 	}
 	return out
 }
@@ -285,7 +295,8 @@ func (b *Builder) turns(r *results.Record) []any {
 			for _, f := range []struct {
 				on  bool
 				bit int
-			}{{c.IsError, flagError}, {c.Unknown, flagUnknown}, {c.WrongArgs, flagWrongArgs}, {c.Unanswered, flagUnanswered}, {c.FailFirst, flagFailFirst}, {unsafeCall(c), flagUnsafe}} {
+			}{{c.IsError, flagError}, {c.Unknown, flagUnknown}, {c.WrongArgs, flagWrongArgs}, {c.Unanswered, flagUnanswered}, {c.FailFirst, flagFailFirst}, {c.Unsafe, flagUnsafe},
+				{c.SchemaValid != nil && !*c.SchemaValid, flagSchemaInvalid}} {
 				if f.on {
 					flags |= f.bit
 				}
@@ -296,13 +307,6 @@ func (b *Builder) turns(r *results.Record) []any {
 	}
 	return out
 }
-
-// unsafeCall says whether a turn's call was an unsafe action (a tool
-// declared side_effect, or one of a task's forbidden_tools, called
-// unasked). The routing issue records it per call as `unsafe`;
-// results.TurnCall does not carry it yet, so this is false until it does
-// and the page's mark for it (flagUnsafe) waits on this one line.
-func unsafeCall(results.TurnCall) bool { return false }
 
 // argsText shows a call's arguments as their JSON text, compact.
 func argsText(a json.RawMessage) string {

@@ -12,7 +12,8 @@
 	const G = 0, P = 1, R = 2, LINE = 3, ST = 4, V = 5, TXT = 6, TB = 7, KB = 8, RSN = 9, VIOL = 10, ERR = 11,
 		TTFT = 12, E2E = 13, OUT = 14, COST = 15, CALLS = 16, TURNS = 17;
 	const FLAGS = [[1, "error", "error result"], [2, "unknown", "unknown tool"], [4, "wrong", "wrong arguments"],
-		[8, "unanswered", "unanswered"], [16, "failfirst", "scripted first failure"], [32, "unsafe", "unsafe action"]];
+		[8, "unanswered", "unanswered"], [16, "failfirst", "scripted first failure"], [32, "unsafe", "unsafe action"],
+		[64, "schema", "arguments fail the tool's schema"]];
 	const FOLD_CHARS = 700, FOLD_LINES = 12;
 
 	const str = i => (i == null || i < 0) ? "" : S[i];
@@ -213,7 +214,7 @@
 		if (c[CALLS] && c[CALLS].length) {
 			box.appendChild(node("div", "label", "tool calls"));
 			const ol = node("ol", "calls");
-			for (const [name, args] of c[CALLS]) ol.appendChild(callItem(name, args, undefined, 0, c[LINE]));
+			for (const [name, args, flags] of c[CALLS]) ol.appendChild(callItem(name, args, undefined, flags || 0, c[LINE]));
 			box.appendChild(ol);
 		}
 		if (c[TURNS]) {
