@@ -181,7 +181,7 @@ func (o Options) Validate() error {
 func methods(opt Options) map[string]string {
 	return map[string]string{
 		"series": "per (provider, model, thinking level) group, from each run's summary.json (objective_pass_rate, ttft_ms, latency_ms " +
-			"and tokens_per_s p50 and p95, cost_usd when recorded) and tiers.json (tool_use_success_rate); a run without the figure leaves a gap",
+			"and tokens_per_s p50 and p95, cost_usd: cost_usd_total over n_cost_known, when priced) and tiers.json (tool_use_success_rate); a run without the figure leaves a gap",
 		"change_points": fmt.Sprintf("E-divisive means candidates judged by Student's t-test in Hunter's split and merge (as Apache Otava): "+
 			"windows of %d runs, p <= %g, a change of the means of at least %g%%, at least %d runs on each side; each tied to the run where the new level starts and "+
 			"to what changed in its setup since the run before (model digest, server version, CLI version, bench version, prompt suite)",

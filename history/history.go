@@ -17,7 +17,8 @@
 //
 // Per group, from summary.json: pass_rate (objective_pass_rate),
 // ttft_ms_p50 and _p95, e2e_ms_p50 and _p95 (latency_ms), tokens_per_s_p50
-// and _p95, and cost_usd when a run records one; from tiers.json:
+// and _p95, and cost_usd (the mean cost of a priced cell: cost_usd_total
+// over n_cost_known) when a run has prices; from tiers.json:
 // tool_use_success (tool_use_success_rate). A run without the group, or
 // without the figure (null), leaves a gap: the detector sees the series
 // of the runs that have it.

@@ -50,7 +50,10 @@ type summaryJSON struct {
 		LatencyMS         stats    `json:"latency_ms"`
 		TTFTMS            stats    `json:"ttft_ms"`
 		TokensPerS        stats    `json:"tokens_per_s"`
-		CostUSD           *float64 `json:"cost_usd"`
+		// CostUSDTotal over NCostKnown is the mean cost of a priced
+		// cell: a figure that does not grow with the run's size.
+		CostUSDTotal *float64 `json:"cost_usd_total"`
+		NCostKnown   int      `json:"n_cost_known"`
 	} `json:"groups"`
 }
 
@@ -228,7 +231,10 @@ func readRun(dir string) *runRead {
 		put(f, E2EP95, g.LatencyMS.P95)
 		put(f, TPSP50, g.TokensPerS.P50)
 		put(f, TPSP95, g.TokensPerS.P95)
-		put(f, CostUSD, g.CostUSD)
+		if g.CostUSDTotal != nil && g.NCostKnown > 0 {
+			perCell := *g.CostUSDTotal / float64(g.NCostKnown)
+			put(f, CostUSD, &perCell)
+		}
 	}
 	var tiers tiersJSON
 	if ok, err := readJSON(dir, rundir.TiersFile, &tiers); err != nil {
