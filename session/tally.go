@@ -14,26 +14,6 @@ import (
 	"bench/results"
 )
 
-// reached says whether a cell got an answer started by a model: not when
-// the provider was unavailable, refused the key or rate-limited the call,
-// nor when it failed before any answer (cancelled by bench, a wrong
-// base_url, a connection reset before the first output).
-func reached(r *results.Record) bool {
-	switch r.AvailabilityStatus {
-	case results.StatusSkippedUnavailable, results.StatusAuthError, results.StatusRateLimited:
-		return false
-	}
-	if r.AvailabilityStatus != results.StatusError || r.FailureType == nil {
-		return true
-	}
-	switch *r.FailureType {
-	case results.FailCancelled, results.FailEndpointNotFound:
-		return false
-	case results.FailConnectionReset:
-		return r.TTFOMS != nil
-	}
-	return true
-}
 
 // rerun says whether a resumed run runs a recorded cell again: one that
 // never reached its model for a reason outside it (the provider was
@@ -93,7 +73,7 @@ func scan(path string) (*tally, error) {
 	_, bad, err := results.ReadFile(path, true, func(_ int, r *results.Record) error {
 		k := r.Key()
 		last[k], final[k] = r.AvailabilityStatus, !rerun(r)
-		if reached(r) {
+		if results.Reached(r) {
 			t.reached[r.Provider] = true
 		}
 		return nil
@@ -123,7 +103,7 @@ func (t *tally) AddRecord(r *results.Record) error {
 		t.cells++
 	}
 	t.byStatus[r.AvailabilityStatus]++
-	if reached(r) {
+	if results.Reached(r) {
 		t.reached[r.Provider] = true
 	}
 	t.recorded++

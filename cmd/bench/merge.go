@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"bench/internal/exitcode"
 	"bench/internal/version"
@@ -11,22 +12,27 @@ import (
 	"bench/report"
 )
 
-const mergeUsage = `usage: bench merge [--allow-partial] OUT_DIR SHARD_DIR...
+const mergeUsage = `usage: bench merge [--allow-partial] [--allow-unavailable] OUT_DIR SHARD_DIR...
 
 Puts the run directories of a sharded run (bench run --shard i/n, or a
 Kubernetes Indexed Job) together into OUT_DIR as one run: results.jsonl,
 resource files, snapshots, traces and other per-cell outputs, config.json,
 inventory.json (each shard's own under shards/), run.json, and the reports
 rebuilt from the merged results. Shards of different configs, a cell in two
-shards, or a missing shard are refused (exit 2).
+shards, or a missing shard are refused (exit 2). Exit 4 when no cell of the
+whole run reached a model, or none of some provider's (each shard's own
+exit 4 looked at its cells only); --allow-unavailable accepts the latter.
 
 Flags:
 `
 
+// mergeFlags are bench merge's flags.
+type mergeFlags struct{ allowPartial, allowUnavailable bool }
+
 // mergeCmd is `bench merge OUT_DIR SHARD_DIR...`.
 func mergeCmd(args []string, stdout, stderr io.Writer) int {
-	var allowPartial bool
-	fs := newMergeFlags(&allowPartial)
+	var f mergeFlags
+	fs := newMergeFlags(&f)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, mergeUsage)
@@ -43,7 +49,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitcode.Usage
 	}
-	res, err := merge.Merge(pos[0], pos[1:], merge.Options{AllowPartial: allowPartial, BenchVersion: version.String(), Warn: stderr})
+	res, err := merge.Merge(pos[0], pos[1:], merge.Options{AllowPartial: f.allowPartial, BenchVersion: version.String(), Warn: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "bench merge: %v\n", err)
 		if merge.IsRefusal(err) {
@@ -61,12 +67,30 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 		note = fmt.Sprintf(" (partial: shards %v of %d missing)", m.Missing, m.Count)
 	}
 	fmt.Fprintf(stdout, "bench: merged %d of %d shards, %d records%s into %s\n", len(m.Shards), m.Count, res.Records, note, res.Dir)
+	return mergeReach(res.Dir, f.allowUnavailable, stderr)
+}
+
+// mergeReach is the merged run's exit 4, decided over all its cells.
+func mergeReach(dir string, allow bool, stderr io.Writer) int {
+	none, any, err := merge.Unreached(dir)
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "bench merge: %v\n", err)
+		return exitcode.IO
+	case !any:
+		fmt.Fprintln(stderr, "bench merge: no cell of the run reached a model")
+		return exitcode.Unreached
+	case len(none) > 0 && !allow:
+		fmt.Fprintf(stderr, "bench merge: no cell of %s reached a model in any shard (--allow-unavailable accepts that)\n", strings.Join(none, ", "))
+		return exitcode.Unreached
+	}
 	return exitcode.OK
 }
 
-func newMergeFlags(allowPartial *bool) *flag.FlagSet {
+func newMergeFlags(f *mergeFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("bench merge", flag.ContinueOnError)
-	fs.BoolVar(allowPartial, "allow-partial", false, "merge even when shards are missing (run.json lists them)")
+	fs.BoolVar(&f.allowPartial, "allow-partial", false, "merge even when shards are missing (run.json lists them)")
+	fs.BoolVar(&f.allowUnavailable, "allow-unavailable", false, "exit 0 although no cell of some provider reached a model in any shard")
 	return fs
 }
 

@@ -11,9 +11,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"bench/internal/exitcode"
 	"bench/results"
+	"bench/rundir"
 )
 
 func shardConfig(url string) string {
@@ -221,5 +223,58 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 	code, _, stderr = benchIn(t, work, nil, "merge", filepath.Join(work, "again"), shardDirs[0], shardDirs[1], shardDirs[2], shardDirs[2])
 	if code != exitcode.Usage || !strings.Contains(stderr, "given twice") {
 		t.Errorf("shard twice: exit %d\n%s", code, stderr)
+	}
+}
+
+// Exit 4 is decided per shard over its own cells, and again by bench merge
+// over the whole run: with one provider's server down, the shard holding
+// it exits 4 and the other 0; the merge exits 4 naming that provider
+// (--allow-unavailable accepts it), and writes the merged run either way.
+// With every server down the merge exits 4 even with the flag.
+func TestMergeDecidesUnreachedOverTheRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs bench against a delaying server")
+	}
+	d := newDelayServer(t)
+	d.set(time.Millisecond, 0, 0)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "prompts.yaml"), []byte(delayPrompts), 0o644)
+	config := func(alive, dead string) string {
+		return fmt.Sprintf("run:\n  repetitions: 1\n  timeout: 10s\nproviders:\n"+
+			"  - {name: alive, type: ollama_openai, base_url: %s/v1, models: [delay], warmup: false}\n"+
+			"  - {name: dead, type: ollama_openai, base_url: %s/v1, models: [delay], warmup: false}\n"+
+			"prompts:\n  files: [prompts.yaml]\n", alive, dead)
+	}
+	closed := httptestClosedURL(t)
+	night := func(name, cfg string) []string {
+		os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(cfg), 0o644)
+		var shards []string
+		for i, want := range map[string][]int{"half": {0, 4}, "down": {4, 4}}[name] {
+			out := fmt.Sprintf("%s-shard%d", name, i+1)
+			code, stdout, stderr := benchIn(t, dir, nil, "run", "--config", name+".yaml", "--quiet", "--allow-unavailable",
+				"--shard", fmt.Sprintf("%d/2", i+1), "--run-id", "n", "--out", out)
+			if code != want {
+				t.Fatalf("%s shard %d: exit %d, want %d\n%s%s", name, i+1, code, want, stdout, stderr)
+			}
+			shards = append(shards, filepath.Join(out, "n"))
+		}
+		return shards
+	}
+	half := night("half", config(d.URL, closed))
+	code, stdout, stderr := benchIn(t, dir, nil, append([]string{"merge", "half-merged"}, half...)...)
+	if code != exitcode.Unreached || !strings.Contains(stderr, "no cell of dead reached a model in any shard") {
+		t.Errorf("merge with one provider down: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "half-merged", rundir.SummaryJSON)); err != nil {
+		t.Errorf("the merged run was not written: %v", err)
+	}
+	code, stdout, stderr = benchIn(t, dir, nil, append([]string{"merge", "--allow-unavailable", "half-merged2"}, half...)...)
+	if code != exitcode.OK {
+		t.Errorf("merge --allow-unavailable with one provider down: exit %d\n%s%s", code, stdout, stderr)
+	}
+	down := night("down", config(closed, closed))
+	code, stdout, stderr = benchIn(t, dir, nil, append([]string{"merge", "--allow-unavailable", "down-merged"}, down...)...)
+	if code != exitcode.Unreached || !strings.Contains(stderr, "no cell of the run reached a model") {
+		t.Errorf("merge with every server down: exit %d\n%s%s", code, stdout, stderr)
 	}
 }

@@ -75,10 +75,10 @@ func TestParseInterleaved(t *testing.T) {
 		{[]string{"out", "a", "-allow-partial"}, "out a", true},
 		{[]string{"out", "--", "-a", "--allow-partial"}, "out -a --allow-partial", false},
 	} {
-		var f bool
+		var f mergeFlags
 		fs := newMergeFlags(&f)
 		pos, err := parseInterleaved(fs, tt.args)
-		if err != nil || strings.Join(pos, " ") != tt.pos || f != tt.flag {
+		if err != nil || strings.Join(pos, " ") != tt.pos || f.allowPartial != tt.flag {
 			t.Errorf("%q: %q, flag %v, %v", tt.args, pos, f, err)
 		}
 	}
