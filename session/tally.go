@@ -14,7 +14,6 @@ import (
 	"bench/results"
 )
 
-
 // rerun says whether a resumed run runs a recorded cell again: one that
 // never reached its model for a reason outside it (the provider was
 // unavailable, refused the key, rate-limited the call) or that bench
