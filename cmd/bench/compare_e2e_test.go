@@ -405,6 +405,7 @@ func TestCompareLatencyDelayServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs bench twice against a delaying server")
 	}
+	serialTest(t)
 	d := newDelayServer(t)
 	dir := t.TempDir()
 	cfg := delayConfig(d.URL)
@@ -465,6 +466,7 @@ func TestCompareSameDelays(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs bench against a delaying server")
 	}
+	serialTest(t)
 	if *sameDelayRuns < 2 {
 		t.Fatalf("-same-delay-runs %d: need two runs to compare", *sameDelayRuns)
 	}

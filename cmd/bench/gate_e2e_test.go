@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -210,6 +211,7 @@ func TestGateMixChange(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs bench twice against a delaying server")
 	}
+	serialTest(t)
 	short := promptPlay{ttft: 40 * time.Millisecond, chunks: 10, gap: 5 * time.Millisecond, tokens: 10}
 	g := newGateServer(t, short)
 	dir := t.TempDir()
@@ -267,6 +269,7 @@ func TestGateColdCatchAll(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs bench twice against a delaying server")
 	}
+	serialTest(t)
 	play := func(ttft time.Duration) promptPlay {
 		return promptPlay{ttft: ttft, chunks: 8, gap: 4 * time.Millisecond, tokens: 8}
 	}
@@ -370,17 +373,13 @@ func burn(t *testing.T, n int) (stop func()) {
 // half a core. The pair of runs is tried three times; if the room never
 // comes the test is skipped, saying so with the figures (never passed).
 //
-// scripts/test.sh therefore runs it alone after the other tests
-// (BENCH_MACHINE_LOAD_TEST=alone), where a skip is a failure
-// (BENCH_MACHINE_LOAD_TEST=required): the parallel pass leaves it to that.
+// scripts/test.sh therefore runs it in its serial pass (serialTest), where
+// a skip is a failure.
 func TestGateMachineLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs bench against a delaying server")
 	}
-	mode := os.Getenv("BENCH_MACHINE_LOAD_TEST")
-	if mode == "alone" {
-		t.Skip("scripts/test.sh runs it alone, after the other tests, where it must not skip")
-	}
+	serialTest(t)
 	play := func(ttft time.Duration) promptPlay {
 		return promptPlay{ttft: ttft, chunks: 8, gap: 5 * time.Millisecond, tokens: 8}
 	}
@@ -410,7 +409,7 @@ func TestGateMachineLoad(t *testing.T) {
 			break
 		}
 	}
-	if base == "" && mode == "required" {
+	if base == "" && os.Getenv(serialEnv) == "now" {
 		t.Fatalf("other work never rose by half a core during the busy run (base -> new, in %% of a core: %s), although the test ran alone", strings.Join(seen, ", "))
 	}
 	if base == "" {
@@ -469,6 +468,7 @@ func TestHistoryRealRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs bench against a delaying server")
 	}
+	serialTest(t)
 	g := newGateServer(t, promptPlay{ttft: 20 * time.Millisecond, chunks: 6, gap: 2 * time.Millisecond, tokens: 6})
 	dir := t.TempDir()
 	cfg := gateE2EConfig(g.URL, 2)
@@ -528,6 +528,7 @@ func TestGateAllCold(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs bench against a delaying server")
 	}
+	serialTest(t)
 	g := newGateServer(t, promptPlay{ttft: 20 * time.Millisecond, chunks: 6, gap: 2 * time.Millisecond, tokens: 6})
 	dir := t.TempDir()
 	cfg := gateE2EConfig(g.URL, 2)
@@ -554,5 +555,58 @@ func TestGateAllCold(t *testing.T) {
 	if code, out, _ = benchExec(t, "compare", "--require-judged", "latency", "--out", filepath.Join(dir, "cmp"), base, cur); code != exitcode.Regression ||
 		!strings.HasPrefix(verdictOf(out), "verdict: NOT JUDGED") {
 		t.Errorf("--require-judged latency: exit %d, %q", code, verdictOf(out))
+	}
+}
+
+// serialEnv is how scripts/test.sh tells the tests that measure latency
+// end to end where they run: "later" in its parallel pass (they skip,
+// saying so), "now" in the serial pass after it, alone on the machine.
+// Unset (a plain go test), they run where they are.
+const serialEnv = "BENCH_SERIAL_TESTS"
+
+// serialTest marks a test whose verdict rests on latency measured by real
+// processes: beside other packages' tests on 2 cores, the machine's load
+// moves between two runs by more than the gate's threshold, which is a
+// real shift the gate rightly reports.
+func serialTest(t *testing.T) {
+	t.Helper()
+	if os.Getenv(serialEnv) == "later" {
+		t.Skip("measures latency end to end: scripts/test.sh runs it in its serial pass, alone on the machine")
+	}
+}
+
+// Every test that skips in scripts/test.sh's parallel pass (serialTest)
+// is one its serial pass selects: none is left out of both.
+func TestSerialPassRunsEverySerialTest(t *testing.T) {
+	script, err := os.ReadFile("../../scripts/test.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(serialEnv + `=now go test [^\n]*-run '([^']+)'`).FindSubmatch(script)
+	if m == nil {
+		t.Fatalf("scripts/test.sh has no serial pass (%s=now go test ... -run '...')", serialEnv)
+	}
+	pass := regexp.MustCompile(string(m[1]))
+	files, _ := filepath.Glob("*_test.go")
+	found := 0
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fn := range strings.Split(string(src), "\nfunc ")[1:] {
+			body, _, _ := strings.Cut(fn, "\n}\n")
+			name, _, _ := strings.Cut(body, "(")
+			if !strings.HasPrefix(name, "Test") || !strings.Contains(body, "\tserialTest(t)\n") {
+				continue
+			}
+			found++
+			if !pass.MatchString(name) {
+				t.Errorf("%s: %s skips in the parallel pass, and the serial pass (-run '%s') does not select it", f, name, m[1])
+			}
+		}
+	}
+	if found < 5 {
+		t.Errorf("found %d serial tests, want the gate's, the recipe's and the latency ones", found)
 	}
 }

@@ -269,6 +269,7 @@ func TestNightlyRecipe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays three nights of the README's workflow")
 	}
+	serialTest(t)
 	jobs := readmeWorkflow(t)
 	g := newGateServer(t, recipePlay)
 	root := t.TempDir()
@@ -363,6 +364,7 @@ func TestNightlyShellLoop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays three nights of the README's shell loop")
 	}
+	serialTest(t)
 	var body []*syntax.Stmt
 	for _, b := range parseDoc(t, "README.md").blocks {
 		if !isShell(b.lang) || !strings.Contains(b.text, "while :; do") {
