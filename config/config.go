@@ -40,6 +40,11 @@ type Config struct {
 	Traces    Traces     `yaml:"traces" json:"traces"`
 	// Pricing is what each model costs, for each cell's cost_usd.
 	Pricing pricing.Table `yaml:"pricing" json:"pricing,omitempty"`
+	// Load is the run-wide load profile (load.go); nil: closed loop at each
+	// entry's concurrency, as always.
+	Load *LoadProfile `yaml:"load" json:"load,omitempty"`
+	// SLO are the latency targets goodput is counted against (slo.go).
+	SLO *SLO `yaml:"slo" json:"slo,omitempty"`
 
 	// Path is the config file; PromptSet the prompts the run will use, in order.
 	Path      string           `yaml:"-" json:"config_path"`
@@ -82,6 +87,9 @@ type Provider struct {
 	// Warmup sends one unrecorded request before each of the entry's
 	// suites (run.warmup when the entry does not say).
 	Warmup bool `yaml:"warmup" json:"warmup"`
+	// Load is the entry's load profile: its own load: block, replacing the
+	// run-wide one whole, or the run-wide one.
+	Load *LoadProfile `yaml:"load" json:"load,omitempty"`
 
 	// Options is the kind's options struct (a pointer, as Kind.Options made
 	// it), written into config.json beside the shared keys.
@@ -131,10 +139,13 @@ func (p Provider) MarshalJSON() ([]byte, error) {
 // Prompts says which prompt files to load and which ids to keep.
 type Prompts struct {
 	// Suites are built-in suites to run (prompts.Suites: default, bfcl);
-	// with neither suites nor files, the default suite.
+	// with neither suites nor files (nor synthetic prompts), the default
+	// suite.
 	Suites []string     `yaml:"suites" json:"suites,omitempty"`
 	Files  []PromptFile `yaml:"files" json:"files"`
 	Only   []string     `yaml:"only" json:"only"`
+	// Synthetic adds generated prompts of chosen lengths (prompts.Synthetic).
+	Synthetic *Synthetic `yaml:"synthetic" json:"synthetic,omitempty"`
 }
 
 // PromptFile is one entry of prompts.files: a prompt file (a path), or a
@@ -192,6 +203,17 @@ func (f PromptFile) MarshalJSON() ([]byte, error) {
 		Template string `json:"template"`
 	}{f.Path, f.Template})
 }
+
+// Synthetic is prompts.synthetic: one generated prompt per input length,
+// each asking for OutputTokens, for input-length (prefill) sweeps. With
+// no prompt files, the built-in suite is left out.
+type Synthetic struct {
+	InputTokens  []int `yaml:"input_tokens" json:"input_tokens"`
+	OutputTokens int   `yaml:"output_tokens" json:"output_tokens"`
+}
+
+// MaxSyntheticTokens bounds a synthetic prompt's lengths.
+const MaxSyntheticTokens = 1 << 20
 
 // Duration is a time.Duration written as "120s" in YAML and JSON.
 type Duration time.Duration
@@ -308,6 +330,7 @@ func parse(path string, root *yaml.Node, kinds Kinds, loadPrompts bool) (*Config
 		}
 	}
 	if len(v.errs) == 0 && loadPrompts {
+		c.checkLoadSpans(v)
 		c.checkSize(v)
 	}
 	if len(v.errs) > 0 {
@@ -396,6 +419,9 @@ func (c *Config) decodeProviders(d *decoder, n *yaml.Node, kinds Kinds) {
 		}
 		if lookupKey(item, "warmup") == nil {
 			p.Warmup = c.Run.Warmup
+		}
+		if n := lookupKey(item, "load"); n != nil && p.Load != nil {
+			p.Load.Line = n.Line
 		}
 		c.Providers = append(c.Providers, p)
 	}
@@ -499,6 +525,7 @@ func (c *Config) validate(v *validator, kinds Kinds) {
 		}
 	}
 	c.validatePricing(v)
+	c.validateLoad(v)
 	seenFile := map[string]bool{}
 	for i, f := range c.Prompts.Files {
 		at := func(msg string) {
@@ -565,10 +592,11 @@ func (c *Config) CheckJudges() []error {
 // Cells is how many cells the config's plan has.
 func (c *Config) Cells() int64 {
 	var n int64
+	per := c.Run.Repetitions * len(c.PromptSet)
 	for _, p := range c.Providers {
-		n += int64(len(p.Models)) * int64(len(p.ThinkingLevels))
+		n += int64(len(p.Models)) * int64(len(p.ThinkingLevels)) * p.Load.suiteCells(per)
 	}
-	return n * int64(c.Run.Repetitions) * int64(len(c.PromptSet))
+	return n
 }
 
 // checkSize refuses a plan past MaxCells, naming the count.
@@ -601,7 +629,7 @@ func LoadPromptSet(c *Config) ([]prompts.Prompt, error) {
 	var set []prompts.Prompt
 	var errs []error
 	suites := c.Prompts.Suites
-	if len(suites) == 0 && len(c.Prompts.Files) == 0 {
+	if len(suites) == 0 && len(c.Prompts.Files) == 0 && c.Prompts.Synthetic == nil {
 		suites = []string{prompts.SuiteDefault}
 	}
 	seen := map[string]string{}
@@ -635,6 +663,17 @@ func LoadPromptSet(c *Config) ([]prompts.Prompt, error) {
 		if err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		add(ps)
+	}
+	if sy := c.Prompts.Synthetic; sy != nil {
+		var ps []prompts.Prompt
+		for _, n := range sy.InputTokens {
+			p := prompts.Synthetic(n, sy.OutputTokens)
+			if _, dup := seen[p.ID]; dup || slices.ContainsFunc(ps, func(q prompts.Prompt) bool { return q.ID == p.ID }) {
+				continue // a length listed twice
+			}
+			ps = append(ps, p)
 		}
 		add(ps)
 	}

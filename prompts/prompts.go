@@ -129,6 +129,10 @@ type Prompt struct {
 	// Category groups prompts for per-category figures (the BFCL suite's
 	// simple, multiple, parallel, parallel_multiple, irrelevance).
 	Category string `yaml:"category" json:"category,omitempty"`
+	// MaxTokens caps the answer's tokens (max_tokens, num_predict), over
+	// the provider entry's own; 0 leaves the entry's. Synthetic prompts
+	// set it to the output length they ask for.
+	MaxTokens int `yaml:"max_tokens" json:"max_tokens,omitempty"`
 	// Validator is the single-check form; Validators the all-must-pass form.
 	Validator  *validators.Spec  `yaml:"validator" json:"validator,omitempty"`
 	Validators []validators.Spec `yaml:"validators" json:"validators,omitempty"`

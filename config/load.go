@@ -1,0 +1,456 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// LoadProfile is the load: block, run-wide or in a provider entry (which then
+// replaces the run-wide block whole for its suites): how a suite's cells
+// are sent. Without one, cells run in a closed loop at the entry's
+// concurrency, as they always have. With one, each suite runs as stages:
+// a warm-up, then one stage per level of the sweep (or the one rate), each
+// of requests cells (or, open loop, the arrivals of duration), in order;
+// every cell records its stage, when it was due and when it was sent.
+type LoadProfile struct {
+	// Concurrency is the closed loop's number of streams (no sweep, no
+	// rate: the entry's concurrency); in an auto sweep, the throughput
+	// probe's streams.
+	Concurrency int `yaml:"concurrency" json:"concurrency,omitempty"`
+	// Rate makes the loop open: requests are sent at this many per second
+	// whatever the server does, on the schedule Arrival draws.
+	Rate float64 `yaml:"rate" json:"rate,omitempty"`
+	// Arrival is the schedule's shape: constant, poisson or gamma.
+	Arrival string `yaml:"arrival" json:"arrival,omitempty"`
+	// Burstiness is gamma's shape: below 1 burstier than Poisson, above 1
+	// more regular (1 is Poisson), as vLLM's --burstiness.
+	Burstiness float64 `yaml:"burstiness" json:"burstiness,omitempty"`
+	// Seed makes the schedule reproducible: the same seed, rate and count
+	// give the same send times.
+	Seed int64 `yaml:"seed" json:"seed"`
+	// MaxConcurrency caps an open loop's requests in flight: a request due
+	// while the cap is reached waits for a slot, and the wait is recorded
+	// (slot_wait_ms, AIPerf's queue time), never hidden in the slip.
+	MaxConcurrency int `yaml:"max_concurrency" json:"max_concurrency,omitempty"`
+	// Ramp raises an open loop's rate linearly from 0 to its level over
+	// this long (a closed loop's streams start spread over it).
+	Ramp Duration `yaml:"ramp" json:"ramp,omitempty"`
+	// Sweep runs one stage per level, in order.
+	Sweep Sweep `yaml:"sweep" json:"sweep,omitzero"`
+	// Requests is each stage's cells, the prompts taken in turn (default:
+	// prompts × repetitions).
+	Requests int `yaml:"requests" json:"requests,omitempty"`
+	// Duration is an open-loop stage's length instead: the schedule's
+	// arrivals before it.
+	Duration Duration `yaml:"duration" json:"duration,omitempty"`
+	// Warmup is the cells of a warm-up stage at the first level, recorded
+	// (stage "warmup") and left out of every speed and capacity figure.
+	Warmup int `yaml:"warmup" json:"warmup,omitempty"`
+	// AutoRates is how many rates an auto sweep interpolates between the
+	// synchronous rate and the maximum throughput.
+	AutoRates int `yaml:"auto_rates" json:"auto_rates,omitempty"`
+	// StageTimeout bounds a stage: its schedule must fit in it, and cells
+	// still unsent when it has passed are not sent (recorded as errors).
+	StageTimeout Duration `yaml:"stage_timeout" json:"stage_timeout"`
+	// StopErrorRate stops a sweep after a stage in which this share of the
+	// cells or more did not answer: the later stages' cells are recorded
+	// as not run (sweep_stopped), naming the stage that broke.
+	StopErrorRate float64 `yaml:"stop_error_rate" json:"stop_error_rate"`
+
+	// Line is where the block starts, for errors found after decoding.
+	Line int `yaml:"-" json:"-"`
+}
+
+// Arrival shapes.
+const (
+	ArrivalConstant = "constant"
+	ArrivalPoisson  = "poisson"
+	ArrivalGamma    = "gamma"
+)
+
+// Arrivals lists the shapes load.arrival takes.
+var Arrivals = []string{ArrivalConstant, ArrivalPoisson, ArrivalGamma}
+
+// Load defaults.
+const (
+	DefaultStageTimeout   = 10 * time.Minute
+	DefaultStopErrorRate  = 0.5
+	DefaultAutoRates      = 4
+	DefaultAutoStreams    = 32
+	MaxLoadRate           = 100_000 // requests/s: past this a schedule is a typo
+	MaxLoadConcurrency    = 10_000
+	MaxStageCells         = 1_000_000
+	defaultLoadSeed       = 1
+	defaultLoadBurstiness = 1
+)
+
+// Sweep is load.sweep: a list of concurrency levels, a list of rates, or
+// auto (GuideLLM's sweep: a synchronous stage, a throughput stage, then
+// AutoRates rates spread between the two rates they measured).
+type Sweep struct {
+	Auto        bool      `json:"-"`
+	Concurrency []int     `json:"concurrency,omitempty"`
+	Rate        []float64 `json:"rate,omitempty"`
+	line        int
+}
+
+// IsZero says there is no sweep.
+func (s Sweep) IsZero() bool { return !s.Auto && s.Concurrency == nil && s.Rate == nil }
+
+// UnmarshalYAML reads "auto" or a mapping with concurrency or rate.
+func (s *Sweep) UnmarshalYAML(n *yaml.Node) error {
+	s.line = n.Line
+	if n.Kind == yaml.ScalarNode {
+		if n.Value == "auto" {
+			s.Auto = true
+			return nil
+		}
+		return &Error{Line: n.Line, Msg: fmt.Sprintf("%s is not a sweep: write auto, {concurrency: [1, 2, 4, 8]} or {rate: [1, 2, 4]}", quoted(n.Value))}
+	}
+	if n.Kind == yaml.SequenceNode {
+		return &Error{Line: n.Line, Msg: "a bare list does not say what it sweeps: write {concurrency: [...]} or {rate: [...]}"}
+	}
+	if n.Kind != yaml.MappingNode {
+		return &Error{Line: n.Line, Msg: "expected auto or a mapping with concurrency or rate"}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if v.Kind != yaml.SequenceNode {
+			return &Error{Line: v.Line, Msg: fmt.Sprintf("%s must be a list of levels", k.Value)}
+		}
+		switch k.Value {
+		case "concurrency":
+			s.Concurrency = []int{}
+			for _, e := range v.Content {
+				x, err := strconv.Atoi(e.Value)
+				if e.Kind != yaml.ScalarNode || err != nil {
+					return &Error{Line: e.Line, Msg: fmt.Sprintf("concurrency level %s is not a whole number", quoted(e.Value))}
+				}
+				s.Concurrency = append(s.Concurrency, x)
+			}
+		case "rate":
+			s.Rate = []float64{}
+			for _, e := range v.Content {
+				x, err := strconv.ParseFloat(e.Value, 64)
+				if e.Kind != yaml.ScalarNode || err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+					return &Error{Line: e.Line, Msg: fmt.Sprintf("rate %s is not a number", quoted(e.Value))}
+				}
+				s.Rate = append(s.Rate, x)
+			}
+		default:
+			return &Error{Line: k.Line, Msg: fmt.Sprintf("unknown field %s; a sweep has concurrency or rate", quoted(k.Value))}
+		}
+	}
+	if s.Concurrency != nil && s.Rate != nil {
+		return &Error{Line: n.Line, Msg: "sweeps concurrency and rate at once; give one"}
+	}
+	return nil
+}
+
+// MarshalJSON writes "auto" or the levels, as bench.yaml has them.
+func (s Sweep) MarshalJSON() ([]byte, error) {
+	if s.Auto {
+		return []byte(`"auto"`), nil
+	}
+	type plain struct {
+		Concurrency []int     `json:"concurrency,omitempty"`
+		Rate        []float64 `json:"rate,omitempty"`
+	}
+	return json.Marshal(plain{s.Concurrency, s.Rate})
+}
+
+// Open says the loop is open (requests sent on a schedule).
+func (l *LoadProfile) Open() bool { return l.Rate > 0 || l.Sweep.Rate != nil }
+
+// defaults fills what the block leaves out.
+func (l *LoadProfile) defaults() {
+	if l.Seed == 0 {
+		l.Seed = defaultLoadSeed
+	}
+	if l.Open() && l.Arrival == "" {
+		l.Arrival = ArrivalPoisson
+	}
+	if l.Arrival == ArrivalGamma && l.Burstiness == 0 {
+		l.Burstiness = defaultLoadBurstiness
+	}
+	if l.Sweep.Auto {
+		if l.AutoRates == 0 {
+			l.AutoRates = DefaultAutoRates
+		}
+		if l.Concurrency == 0 {
+			l.Concurrency = DefaultAutoStreams
+		}
+		if l.Arrival == "" {
+			l.Arrival = ArrivalPoisson
+		}
+	}
+	if l.StageTimeout == 0 {
+		l.StageTimeout = Duration(DefaultStageTimeout)
+	}
+	if l.StopErrorRate == 0 {
+		l.StopErrorRate = DefaultStopErrorRate
+	}
+}
+
+// loadKeys maps the block's settings to their YAML keys under at, for
+// errors: at is "load" or "providers[i].load".
+func (l *LoadProfile) validate(v *validator, path []any) {
+	at := func(key string) ([]any, string) { return append(slices.Clone(path), key), dotted(path) + "." + key }
+	add := func(key, msg string) {
+		p, f := at(key)
+		v.addPath(p, f, msg)
+	}
+	if l.Concurrency < 0 || l.Concurrency > MaxLoadConcurrency {
+		add("concurrency", fmt.Sprintf("must be from 1 to %d", MaxLoadConcurrency))
+	}
+	if l.Rate < 0 || (l.Rate == 0 && rateGiven(v, path)) {
+		add("rate", "must be more than 0 requests per second (leave it out for a closed loop)")
+	} else if l.Rate > MaxLoadRate {
+		add("rate", fmt.Sprintf("must be at most %d requests per second", MaxLoadRate))
+	}
+	if l.Arrival != "" && !slices.Contains(Arrivals, l.Arrival) {
+		add("arrival", fmt.Sprintf("%s is not an arrival shape; one of %s", quoted(l.Arrival), strings.Join(Arrivals, ", ")))
+	}
+	if l.Arrival != "" && !l.Open() && !l.Sweep.Auto {
+		add("arrival", "applies to an open loop: give a rate or a rate sweep")
+	}
+	if l.Burstiness < 0 || (l.Burstiness > 0 && l.Arrival != ArrivalGamma) {
+		add("burstiness", "is gamma's shape: more than 0, with arrival: gamma")
+	}
+	if l.MaxConcurrency < 0 || l.MaxConcurrency > MaxLoadConcurrency {
+		add("max_concurrency", fmt.Sprintf("must be from 1 to %d", MaxLoadConcurrency))
+	} else if l.MaxConcurrency > 0 && !l.Open() && !l.Sweep.Auto {
+		add("max_concurrency", "caps an open loop: give a rate or a rate sweep (a closed loop's cap is its concurrency)")
+	}
+	if l.Ramp < 0 {
+		add("ramp", "must not be negative")
+	}
+	if l.Requests < 0 || l.Requests > MaxStageCells {
+		add("requests", fmt.Sprintf("must be from 1 to %d", MaxStageCells))
+	}
+	if l.Warmup < 0 || l.Warmup > MaxStageCells {
+		add("warmup", fmt.Sprintf("must be from 0 to %d", MaxStageCells))
+	}
+	if l.Duration < 0 {
+		add("duration", "must be more than 0")
+	}
+	if l.Duration > 0 && !l.Open() {
+		add("duration", "a closed loop's stages are counted in requests (how many a duration holds depends on the server, and a run's cells are planned before it starts); give requests, or a rate")
+	}
+	if l.Duration > 0 && l.Requests > 0 {
+		add("duration", "give requests or duration, not both")
+	}
+	if l.StageTimeout < 0 {
+		add("stage_timeout", "must be more than 0")
+	}
+	if l.StopErrorRate < 0 || l.StopErrorRate > 1 {
+		add("stop_error_rate", "must be from 0 to 1 (a share of a stage's cells)")
+	}
+	if l.AutoRates < 0 || l.AutoRates > 100 {
+		add("auto_rates", "must be from 1 to 100")
+	} else if l.AutoRates > 0 && !l.Sweep.Auto {
+		add("auto_rates", "applies to sweep: auto")
+	}
+	s := l.Sweep
+	switch {
+	case s.Concurrency != nil && len(s.Concurrency) == 0, s.Rate != nil && len(s.Rate) == 0:
+		add("sweep", "has no levels: list at least one")
+	case s.Concurrency != nil && l.Rate > 0:
+		add("sweep", "sweeps concurrency, but rate makes the loop open; give one")
+	case s.Rate != nil && l.Rate > 0:
+		add("rate", "the sweep gives the rates; leave rate out")
+	case s.Auto && l.Rate > 0:
+		add("rate", "an auto sweep finds its rates; leave rate out")
+	case s.Auto && l.Duration > 0:
+		add("duration", "an auto sweep's rates are found while it runs; give requests per stage")
+	}
+	for i, c := range s.Concurrency {
+		if c < 1 || c > MaxLoadConcurrency {
+			p, f := at("sweep")
+			v.addPath(append(p, "concurrency", i), fmt.Sprintf("%s.concurrency[%d]", f, i), fmt.Sprintf("must be from 1 to %d", MaxLoadConcurrency))
+		}
+	}
+	for i, r := range s.Rate {
+		if r <= 0 || r > MaxLoadRate {
+			p, f := at("sweep")
+			v.addPath(append(p, "rate", i), fmt.Sprintf("%s.rate[%d]", f, i), fmt.Sprintf("must be more than 0 and at most %d requests per second", MaxLoadRate))
+		}
+	}
+}
+
+// rateGiven says rate: is written in the block (0 written is a mistake;
+// left out means a closed loop).
+func rateGiven(v *validator, path []any) bool {
+	return v.root.lookup(append(slices.Clone(path), "rate")...) != nil
+}
+
+// Levels are the sweep's stages as (closed, level) pairs, in order: the
+// concurrency levels, the rates, or the one rate. An auto sweep has none
+// here (its stages are planned by package plan).
+func (l *LoadProfile) Levels() (open bool, levels []float64) {
+	switch {
+	case l.Sweep.Concurrency != nil:
+		for _, c := range l.Sweep.Concurrency {
+			levels = append(levels, float64(c))
+		}
+		return false, levels
+	case l.Sweep.Rate != nil:
+		return true, slices.Clone(l.Sweep.Rate)
+	case l.Rate > 0:
+		return true, []float64{l.Rate}
+	}
+	return false, nil
+}
+
+// Staged says the block runs suites as stages (a sweep or a rate); a
+// block with only a concurrency is a closed loop at that concurrency.
+func (l *LoadProfile) Staged() bool { return l != nil && (l.Open() || !l.Sweep.IsZero()) }
+
+// checkSpan refuses an open-loop stage whose schedule is longer than
+// stage_timeout; cells is a stage's default count (prompts × repetitions).
+func (l *LoadProfile) checkSpan(v *validator, path []any, cells int) {
+	add := func(key, msg string) { v.addPath(append(slices.Clone(path), key), dotted(path)+"."+key, msg) }
+	// A stage must fit its bound: the schedule of an open-loop stage is
+	// known before it runs.
+	if l.StageTimeout > 0 && l.Open() {
+		s := l.Sweep
+		n := l.Requests
+		if n == 0 {
+			n = cells
+		}
+		rates := s.Rate
+		if l.Rate > 0 {
+			rates = []float64{l.Rate}
+		}
+		for _, r := range rates {
+			if r <= 0 {
+				continue
+			}
+			span := time.Duration(l.Duration)
+			if span == 0 {
+				span = time.Duration(float64(n) / r * float64(time.Second))
+			}
+			span += time.Duration(l.Ramp) / 2 // the ramp's arrivals come later than at full rate
+			if span > time.Duration(l.StageTimeout) {
+				add("stage_timeout", fmt.Sprintf("a stage at %g requests/s is scheduled over %s, longer than the stage timeout (%s); raise stage_timeout, or send fewer requests per stage",
+					r, span.Round(time.Second), time.Duration(l.StageTimeout)))
+				break
+			}
+		}
+	}
+}
+
+// StageCells is how many cells a stage of the block has, the warm-up
+// left out: requests, the prompts × repetitions of the suite, or for a
+// duration the arrivals expected in it (package plan counts them exactly
+// from the schedule).
+func (l *LoadProfile) StageCells(level float64, suiteCells int) int {
+	switch {
+	case l.Requests > 0:
+		return l.Requests
+	case l.Duration > 0:
+		return max(1, int(math.Ceil(level*time.Duration(l.Duration).Seconds())))
+	}
+	return suiteCells
+}
+
+// Stages is how many stages the block runs per suite, the warm-up left
+// out.
+func (l *LoadProfile) Stages() int {
+	if l.Sweep.Auto {
+		return 2 + l.AutoRates
+	}
+	_, levels := l.Levels()
+	return len(levels)
+}
+
+// suiteCells is how many cells a suite of the block has, warm-up included.
+func (l *LoadProfile) suiteCells(suiteCells int) int64 {
+	if !l.Staged() {
+		return int64(suiteCells)
+	}
+	n := int64(l.Warmup)
+	if l.Sweep.Auto {
+		return n + int64(l.Stages())*int64(l.StageCells(0, suiteCells))
+	}
+	_, levels := l.Levels()
+	for _, lv := range levels {
+		n += int64(l.StageCells(lv, suiteCells))
+	}
+	return n
+}
+
+// validateLoad gives each entry its load block (its own, or the run-wide
+// one) with defaults, and checks each block once, where it is written.
+func (c *Config) validateLoad(v *validator) {
+	if c.Load != nil {
+		c.Load.Line = 0
+		if n := v.root.lookup("load"); n != nil {
+			c.Load.Line = n.Line
+		}
+		c.Load.validate(v, []any{"load"})
+		c.Load.defaults()
+	}
+	for i := range c.Providers {
+		p := &c.Providers[i]
+		if p.Load == nil {
+			p.Load = c.Load
+			continue
+		}
+		p.Load.validate(v, []any{"providers", i, "load"})
+		p.Load.defaults()
+	}
+	if c.SLO != nil && c.SLO.Empty() {
+		v.add("slo", "sets no target: name ttft_ms, itl_ms, tpot_ms or e2e_ms")
+	}
+	if sy := c.Prompts.Synthetic; sy != nil {
+		if len(sy.InputTokens) == 0 {
+			v.add("prompts.synthetic.input_tokens", "list at least one input length in tokens")
+		}
+		for i, n := range sy.InputTokens {
+			if n < 1 || n > MaxSyntheticTokens {
+				v.addPath([]any{"prompts", "synthetic", "input_tokens", i}, fmt.Sprintf("prompts.synthetic.input_tokens[%d]", i), fmt.Sprintf("must be from 1 to %d", MaxSyntheticTokens))
+			}
+		}
+		if sy.OutputTokens < 1 || sy.OutputTokens > MaxSyntheticTokens {
+			v.add("prompts.synthetic.output_tokens", fmt.Sprintf("must be from 1 to %d", MaxSyntheticTokens))
+		}
+	}
+}
+
+// checkLoadSpans runs each block's checkSpan once its prompts are known.
+func (c *Config) checkLoadSpans(v *validator) {
+	cells := c.Run.Repetitions * len(c.PromptSet)
+	if c.Load != nil {
+		c.Load.checkSpan(v, []any{"load"}, cells)
+	}
+	for i := range c.Providers {
+		if p := &c.Providers[i]; p.Load != nil && p.Load != c.Load {
+			p.Load.checkSpan(v, []any{"providers", i, "load"}, cells)
+		}
+	}
+}
+
+// dotted writes a node path as errors name fields: providers[0].load.
+func dotted(path []any) string {
+	var b strings.Builder
+	for _, p := range path {
+		switch p := p.(type) {
+		case string:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(p)
+		case int:
+			fmt.Fprintf(&b, "[%d]", p)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,112 @@
+package config_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"bench/config"
+	"bench/providers"
+)
+
+const loadProviders = "providers:\n  - type: ollama_openai\n    models: [m]\n"
+
+// A load block, an SLO and synthetic prompts decode with their defaults,
+// and an entry's own block replaces the run-wide one.
+func TestLoadBlock(t *testing.T) {
+	c, err := config.Parse("bench.yaml", []byte(`load:
+  sweep: {rate: [2, 4.5]}
+  arrival: gamma
+  requests: 20
+  warmup: 3
+slo:
+  ttft_ms: 200
+  itl_ms: {p99: 50, p50: 20}
+prompts:
+  synthetic: {input_tokens: [128, 1024], output_tokens: 32}
+providers:
+  - type: ollama_openai
+    models: [m]
+  - name: closed
+    type: ollama_openai
+    models: [m]
+    load:
+      sweep: {concurrency: [1, 2, 4, 8]}
+`), providers.Kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := c.Providers[0].Load
+	if l != c.Load || !l.Open() || l.Arrival != "gamma" || l.Burstiness != 1 || l.Seed != 1 || l.StopErrorRate != 0.5 ||
+		time.Duration(l.StageTimeout) != 10*time.Minute {
+		t.Errorf("run-wide block = %+v", l)
+	}
+	if own := c.Providers[1].Load; own == c.Load || own.Open() || len(own.Sweep.Concurrency) != 4 {
+		t.Errorf("entry's block = %+v", own)
+	}
+	if *c.SLO.TTFTMS.PerRequest != 200 || c.SLO.ITLMS.Percentiles[99] != 50 || c.SLO.ITLMS.Percentiles[50] != 20 {
+		t.Errorf("slo = %+v", c.SLO)
+	}
+	if len(c.PromptSet) != 2 || c.PromptSet[0].ID != "S128x32" || c.PromptSet[1].MaxTokens != 32 {
+		t.Errorf("prompts = %d, first %q", len(c.PromptSet), c.PromptSet[0].ID)
+	}
+	// 3 warm-up + 2 × 20 cells; 4 levels × 2 prompts.
+	if n := c.Cells(); n != 43+8 {
+		t.Errorf("cells = %d, want 51", n)
+	}
+	// config.json reads back the same blocks (a resumed run plans from it).
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"sweep":{"rate":[2,4.5]}`, `"itl_ms":{"p50":20,"p99":50}`, `"ttft_ms":200`, `"sweep":{"concurrency":[1,2,4,8]}`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("config.json lacks %s:\n%s", want, b)
+		}
+	}
+}
+
+// Synthetic prompts are deterministic and about as long as asked.
+func TestSyntheticPrompt(t *testing.T) {
+	c1, err := config.Parse("bench.yaml", []byte("prompts:\n  synthetic: {input_tokens: [256], output_tokens: 8}\n"+loadProviders), providers.Kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, _ := config.Parse("bench.yaml", []byte("prompts:\n  synthetic: {input_tokens: [256], output_tokens: 8}\n"+loadProviders), providers.Kinds)
+	p := c1.PromptSet[0]
+	if p.Prompt != c2.PromptSet[0].Prompt {
+		t.Error("the same lengths gave two texts")
+	}
+	if n := len(strings.Fields(p.Prompt)); n != 256 {
+		t.Errorf("%d words, want 256", n)
+	}
+}
+
+// Bad load and SLO blocks are config errors at their file and line.
+func TestLoadErrors(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"zero rate", "load:\n  rate: 0\n", "bench.yaml:2: load.rate: must be more than 0"},
+		{"negative rate", "load:\n  rate: -3\n", "bench.yaml:2: load.rate: must be more than 0"},
+		{"negative sweep rate", "load:\n  sweep:\n    rate: [1, -2]\n", "bench.yaml:3: load.sweep.rate[1]: must be more than 0"},
+		{"empty sweep", "load:\n  sweep: {concurrency: []}\n", "bench.yaml:2: load.sweep: has no levels"},
+		{"bare list", "load:\n  sweep: [1, 2]\n", "bench.yaml:2: load.sweep: a bare list"},
+		{"unknown arrival", "load:\n  rate: 2\n  arrival: bursty\n", `bench.yaml:3: load.arrival: "bursty" is not an arrival shape`},
+		{"unknown slo metric", "slo:\n  ttft: 100\n", `bench.yaml:2: slo.ttft: unknown field "ttft"`},
+		{"bad percentile", "slo:\n  e2e_ms: {p100: 5}\n", `bench.yaml:2: slo.e2e_ms: "p100" is not a percentile`},
+		{"too long a stage", "load:\n  rate: 0.1\n  requests: 100\n  stage_timeout: 5m\n", "bench.yaml:4: load.stage_timeout: a stage at 0.1 requests/s is scheduled over 16m40s, longer than the stage timeout (5m0s)"},
+		{"closed duration", "load:\n  sweep: {concurrency: [2]}\n  duration: 30s\n", "bench.yaml:3: load.duration: a closed loop's stages are counted in requests"},
+		{"entry's block", "providers:\n  - type: ollama_openai\n    models: [m]\n    load:\n      rate: 0\n", "bench.yaml:5: providers[0].load.rate: must be more than 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			y := tc.yaml
+			if !strings.Contains(y, "providers:") {
+				y += loadProviders
+			}
+			_, err := config.Parse("bench.yaml", []byte(y), providers.Kinds)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+}
