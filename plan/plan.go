@@ -26,6 +26,10 @@ type Cell struct {
 	Repetition    int
 	// Suite indexes the cell's suite in the plan.
 	Suite int
+	// Stage is the cell's stage of its suite's load profile (nil without
+	// one); Ordinal its place in the stage (its slot in the schedule).
+	Stage   *Stage
+	Ordinal int
 }
 
 // Plan is the ordered work of a run. Cells of one suite are contiguous so a
@@ -45,6 +49,19 @@ func New(cfg *config.Config) *Plan {
 			for _, lvl := range p.ThinkingLevels {
 				s := Suite{Provider: p.Name, ProviderType: p.Type, Server: p.Server, Endpoint: EndpointKey(p.Server.Endpoint), Model: m, ThinkingLevel: lvl}
 				si := len(pl.Suites)
+				if p.Load.Staged() {
+					s.Stages = stages(p.Load, cfg.Run.Repetitions*len(cfg.PromptSet))
+					for sti := range s.Stages {
+						st := &s.Stages[sti]
+						for i := 0; i < st.Cells; i++ {
+							pl.Cells = append(pl.Cells, Cell{Provider: p, Model: m, ThinkingLevel: lvl,
+								Prompt: &cfg.PromptSet[i%len(cfg.PromptSet)], Repetition: i / len(cfg.PromptSet), Suite: si, Stage: st, Ordinal: i})
+							s.Cells++
+						}
+					}
+					pl.Suites = append(pl.Suites, s)
+					continue
+				}
 				for rep := 0; rep < cfg.Run.Repetitions; rep++ {
 					for qi := range cfg.PromptSet {
 						pl.Cells = append(pl.Cells, Cell{Provider: p, Model: m, ThinkingLevel: lvl,
@@ -62,6 +79,9 @@ func New(cfg *config.Config) *Plan {
 // Key returns the cell's key.
 func (c Cell) Key() results.Key {
 	k := results.Key{Provider: c.Provider.Name, ProviderType: c.Provider.Type, Model: c.Model, PromptID: c.Prompt.ID, Repetition: c.Repetition}
+	if c.Stage != nil {
+		k.Stage = c.Stage.Name
+	}
 	if c.ThinkingLevel != nil {
 		k.ThinkingLevel = *c.ThinkingLevel
 	}
@@ -100,6 +120,10 @@ type Suite struct {
 	ThinkingLevel *string
 	// Cells is how many cells the suite has in this run.
 	Cells int
+	// Stages are the suite's load stages in order (none without a load
+	// profile that sweeps or sets a rate). Shared by every copy of the
+	// suite: a plan's Without and Shard keep them whole.
+	Stages []Stage
 }
 
 // Shard returns shard i of n (1-based, as `bench run --shard i/n`): whole

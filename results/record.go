@@ -120,6 +120,46 @@ type Record struct {
 	// CheckErrors are the checks that ran and gave no verdict (a judge's
 	// or a command validator's failure): never a pass.
 	CheckErrors []CheckError `json:"check_errors,omitempty"`
+
+
+	// Serving metrics (every cell that streamed enough; null otherwise).
+
+	// ITLMS is the inter-token latency: the gaps between the cell's
+	// output deltas (answer, reasoning, tool calls) after the first, from
+	// their stamps; null with fewer than MinRateDeltas deltas.
+	ITLMS *ITL `json:"itl_ms,omitempty"`
+	// TPOTMS is the time per output token after the first: (e2e − TTFT) /
+	// (output tokens − 1), null when the decode window is too short (as
+	// tokens_per_s).
+	TPOTMS *float64 `json:"tpot_ms,omitempty"`
+	// PrefillTokensPerS is input tokens over the time to first token, or
+	// the server's own prompt-evaluation rate where it reports one.
+	PrefillTokensPerS *float64 `json:"prefill_tokens_per_s,omitempty"`
+
+	// Load: the cell's stage of its suite's load profile (absent without
+	// one). Times are offsets from the stage's start, in milliseconds.
+
+	// Stage is c=4, rate=2.5, warmup, or an auto sweep's sync, throughput,
+	// auto-1...; StageMode is concurrency or rate, StageLevel the streams
+	// or the requests per second (an auto stage's rate as it was chosen).
+	Stage      string   `json:"stage,omitempty"`
+	StageMode  string   `json:"stage_mode,omitempty"`
+	StageLevel *float64 `json:"stage_level,omitempty"`
+	// StageStartUS is when the stage began, µs since the epoch; EndedAtUS
+	// is the cell's end on the same scale: a stage's window, for its
+	// throughput.
+	StageStartUS int64 `json:"stage_start_us,omitempty"`
+	EndedAtUS    int64 `json:"ended_at_us,omitempty"`
+	// ScheduledAtMS is when the cell was due (an open loop's schedule; a
+	// closed loop's cell is due when a stream is free), SentAtMS when the
+	// generator started it; ScheduleSlipMS is the lateness that is the
+	// generator's own: sent − scheduled − slot_wait_ms.
+	ScheduledAtMS  *float64 `json:"scheduled_at_ms,omitempty"`
+	SentAtMS       *float64 `json:"sent_at_ms,omitempty"`
+	ScheduleSlipMS *float64 `json:"schedule_slip_ms,omitempty"`
+	// SlotWaitMS is the wait for a slot under load.max_concurrency
+	// (AIPerf's queue time).
+	SlotWaitMS *float64 `json:"slot_wait_ms,omitempty"`
 }
 
 // Key identifies a cell across runs: what a resumed run matches against the
@@ -132,11 +172,13 @@ type Key struct {
 	ThinkingLevel string `json:"thinking_level"`
 	PromptID      string `json:"prompt_id"`
 	Repetition    int    `json:"repetition"`
+	// Stage is the cell's load stage ("" without a load profile).
+	Stage string `json:"stage,omitempty"`
 }
 
 // Key returns the key of the cell the record came from.
 func (r *Record) Key() Key {
-	k := Key{Provider: r.Provider, ProviderType: r.ProviderType, Model: r.Model, PromptID: r.PromptID, Repetition: r.Repetition}
+	k := Key{Provider: r.Provider, ProviderType: r.ProviderType, Model: r.Model, PromptID: r.PromptID, Repetition: r.Repetition, Stage: r.Stage}
 	if r.ThinkingLevel != nil {
 		k.ThinkingLevel = *r.ThinkingLevel
 	}

@@ -18,7 +18,7 @@ type Cleaner interface {
 // where a record is cleaned, after the runner has put it together and
 // before anything writes, prints or exports it. Only the cell's
 // coordinates are left alone (record_type, run_id, provider,
-// provider_type, model, thinking_level, prompt_id): they are bench's own
+// provider_type, model, thinking_level, prompt_id, stage): they are bench's own
 // config, written as they are to config.json, and what resume, compare and
 // merge match cells by. A field added to Record, ToolCall, TimelineEvent,
 // Turn or TurnCall must be added here; TestScrubCoversRecord walks the
@@ -45,6 +45,7 @@ func (r *Record) Scrub(c Cleaner) {
 	texts(c, r.ExpectedTools)
 	r.Category = c.Text(r.Category)
 	texts(c, r.UnsafeActions)
+	r.StageMode = c.Text(r.StageMode)
 	for i := range r.ToolCallDetails {
 		tc := &r.ToolCallDetails[i]
 		tc.Name = c.Text(tc.Name)

@@ -26,7 +26,7 @@ func escaped(s string) string {
 // identity are the record's coordinates, which Scrub leaves as they are
 // (see Record.Scrub).
 var identity = map[string]bool{"record_type": true, "run_id": true, "provider": true, "provider_type": true,
-	"model": true, "thinking_level": true, "prompt_id": true}
+	"model": true, "thinking_level": true, "prompt_id": true, "stage": true}
 
 // fill sets every string the value can hold, by reflection, to text that
 // carries the key in the ways a server can send it: as it is, split by
