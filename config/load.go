@@ -407,6 +407,14 @@ func (c *Config) validateLoad(v *validator) {
 		p.Load.validate(v, []any{"providers", i, "load"})
 		p.Load.defaults()
 	}
+	if c.Run.Interleave {
+		for i := range c.Providers {
+			if c.Providers[i].Load.Staged() {
+				v.add("run.interleave", "a load sweep runs each suite's stages alone; interleaving would mix their loads (turn one off)")
+				break
+			}
+		}
+	}
 	if c.SLO != nil && c.SLO.Empty() {
 		v.add("slo", "sets no target: name ttft_ms, itl_ms, tpot_ms or e2e_ms")
 	}

@@ -58,6 +58,9 @@ func (c *chatCompletions) body(req Request) ([]byte, error) {
 	if c.request != nil {
 		c.request(&cr)
 	}
+	if req.MaxTokens > 0 {
+		cr.MaxTokens = req.MaxTokens
+	}
 	for _, t := range req.Tools {
 		params := t.Parameters
 		if params == nil {

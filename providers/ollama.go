@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"strconv"
@@ -167,6 +168,11 @@ func (o *Ollama) chatRequest(req Request) (*api.ChatRequest, error) {
 		Stream:    &stream,
 		Options:   o.options,
 		KeepAlive: o.opts.keepAlive,
+	}
+	if req.MaxTokens > 0 {
+		// The prompt's own cap, over the entry's: a copy, as the map is shared.
+		cr.Options = maps.Clone(o.options)
+		cr.Options["num_predict"] = req.MaxTokens
 	}
 	if req.System != "" {
 		cr.Messages = append(cr.Messages, api.Message{Role: "system", Content: req.System})

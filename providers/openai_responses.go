@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -187,7 +188,7 @@ func (o *OpenAIResponses) body(req Request) ([]byte, error) {
 		Model:           req.Model,
 		Input:           responsesItems(req),
 		Instructions:    req.System,
-		MaxOutputTokens: o.opts.MaxTokens,
+		MaxOutputTokens: cmp.Or(req.MaxTokens, o.opts.MaxTokens),
 		Temperature:     o.opts.Temperature,
 		Stream:          true,
 	}

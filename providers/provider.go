@@ -38,6 +38,10 @@ type Request struct {
 	// reasoning and the tool calls' arguments (run.max_output_bytes): the
 	// rest is counted, not kept. 0 means DefaultMaxOutputBytes.
 	MaxOutputBytes int
+	// MaxTokens caps the answer's tokens over the entry's max_tokens (a
+	// prompt's max_tokens, a synthetic prompt's output length); 0 keeps
+	// the entry's.
+	MaxTokens int
 	// Messages continue the conversation after Prompt, for the later turns
 	// of an agentic task: the model's earlier replies and what bench
 	// answered to their tool calls, in order. Empty for a single turn.

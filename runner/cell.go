@@ -47,6 +47,19 @@ type stamps struct {
 	chunks                    int
 	calls                     []bool // tool-call indexes seen
 	timeline                  []results.TimelineEvent
+	// lastOut is the last output delta of any kind (answer, tool call,
+	// reasoning); gaps are the times between them: the inter-token
+	// latencies, from the deltas' own stamps.
+	lastOut time.Time
+	gaps    []time.Duration
+}
+
+// out notes an output delta at now, for the inter-token gaps.
+func (k *stamps) out(now time.Time) {
+	if !k.lastOut.IsZero() {
+		k.gaps = append(k.gaps, max(now.Sub(k.lastOut), 0))
+	}
+	k.lastOut = now
 }
 
 func (k *stamps) add(at time.Time, e results.TimelineEvent) {
@@ -66,6 +79,7 @@ func (k *stamps) emit(e providers.Event) {
 		}
 		k.start, k.token, k.reasoning = now, time.Time{}, time.Time{}
 		k.lastAnswer, k.lastReasoning, k.answerN, k.reasoningN, k.chunks = time.Time{}, time.Time{}, 0, 0, 0
+		k.lastOut, k.gaps = time.Time{}, k.gaps[:0]
 		k.add(now, results.TimelineEvent{Event: results.EventRequestStart, Attempt: e.Attempt})
 	case providers.EventConnected:
 		k.add(now, results.TimelineEvent{Event: results.EventConnected, Detail: e.Text})
@@ -99,6 +113,7 @@ func (k *stamps) emit(e providers.Event) {
 		k.lastAnswer = now
 		k.answerN++
 		k.chunks++
+		k.out(now)
 	case providers.EventReasoning:
 		if e.Text == "" {
 			return
@@ -110,6 +125,7 @@ func (k *stamps) emit(e providers.Event) {
 		k.lastReasoning = now
 		k.reasoningN++
 		k.chunks++
+		k.out(now)
 	}
 }
 
@@ -193,6 +209,43 @@ func window(tokens, deltas int, first, last time.Time) rateWindow {
 		return rateWindow{}
 	}
 	return rateWindow{float64(tokens) * float64(deltas-1) / float64(deltas), w.Seconds()}
+}
+
+// serving fills the serving metrics of a single-turn cell: itl_ms from
+// the gaps between its output deltas, tpot_ms over the time after the
+// first output, prefill_tokens_per_s. ITL and TPOT stay null on short
+// answers, by the decode rates' rule (fewer than MinRateDeltas deltas, or
+// a window under MinRateWindow); first is the first output, or end.
+func serving(rec *results.Record, resp *providers.Response, k *stamps, first, end time.Time) {
+	deltas := k.answerN + k.reasoningN
+	window := end.Sub(first)
+	if deltas >= MinRateDeltas && k.lastOut.Sub(first) >= MinRateWindow {
+		rec.ITLMS = results.NewITL(k.gaps)
+	}
+	if out := resp.Usage.OutputTokens; out != nil && *out >= MinRateDeltas && deltas >= MinRateDeltas && window >= MinRateWindow {
+		rec.TPOTMS = ptr(math.Round(float64(window.Microseconds())/float64(*out-1)) / 1000)
+	}
+	rec.PrefillTokensPerS = prefillRate(rec, resp, k, first)
+}
+
+// prefillRate is the server's prompt-evaluation rate where it reports one
+// (Ollama's prompt_eval_count over prompt_eval_duration), else input
+// tokens over the time to first output; null without input tokens or
+// under a millisecond (a cached prompt says nothing of prefill then).
+func prefillRate(rec *results.Record, resp *providers.Response, k *stamps, first time.Time) *float64 {
+	if n, ok := resp.Metrics["prompt_eval_count"].(int); ok && n > 0 {
+		if d, ok := resp.Metrics["prompt_eval_ms"].(float64); ok && d >= 1 {
+			return ptr(math.Round(float64(n)/d*1000*100) / 100)
+		}
+	}
+	if rec.InputTokens == nil || *rec.InputTokens <= 0 || k.token.IsZero() && k.reasoning.IsZero() {
+		return nil
+	}
+	ttft := first.Sub(k.start)
+	if ttft < time.Millisecond {
+		return nil
+	}
+	return ptr(math.Round(float64(*rec.InputTokens)/ttft.Seconds()*100) / 100)
 }
 
 // cellTimes are what the runner needs of a cell's run beyond its record.
@@ -291,6 +344,7 @@ func runCellTimed(parent context.Context, cfg *config.Config, clock Clock, prov 
 	rec.ProviderMetrics = resp.Metrics
 	keepOutput(rec, resp, secrets, cfg.Run.MaxOutputBytes)
 	rec.TokensPerS, rec.ReasoningTokensPerS = rates(resp.Usage, &k)
+	serving(rec, resp, &k, first, end)
 	if resp.Load != nil && *resp.Load > ColdLoadThreshold {
 		rec.ColdStart, rec.LoadMS = true, ptr(msFine(*resp.Load))
 	}

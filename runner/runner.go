@@ -183,6 +183,11 @@ func (r *sweep) suite(si int, w *residency) bool {
 	s := r.o.Plan.Suites[si]
 	r.outs.SuiteStart(s)
 	r.warmup(si, w)
+	if len(s.Stages) > 0 {
+		ok := r.staged(si, w)
+		r.outs.SuiteEnd(s)
+		return ok
+	}
 	var wg sync.WaitGroup
 	ok := true
 	for _, c := range r.cells[si] {

@@ -87,6 +87,10 @@ func (r *sweep) warmup(si int, w *residency) {
 		// As many connections as the suite has cells in flight, opened
 		// now rather than by its first cells all at once.
 		n := min(first.Provider.Concurrency, r.cfg.Run.Concurrency)
+		if len(s.Stages) > 0 {
+			// A load profile sets its own streams.
+			n = streamsOf(s, n)
+		}
 		pctx, pcancel := context.WithTimeout(ctx, providers.ProbeTimeout)
 		if perr := pc.Preconnect(pctx, n); perr != nil && ctx.Err() == nil {
 			fmt.Fprintf(r.o.Log, "bench: warm-up of %s: %v\n", suiteName(s.Provider, s.Model, s.ThinkingLevel), perr)
