@@ -110,6 +110,28 @@ func (t Target) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m)
 }
 
+// UnmarshalJSON reads what MarshalJSON wrote (config.json, for reports).
+func (t *Target) UnmarshalJSON(b []byte) error {
+	var x float64
+	if json.Unmarshal(b, &x) == nil {
+		t.PerRequest = &x
+		return nil
+	}
+	var m map[string]float64
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("an SLO target is a number or {pNN: limit}: %w", err)
+	}
+	t.Percentiles = map[float64]float64{}
+	for k, v := range m {
+		p, ok := ParsePercentile(k)
+		if !ok {
+			return fmt.Errorf("%q is not a percentile", k)
+		}
+		t.Percentiles[p] = v
+	}
+	return nil
+}
+
 // SortedPercentiles lists the target's percentiles in order.
 func (t *Target) SortedPercentiles() []float64 {
 	ps := make([]float64, 0, len(t.Percentiles))

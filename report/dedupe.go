@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/config"
 	"fmt"
 	"hash/maphash"
 	"slices"
@@ -154,8 +155,9 @@ func plural(n int, one, many string) string {
 // its last record, handing records to the func start returns per pass (see
 // LoadEach). The common file has no duplicate and is read once; one with
 // duplicates is read again, keeping only last records.
-func aggregate(path string, start func() func(*results.Record)) (*aggregator, *dedupe, []results.Problem, int, error) {
+func aggregate(path string, slo *config.SLO, start func() func(*results.Record)) (*aggregator, *dedupe, []results.Problem, int, error) {
 	a, d := newAggregator(), newDedupe()
+	a.slo = slo
 	each := pass(start)
 	problems, nProblems, err := results.ReadFile(path, true, func(line int, r *results.Record) error {
 		d.see(line, r)
@@ -173,6 +175,7 @@ func aggregate(path string, start func() func(*results.Record)) (*aggregator, *d
 		return a, d, problems, nProblems, err
 	}
 	a, each = newAggregator(), pass(start)
+	a.slo = slo
 	_, _, err = results.ReadFile(path, true, func(line int, r *results.Record) error {
 		if d.last(line) {
 			a.Add(r)

@@ -28,6 +28,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 	writeRanking(&b, s)
 	writeSpeed(&b, s)
 	writeCost(&b, s)
+	writeCapacity(&b, s)
 	writeMatrix(&b, s)
 	writeTiers(&b, s)
 	writeAgentic(&b, s)

@@ -21,6 +21,8 @@ type estimator interface {
 	Stats() Stats
 	// Dist is the plotted distribution; called after Stats.
 	Dist() Dist
+	// Quantile is the p-quantile as Stats computes it; NaN without values.
+	Quantile(p float64) float64
 }
 
 // exact keeps every value and computes exact percentiles. Whole values
@@ -46,6 +48,21 @@ func (e *exact) Add(v float64) {
 		}
 		e.xs = append(e.xs, v)
 	}
+}
+
+func (e *exact) Quantile(p float64) float64 {
+	if e.xs != nil {
+		if len(e.xs) == 0 {
+			return math.NaN()
+		}
+		slices.Sort(e.xs)
+		return percentile(e.xs, p)
+	}
+	if len(e.ints) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(e.ints)
+	return percentile(e.ints, p)
 }
 
 func (e *exact) Stats() Stats {

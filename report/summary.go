@@ -33,6 +33,7 @@
 package report
 
 import (
+	"bench/config"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -126,6 +127,18 @@ type Group struct {
 	// Cost are the token totals and cost figures (cost.go), inline.
 	Cost
 
+	// Serving figures (capacity.go): ITLMS from the cells' merged gap
+	// histograms (within 1 %), TPOTMS and PrefillTokensPerS over the
+	// same cells as the latency; Goodput under the run's slo: block.
+	ITLMS             Stats    `json:"itl_ms"`
+	TPOTMS            Stats    `json:"tpot_ms"`
+	PrefillTokensPerS Stats    `json:"prefill_tokens_per_s"`
+	Goodput           *Goodput `json:"goodput,omitempty"`
+	// Stages are the suite's load stages in the order they ran, and
+	// Saturation where its sweep stopped scaling (none without a sweep).
+	Stages     []*Stage    `json:"stages,omitempty"`
+	Saturation *Saturation `json:"saturation,omitempty"`
+
 	// Tier is the group's tool-use tier (written to tiers.json, not here).
 	Tier *Tier `json:"-"`
 	// Dists are the distributions the latency Stats are computed over,
@@ -162,6 +175,9 @@ type Summary struct {
 	NDuplicateLines int               `json:"n_duplicate_lines,omitempty"`
 	SkippedLines    []results.Problem `json:"skipped_lines"`
 	Methods         Methods           `json:"methods"`
+	// SLO describes the run's slo: block goodput was counted against ("":
+	// none).
+	SLO string `json:"slo,omitempty"`
 	// Warnings are problems outside results.jsonl (an unreadable resource
 	// file) that cost some figures but not the report.
 	Warnings []string `json:"warnings,omitempty"`
@@ -233,6 +249,8 @@ type aggregator struct {
 	notRun map[Failure]int
 	// last is the group of the last record.
 	last *acc
+	// slo is the run's slo: block, for goodput (nil: none).
+	slo *config.SLO
 }
 
 type acc struct {
@@ -246,6 +264,7 @@ type acc struct {
 	cats             map[string]*Category
 	cells            map[string]*MatrixCell
 	hasTimes         bool
+	cap              *capacityAcc
 }
 
 func newAggregator() *aggregator {
@@ -285,7 +304,11 @@ func (a *aggregator) Add(r *results.Record) {
 	if r.ColdStart {
 		gr.NColdStart++
 	}
-	if success && !r.ColdStart {
+	// A load profile's warm-up stage warms the server: like a cold start,
+	// it counts for quality, not for speed.
+	speed := !r.ColdStart && r.Stage != "warmup"
+	a.addCapacity(g, r, speed)
+	if success && speed {
 		// A cold start measures the server loading the model, not the
 		// model: its speed stays out of the figures.
 		g.lat.Add(float64(r.E2EMS))
@@ -518,6 +541,7 @@ func (a *aggregator) summary() *Summary {
 		gr.Categories = g.cats
 		gr.Consistency = consistency(s.Prompts, g.cells)
 		gr.Cost.finish()
+		a.finishCapacity(g)
 		t := g.tool
 		t.classify()
 		t.route(&gr.Agentic, &gr.CallChecks, unsafeTasks(s.Prompts, g.cells))
@@ -634,11 +658,18 @@ func Load(runDir string) (*Summary, error) { return LoadEach(runDir, nil) }
 // finds which lines those are, dedupe.go): what the first pass's func
 // collected is then to be dropped.
 func LoadEach(runDir string, start func() func(*results.Record)) (*Summary, error) {
-	a, d, problems, nProblems, err := aggregate(rundir.Path(runDir, rundir.ResultsFile), start)
+	slo, err := readSLO(runDir)
+	if err != nil {
+		return nil, fmt.Errorf("report %s: %w", runDir, err)
+	}
+	a, d, problems, nProblems, err := aggregate(rundir.Path(runDir, rundir.ResultsFile), slo, start)
 	if err != nil {
 		return nil, fmt.Errorf("report %s: %w", runDir, err)
 	}
 	s := a.summary()
+	if slo != nil {
+		s.SLO = sloText(slo)
+	}
 	if d.lines > 0 {
 		s.NDuplicateLines = d.lines
 		s.Warnings = append(s.Warnings, d.warning())

@@ -1,0 +1,550 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strings"
+
+	"bench/config"
+	"bench/results"
+	"bench/rundir"
+)
+
+// Stage is one load stage of a group in summary.json: what the suite did
+// at one concurrency or one rate (docs/load.md).
+type Stage struct {
+	Stage string `json:"stage"`
+	// Mode is concurrency or rate; Level the streams or the offered rate
+	// (an auto stage's as it was chosen); Warmup marks the warm-up stage,
+	// which no figure of the group counts.
+	Mode   string   `json:"mode"`
+	Level  *float64 `json:"level"`
+	Warmup bool     `json:"warmup,omitempty"`
+
+	NTotal   int `json:"n_total"`
+	NSuccess int `json:"n_success"`
+	// NError counts the cells that got no answer (availability_status not
+	// ok) among those sent; NNotRun the cells the sweep did not send (it
+	// had stopped, or the stage timed out).
+	NError    int      `json:"n_error"`
+	NNotRun   int      `json:"n_not_run"`
+	ErrorRate *float64 `json:"error_rate"`
+	// NotRunReason is why cells were not sent, when some were not.
+	NotRunReason string `json:"not_run_reason,omitempty"`
+
+	// DurationS is from the stage's start to its last cell's end.
+	DurationS *float64 `json:"duration_s"`
+	// OfferedRate is the rate the schedule drew (cells − 1 over the
+	// first due time to the last): a Poisson stage of 30 requests at
+	// 30/s may draw 26/s. SentRate is the same over the sent times: what
+	// the generator achieved of it.
+	OfferedRate *float64 `json:"offered_rate"`
+	SentRate    *float64 `json:"sent_rate"`
+	// RequestThroughput is successful requests per second over the
+	// stage's duration; OutputTokensPerS and TotalTokensPerS their output
+	// and input + output tokens per second.
+	RequestThroughput *float64 `json:"request_throughput"`
+	OutputTokensPerS  *float64 `json:"output_tokens_per_s"`
+	TotalTokensPerS   *float64 `json:"total_tokens_per_s"`
+
+	TTFTMS         Stats `json:"ttft_ms"`
+	ITLMS          Stats `json:"itl_ms"`
+	TPOTMS         Stats `json:"tpot_ms"`
+	E2EMS          Stats `json:"e2e_ms"`
+	ScheduleSlipMS Stats `json:"schedule_slip_ms"`
+	SlotWaitMS     Stats `json:"slot_wait_ms"`
+
+	// Goodput is the requests that met every per-request SLO; null
+	// without an slo: block.
+	Goodput *Goodput `json:"goodput"`
+
+	acc *stageAcc
+}
+
+// Goodput is how many requests met the run's SLOs (vLLM's
+// request_goodput): a request counts when it answered and its ttft_ms,
+// e2e_ms, tpot_ms and itl_ms (its own p99 gap) are within every
+// per-request limit (a TPOT or ITL too short to measure does not fail).
+// Percentile targets are judged on the stage's distribution (SLOMet).
+type Goodput struct {
+	N int `json:"n"`
+	// Share is N over the cells sent; Rate N per second of the stage.
+	Share *float64 `json:"share"`
+	Rate  *float64 `json:"rate"`
+	// SLOMet says the stage met every percentile target (null when the
+	// SLO has none); Missed lists those it did not.
+	SLOMet *bool    `json:"slo_met"`
+	Missed []string `json:"missed,omitempty"`
+}
+
+// Saturation is where a group's sweep stopped scaling: for a rate sweep,
+// the highest rate it kept up with (answered at least KeptUpShare of the
+// rate its schedule offered); for a concurrency sweep, the last level whose
+// throughput grew by at least MinGain over the level before. Reached is
+// false when every level scaled (the sweep never found the limit).
+type Saturation struct {
+	Reached bool    `json:"reached"`
+	Stage   string  `json:"stage"`
+	Level   float64 `json:"level"`
+	// RequestThroughput is the stage's; MaxRequestThroughput the highest
+	// of any stage.
+	RequestThroughput    float64 `json:"request_throughput"`
+	MaxRequestThroughput float64 `json:"max_request_throughput"`
+	Rule                 string  `json:"rule"`
+}
+
+// Saturation rules.
+const (
+	KeptUpShare = 0.9
+	MinGain     = 0.25
+)
+
+type stageAcc struct {
+	ttft, itl, tpot, e2e, slip, wait estimator
+	itlM                             results.ITLMerge
+	start, lastEnd                   int64 // µs
+	firstSent, lastSent              float64
+	firstDue, lastDue                float64
+	sent                             int
+	outTokens, inTokens              int64
+	good                             int
+	ttftPer, e2ePer                  []float64 // for percentile targets: the same as ttft, e2e
+}
+
+// capacityAcc is a group's load and serving figures.
+type capacityAcc struct {
+	stages          map[string]*Stage
+	order           []string
+	itl             results.ITLMerge
+	tpot, prefill   estimator
+	good, judged    int
+	outTok, inTok   int64
+	minStart, maxUS int64
+}
+
+// slo is what the aggregator judges goodput against.
+func (a *aggregator) addCapacity(g *acc, r *results.Record, speed bool) {
+	c := g.cap
+	if c == nil {
+		c = &capacityAcc{stages: map[string]*Stage{}, tpot: &exact{}, prefill: &exact{}}
+		g.cap = c
+	}
+	success := r.AvailabilityStatus == results.StatusOK && r.Success
+	if speed && success {
+		c.itl.Add(r.ITLMS)
+		if r.TPOTMS != nil {
+			c.tpot.Add(*r.TPOTMS)
+		}
+		if r.PrefillTokensPerS != nil {
+			c.prefill.Add(*r.PrefillTokensPerS)
+		}
+	}
+	if r.Stage == "" || r.Stage == "warmup" {
+		if r.Stage == "" && a.slo != nil && sent(r) {
+			c.judged++
+			if a.meets(r) {
+				c.good++
+			}
+		}
+		if r.Stage == "" {
+			return
+		}
+	}
+	st := c.stages[r.Stage]
+	if st == nil {
+		st = &Stage{Stage: r.Stage, Mode: r.StageMode, Warmup: r.Stage == "warmup",
+			acc: &stageAcc{ttft: &exact{}, itl: &exact{}, tpot: &exact{}, e2e: &exact{}, slip: &exact{}, wait: &exact{}, firstSent: math.Inf(1), firstDue: math.Inf(1)}}
+		c.stages[r.Stage] = st
+		c.order = append(c.order, r.Stage)
+	}
+	if r.StageLevel != nil && st.Level == nil {
+		st.Level = ptrF(*r.StageLevel)
+	}
+	s := st.acc
+	st.NTotal++
+	if !sent(r) {
+		st.NNotRun++
+		if st.NotRunReason == "" && r.ErrorMessage != nil {
+			st.NotRunReason = *r.ErrorMessage
+		}
+		return
+	}
+	s.sent++
+	if r.AvailabilityStatus != results.StatusOK {
+		st.NError++
+	}
+	if r.StageStartUS > 0 && (s.start == 0 || r.StageStartUS < s.start) {
+		s.start = r.StageStartUS
+	}
+	s.lastEnd = max(s.lastEnd, r.EndedAtUS)
+	if r.SentAtMS != nil {
+		s.firstSent, s.lastSent = math.Min(s.firstSent, *r.SentAtMS), math.Max(s.lastSent, *r.SentAtMS)
+	}
+	if r.ScheduledAtMS != nil {
+		s.firstDue, s.lastDue = math.Min(s.firstDue, *r.ScheduledAtMS), math.Max(s.lastDue, *r.ScheduledAtMS)
+	}
+	if r.ScheduleSlipMS != nil {
+		s.slip.Add(*r.ScheduleSlipMS)
+	}
+	if r.SlotWaitMS != nil {
+		s.wait.Add(*r.SlotWaitMS)
+	}
+	if a.slo != nil && a.meets(r) {
+		s.good++
+	}
+	if !success {
+		return
+	}
+	st.NSuccess++
+	if r.OutputTokens != nil {
+		s.outTokens += int64(*r.OutputTokens)
+	}
+	if r.InputTokens != nil {
+		s.inTokens += int64(*r.InputTokens)
+	}
+	if r.ColdStart {
+		return
+	}
+	ttft, e2e, ok := preciseTimes(r)
+	if ok {
+		s.e2e.Add(e2e)
+		if !math.IsNaN(ttft) {
+			s.ttft.Add(ttft)
+		}
+	}
+	s.itlM.Add(r.ITLMS)
+	if r.TPOTMS != nil {
+		s.tpot.Add(*r.TPOTMS)
+	}
+}
+
+// sent says the cell was sent (not left out by a stopped sweep or a
+// stage timeout).
+func sent(r *results.Record) bool {
+	return r.FailureType == nil || (*r.FailureType != "sweep_stopped" && *r.FailureType != "stage_timeout")
+}
+
+// preciseTimes are the cell's TTFT and e2e in ms from its timeline's µs
+// (ttft_ms and e2e_ms are whole ms): from the last request written to the
+// first answer text or tool call after it, and to the end. TTFT is NaN
+// when there was none; ok is false without a timeline.
+func preciseTimes(r *results.Record) (ttft, e2e float64, ok bool) {
+	written, first, end := math.NaN(), math.NaN(), math.NaN()
+	for _, e := range r.Timeline {
+		switch e.Event {
+		case results.EventRequestWritten:
+			written, first = e.AtMS, math.NaN()
+		case results.EventFirstText, results.EventToolCall:
+			if math.IsNaN(first) {
+				first = e.AtMS
+			}
+		case results.EventEnd:
+			end = e.AtMS
+		}
+	}
+	if math.IsNaN(written) || math.IsNaN(end) {
+		if r.TTFTMS != nil {
+			return float64(*r.TTFTMS), float64(r.E2EMS), true
+		}
+		return math.NaN(), float64(r.E2EMS), true
+	}
+	return first - written, end - written, true
+}
+
+// meets says the request answered and met every per-request limit.
+func (a *aggregator) meets(r *results.Record) bool {
+	if r.AvailabilityStatus != results.StatusOK || !r.Success {
+		return false
+	}
+	ok := true
+	ttft, e2e, _ := preciseTimes(r)
+	a.slo.Each(func(metric string, t *config.Target) {
+		if t.PerRequest == nil {
+			return
+		}
+		lim := *t.PerRequest
+		switch metric {
+		case "ttft_ms":
+			ok = ok && !math.IsNaN(ttft) && ttft <= lim
+		case "e2e_ms":
+			ok = ok && e2e <= lim
+		case "tpot_ms":
+			ok = ok && (r.TPOTMS == nil || *r.TPOTMS <= lim)
+		case "itl_ms":
+			ok = ok && (r.ITLMS == nil || r.ITLMS.P99 <= lim)
+		}
+	})
+	return ok
+}
+
+// finishCapacity fills the group's serving figures, its stages and its
+// saturation point.
+func (a *aggregator) finishCapacity(g *acc) {
+	c := g.cap
+	gr := g.g
+	if c == nil {
+		return
+	}
+	gr.ITLMS = itlStats(&c.itl)
+	gr.TPOTMS, gr.PrefillTokensPerS = c.tpot.Stats(), c.prefill.Stats()
+	if a.slo != nil && c.judged > 0 {
+		gr.Goodput = &Goodput{N: c.good, Share: rate(c.good, c.judged)}
+		if gr.WallClockMS != nil && *gr.WallClockMS > 0 {
+			gr.Goodput.Rate = round(float64(c.good) / (float64(*gr.WallClockMS) / 1000))
+		}
+	}
+	for _, name := range c.order {
+		st := c.stages[name]
+		s := st.acc
+		st.ErrorRate = rate(st.NError, s.sent)
+		if s.start > 0 && s.lastEnd > s.start {
+			d := float64(s.lastEnd-s.start) / 1e6
+			st.DurationS = round(d)
+			st.RequestThroughput = round(float64(st.NSuccess) / d)
+			st.OutputTokensPerS = round(float64(s.outTokens) / d)
+			st.TotalTokensPerS = round(float64(s.outTokens+s.inTokens) / d)
+			if a.slo != nil {
+				st.Goodput = &Goodput{N: s.good, Share: rate(s.good, s.sent), Rate: round(float64(s.good) / d)}
+			}
+		}
+		if st.Mode == "rate" && s.sent > 1 && s.lastDue > s.firstDue {
+			st.OfferedRate = round(float64(s.sent-1) / ((s.lastDue - s.firstDue) / 1000))
+		}
+		if s.sent > 1 && s.lastSent > s.firstSent {
+			st.SentRate = round(float64(s.sent-1) / ((s.lastSent - s.firstSent) / 1000))
+		}
+		st.TTFTMS, st.E2EMS, st.TPOTMS = s.ttft.Stats(), s.e2e.Stats(), s.tpot.Stats()
+		st.ITLMS = itlStats(&s.itlM)
+		st.ScheduleSlipMS, st.SlotWaitMS = s.slip.Stats(), s.wait.Stats()
+		if a.slo != nil && st.Goodput != nil {
+			a.percentileTargets(st, s)
+		}
+		st.acc = nil
+		gr.Stages = append(gr.Stages, st)
+	}
+	gr.Saturation = saturation(gr.Stages)
+}
+
+// percentileTargets judges the SLO's percentile targets on a stage.
+func (a *aggregator) percentileTargets(st *Stage, s *stageAcc) {
+	any := false
+	met := true
+	a.slo.Each(func(metric string, t *config.Target) {
+		for _, p := range t.SortedPercentiles() {
+			any = true
+			lim := t.Percentiles[p]
+			var v float64
+			switch metric {
+			case "ttft_ms":
+				v = s.ttft.Quantile(p / 100)
+			case "e2e_ms":
+				v = s.e2e.Quantile(p / 100)
+			case "tpot_ms":
+				v = s.tpot.Quantile(p / 100)
+			case "itl_ms":
+				v = s.itlM.Quantile(p / 100)
+			}
+			if math.IsNaN(v) || v > lim {
+				met = false
+				st.Goodput.Missed = append(st.Goodput.Missed, fmt.Sprintf("%s %s %s > %g", metric, config.PercentileName(p), fmtNaN(v), lim))
+			}
+		}
+	})
+	if any {
+		st.Goodput.SLOMet = &met
+	}
+}
+
+func fmtNaN(v float64) string {
+	if math.IsNaN(v) {
+		return "none"
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+// itlStats are a merged ITL's percentiles (nearest rank, within
+// results.ITLRelErr) and mean.
+func itlStats(m *results.ITLMerge) Stats {
+	if m.N() == 0 {
+		return Stats{}
+	}
+	return Stats{P50: round(m.Quantile(0.5)), P95: round(m.Quantile(0.95)), P99: round(m.Quantile(0.99)), Mean: round(m.Mean())}
+}
+
+// saturation finds where a sweep stopped scaling (see Saturation), over
+// its stages other than the warm-up, in level order.
+func saturation(stages []*Stage) *Saturation {
+	var sw []*Stage
+	for _, s := range stages {
+		if !s.Warmup && s.Level != nil && s.RequestThroughput != nil {
+			sw = append(sw, s)
+		}
+	}
+	if len(sw) < 2 {
+		return nil
+	}
+	sort.SliceStable(sw, func(i, j int) bool {
+		if sw[i].Mode != sw[j].Mode {
+			return sw[i].Mode < sw[j].Mode
+		}
+		return *sw[i].Level < *sw[j].Level
+	})
+	peak := 0.0
+	for _, s := range sw {
+		peak = math.Max(peak, *s.RequestThroughput)
+	}
+	out := &Saturation{MaxRequestThroughput: peak}
+	pick := func(s *Stage, reached bool) *Saturation {
+		out.Stage, out.Level, out.RequestThroughput, out.Reached = s.Stage, *s.Level, *s.RequestThroughput, reached
+		return out
+	}
+	rates := sw[0].Mode == "rate" && sw[len(sw)-1].Mode == "rate"
+	if rates {
+		out.Rule = fmt.Sprintf("the highest rate answered at %.0f %% or more of the rate its schedule offered", KeptUpShare*100)
+		var last *Stage
+		for _, s := range sw {
+			offered := *s.Level
+			if s.OfferedRate != nil {
+				offered = *s.OfferedRate
+			}
+			if *s.RequestThroughput < KeptUpShare*offered {
+				if last == nil {
+					return pick(s, true)
+				}
+				return pick(last, true)
+			}
+			last = s
+		}
+		return pick(last, false)
+	}
+	out.Rule = fmt.Sprintf("the last level whose request throughput grew by %.0f %% or more of what its extra streams would add to a server that scaled perfectly", MinGain*100)
+	for i := 1; i < len(sw); i++ {
+		ideal := *sw[i].Level / *sw[i-1].Level
+		if *sw[i].RequestThroughput < (1+MinGain*(ideal-1))**sw[i-1].RequestThroughput {
+			return pick(sw[i-1], true)
+		}
+	}
+	return pick(sw[len(sw)-1], false)
+}
+
+// readSLO reads the slo block of the run's config.json (none when the
+// file or the block is missing: goodput is then null).
+func readSLO(runDir string) (*config.SLO, error) {
+	b, err := os.ReadFile(rundir.Path(runDir, rundir.ConfigFile))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		SLO *config.SLO `json:"slo"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("%s: slo: %w", rundir.ConfigFile, err)
+	}
+	if doc.SLO != nil && doc.SLO.Empty() {
+		return nil, nil
+	}
+	return doc.SLO, nil
+}
+
+// sloText describes the SLO for summary.md.
+func sloText(s *config.SLO) string {
+	var parts []string
+	s.Each(func(metric string, t *config.Target) {
+		if t.PerRequest != nil {
+			parts = append(parts, fmt.Sprintf("%s ≤ %g per request", metric, *t.PerRequest))
+		}
+		for _, p := range t.SortedPercentiles() {
+			parts = append(parts, fmt.Sprintf("%s %s ≤ %g", metric, config.PercentileName(p), t.Percentiles[p]))
+		}
+	})
+	return strings.Join(parts, ", ")
+}
+
+func ptrF(v float64) *float64 { return &v }
+
+// writeCapacity is summary.md's load section: a table per sweep (level,
+// requests/s achieved, output tokens/s, TTFT p50 and p99, ITL p99,
+// goodput, errors) and where it saturated.
+func writeCapacity(b *strings.Builder, s *Summary) {
+	any := false
+	for _, g := range s.Groups {
+		any = any || len(g.Stages) > 0
+	}
+	if !any {
+		return
+	}
+	b.WriteString("## Capacity\n\n")
+	b.WriteString("Each load stage of a suite, in the order it ran: requests/s and tokens/s are the stage's answered requests over its duration " +
+		"(its start to its last answer); TTFT and e2e from the timeline's microseconds; ITL from the cells' merged gap histograms (within 1 %). " +
+		"The warm-up stage counts for nothing.")
+	if s.SLO != "" {
+		fmt.Fprintf(b, " Goodput is the share of a stage's requests that answered within every per-request target (%s).", md(s.SLO))
+	}
+	b.WriteString("\n\n")
+	for _, g := range ranked(s) {
+		if len(g.Stages) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "### %s\n\n", md(g.Label()))
+		b.WriteString("| stage | level | sent/s | req/s | output tok/s | TTFT p50 | TTFT p99 | ITL p99 | TPOT p50 | slip p99 | goodput | errors |\n")
+		b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		for _, st := range g.Stages {
+			lvl := "–"
+			if st.Level != nil {
+				lvl = fmt.Sprintf("%g", *st.Level)
+				if st.Mode == "rate" {
+					lvl += "/s"
+				}
+			}
+			good := "–"
+			if st.Goodput != nil {
+				good = pct(st.Goodput.Share)
+				if st.Goodput.SLOMet != nil && !*st.Goodput.SLOMet {
+					good += " (missed " + md(strings.Join(st.Goodput.Missed, "; ")) + ")"
+				}
+			}
+			errs := fmt.Sprintf("%d/%d", st.NError, st.NTotal-st.NNotRun)
+			if st.NNotRun > 0 {
+				errs += fmt.Sprintf(", %d not run", st.NNotRun)
+			}
+			name := md(st.Stage)
+			if st.Warmup {
+				name += " (not counted)"
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, lvl, num(st.SentRate), num(st.RequestThroughput),
+				num(st.OutputTokensPerS), msFine(st.TTFTMS.P50), msFine(st.TTFTMS.P99), msFine(st.ITLMS.P99), msFine(st.TPOTMS.P50),
+				msFine(st.ScheduleSlipMS.P99), good, errs)
+		}
+		b.WriteString("\n")
+		if sat := g.Saturation; sat != nil {
+			if sat.Reached {
+				fmt.Fprintf(b, "Saturation: %s (%.1f requests/s; the most any stage answered: %.1f), %s.\n\n", md(sat.Stage), sat.RequestThroughput, sat.MaxRequestThroughput, sat.Rule)
+			} else {
+				fmt.Fprintf(b, "Saturation not reached: every level scaled (%s); the most answered: %.1f requests/s.\n\n", sat.Rule, sat.MaxRequestThroughput)
+			}
+		}
+		for _, st := range g.Stages {
+			if st.NotRunReason != "" {
+				fmt.Fprintf(b, "Stage %s: %s\n\n", md(st.Stage), md(shorten(st.NotRunReason, 300)))
+				break
+			}
+		}
+	}
+}
+
+// msFine is a millisecond figure with the precision it needs.
+func msFine(v *float64) string {
+	switch {
+	case v == nil:
+		return "–"
+	case *v < 10:
+		return fmt.Sprintf("%.2f ms", *v)
+	}
+	return fmt.Sprintf("%.0f ms", *v)
+}
