@@ -202,6 +202,9 @@ func (c *comparison) newCell(k cellKey) *Cell {
 	t := c.base.tab
 	out := &Cell{Provider: t.str(k.provider), ProviderType: t.str(k.providerType), Model: t.str(k.model), PromptID: t.str(k.prompt),
 		Repetition: k.rep, Changes: noChanges[:0:0], k: k}
+	if k.stage != 0 {
+		out.Stage = t.str(k.stage)
+	}
 	if k.thinking != 0 {
 		out.ThinkingLevel = &t.strs[k.thinking]
 	}

@@ -227,7 +227,9 @@ type Cell struct {
 	ThinkingLevel *string `json:"thinking_level"`
 	PromptID      string  `json:"prompt_id"`
 	Repetition    int     `json:"repetition"`
-	Verdict       string  `json:"verdict"`
+	// Stage is the cell's load stage (docs/load.md), absent without one.
+	Stage   string `json:"stage,omitempty"`
+	Verdict string `json:"verdict"`
 	// Category is what a regression (quality or availability) or drift
 	// counts as for --fail-on.
 	Category string `json:"category,omitempty"`
@@ -260,7 +262,7 @@ type Cell struct {
 
 // key is the cell's results key.
 func (c *Cell) key() results.Key {
-	k := results.Key{Provider: c.Provider, ProviderType: c.ProviderType, Model: c.Model, PromptID: c.PromptID, Repetition: c.Repetition}
+	k := results.Key{Provider: c.Provider, ProviderType: c.ProviderType, Model: c.Model, PromptID: c.PromptID, Repetition: c.Repetition, Stage: c.Stage}
 	if c.ThinkingLevel != nil {
 		k.ThinkingLevel = *c.ThinkingLevel
 	}

@@ -46,6 +46,8 @@ type runData struct {
 type cellKey struct {
 	provider, providerType, model, thinking, prompt uint32
 	rep                                             int
+	// stage is the cell's load stage (0: none).
+	stage uint32
 }
 
 // cell is one results line reduced to what the comparison needs (about a
@@ -424,6 +426,9 @@ func (r *runData) add(line int, rec *results.Record) error {
 	t := r.tab
 	k := cellKey{provider: t.id(rec.Provider), providerType: t.id(rec.ProviderType), model: t.id(rec.Model),
 		prompt: t.id(rec.PromptID), rep: rec.Repetition}
+	if rec.Stage != "" {
+		k.stage = t.id(rec.Stage)
+	}
 	if rec.ThinkingLevel != nil {
 		k.thinking = t.id(*rec.ThinkingLevel)
 	}
@@ -498,6 +503,9 @@ func keyString(k results.Key) string {
 	s := k.Provider + "/" + k.Model
 	if k.ThinkingLevel != "" {
 		s += " (" + k.ThinkingLevel + ")"
+	}
+	if k.Stage != "" {
+		s += " stage " + k.Stage
 	}
 	return fmt.Sprintf("%s %s rep %d", s, k.PromptID, k.Repetition)
 }
