@@ -62,6 +62,9 @@ type view struct {
 
 	Metrics []metricView
 
+	// Capacity is the load sweeps' stages, one row each (capacity.go).
+	Capacity []capacityRow
+
 	Resources     []resRow
 	ResourcesMore int
 	HasTimeline   bool
@@ -189,6 +192,8 @@ type page struct {
 	// Cost are the groups with a cost, in ranking order, for the
 	// cost-vs-pass-rate plot.
 	Cost []pageCost `json:"cost"`
+	// Sweeps are the groups' load sweeps, for the capacity curves.
+	Sweeps []pageSweep `json:"sweeps"`
 }
 
 type pageCost struct {
@@ -385,6 +390,7 @@ func newView(d *Data) (*view, error) {
 		v.Metrics = append(v.Metrics, mv)
 	}
 	v.HasTimeline = v.Data.Timeline != nil
+	v.Data.Sweeps, v.Capacity = newSweeps(ranked)
 	return v, nil
 }
 

@@ -639,6 +639,53 @@
 		}
 	}
 
+	// ---- capacity curves -----------------------------------------------------
+
+	// capacity draws one sweep: latency against answered requests/s
+	// ("latency"), or answered and good requests/s against the offered
+	// level ("goodput") with the saturation point marked.
+	function capacity(el, kind) {
+		const sw = D.sweeps[+el.dataset.sweep];
+		const pts = sw.points.filter(p => p.throughput != null);
+		let data, series, axes, scales;
+		const unit = sw.mode === "rate" ? "req/s offered" : "streams";
+		if (kind === "latency") {
+			pts.sort((a, b) => a.throughput - b.throughput);
+			data = [pts.map(p => p.throughput), pts.map(p => p.ttft_p50), pts.map(p => p.ttft_p99), pts.map(p => p.e2e_p99), pts.map(p => p.itl_p99)];
+			series = [{ label: "answered req/s", value: (u, v) => v == null ? "–" : v.toFixed(1) },
+				{ label: "TTFT p50", stroke: color(0), width: 1.5, value: (u, v) => fmtMS(v) },
+				{ label: "TTFT p99", stroke: color(1), width: 1.5, value: (u, v) => fmtMS(v) },
+				{ label: "e2e p99", stroke: color(2), width: 1.5, value: (u, v) => fmtMS(v) },
+				{ label: "ITL p99", stroke: color(3), width: 1.5, value: (u, v) => fmtMS(v) }];
+			scales = { x: { time: false }, y: { distr: 3 } };
+			axes = [{ label: "answered requests/s" }, { label: "ms (log)", size: 60, values: (u, s) => s.map(v => trimNum(v)) }];
+		} else {
+			pts.sort((a, b) => a.level - b.level);
+			data = [pts.map(p => p.level), pts.map(p => p.throughput), pts.map(p => p.goodput_rate)];
+			series = [{ label: unit, value: (u, v) => v == null ? "–" : trimNum(v) },
+				{ label: "answered req/s", stroke: color(0), width: 1.5, value: (u, v) => v == null ? "–" : v.toFixed(1) },
+				{ label: "goodput req/s", stroke: color(2), width: 1.5, value: (u, v) => v == null ? "–" : v.toFixed(1) }];
+			scales = { x: { time: false }, y: { range: (u, lo, hi) => [0, hi > 0 ? hi * 1.1 : 1] } };
+			axes = [{ label: unit }, { label: "requests/s", size: 60 }];
+		}
+		for (const s of series.slice(1)) s.points = { show: true, size: 6 };
+		const opts = {
+			width: Math.max(320, (el.clientWidth || 480)),
+			height: 280, scales: scales, axes: axes, series: series,
+			hooks: kind === "goodput" && sw.saturation != null ? { draw: [u => {
+				const ctx = u.ctx, b = u.bbox, x = u.valToPos(sw.saturation, "x", true);
+				ctx.save();
+				ctx.strokeStyle = "#c53030"; ctx.setLineDash([6, 4]); ctx.lineWidth = 1.5 * (uPlot.pxRatio || 1);
+				ctx.beginPath(); ctx.moveTo(x, b.top); ctx.lineTo(x, b.top + b.height); ctx.stroke();
+				ctx.fillStyle = "#c53030"; ctx.font = FONT;
+				ctx.fillText("saturation", x + 4, b.top + 12);
+				ctx.restore();
+			}] } : {},
+		};
+		charts.push(new uPlot(opts, data, el));
+		el.dataset.points = String(pts.length);
+	}
+
 	// ---- driver --------------------------------------------------------------
 
 	function guarded(el, name, fn) {
@@ -669,6 +716,8 @@
 			if (name.startsWith("box-")) guarded(el, name, () => boxPlot(el, metrics[el.dataset.metric]));
 			else if (name.startsWith("pct-")) guarded(el, name, () => pctChart(el, metrics[el.dataset.metric]));
 			else if (name === "heatmap") guarded(el, name, () => heatmap(el));
+			else if (name.startsWith("capacity-latency-")) guarded(el, name, () => capacity(el, "latency"));
+			else if (name.startsWith("capacity-goodput-")) guarded(el, name, () => capacity(el, "goodput"));
 			else if (name === "timeline" && D.timeline) guarded(el, name, () => timeline(el));
 			else if (name === "cost" && D.cost) guarded(el, name, () => costPlot(el));
 		}
