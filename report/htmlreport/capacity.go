@@ -34,7 +34,7 @@ type pagePoint struct {
 // capacityRow is one stage in the capacity section's table.
 type capacityRow struct {
 	Sweep, Stage, Level, Throughput, OutputTPS, TTFT50, TTFT99, ITL99, Goodput, Errors string
-	Saturation                                                                        bool
+	Saturation                                                                         bool
 }
 
 // newSweeps lays out the sweeps of the ranked groups.
