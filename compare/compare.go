@@ -40,8 +40,11 @@ var verdictOrder = []string{Regression, Improvement, Drift, Unavailable, Changed
 
 // Categories of findings, the words of --fail-on.
 const (
-	Quality      = "quality"
-	Latency      = "latency"
+	Quality = "quality"
+	Latency = "latency"
+	// CapacityCat: a load stage's throughput or goodput, or the
+	// saturation point (capacity.go).
+	CapacityCat  = "capacity"
 	Availability = "availability"
 	DriftCat     = "drift"
 	// Cost: a group's mean cost of a cell rose beyond CostThreshold. It
@@ -50,7 +53,7 @@ const (
 )
 
 // Categories lists the categories --fail-on accepts.
-var Categories = []string{Quality, Latency, Availability, DriftCat, Cost}
+var Categories = []string{Quality, Latency, CapacityCat, Availability, DriftCat, Cost}
 
 // Gate verdicts (compare.json "verdict").
 const (
@@ -97,11 +100,11 @@ type Options struct {
 
 // DefaultOptions returns the gate's defaults: alpha 0.05, a 10 % and 5 ms
 // latency threshold (1 token/s for throughput), 4 samples a side, Holm,
-// failing on quality, latency and availability; a 10 % cost threshold,
-// which fails the gate only with --fail-on cost.
+// failing on quality, latency, capacity and availability; a 10 % cost
+// threshold, which fails the gate only with --fail-on cost.
 func DefaultOptions() Options {
 	return Options{Alpha: 0.05, LatencyThreshold: 0.10, LatencyFloorMS: 5, TokensPerSFloor: 1, MinSamples: 4,
-		Correction: stats.Holm, FailOn: []string{Quality, Latency, Availability}, CostThreshold: 0.10}
+		Correction: stats.Holm, FailOn: []string{Quality, Latency, CapacityCat, Availability}, CostThreshold: 0.10}
 }
 
 // Validate reports the first unusable option, naming it as the flag does.
@@ -122,8 +125,8 @@ func (o Options) Validate() error {
 		}
 	}
 	for _, m := range o.RequireJudged {
-		if m != Latency && !slices.Contains(AllMetrics, m) {
-			return fmt.Errorf("require-judged %q: must be one of latency, %s", m, strings.Join(AllMetrics, ", "))
+		if m != Latency && m != CapacityCat && !slices.Contains(AllMetrics, m) && !slices.Contains(CapacityMetrics, m) {
+			return fmt.Errorf("require-judged %q: must be one of latency, capacity, %s", m, strings.Join(append(slices.Clone(AllMetrics), CapacityMetrics...), ", "))
 		}
 	}
 	return nil
@@ -198,7 +201,8 @@ func (r *Result) Failed() bool { return r.Verdict != VerdictOK }
 // of a group or of one prompt.
 type Finding struct {
 	Category string `json:"category"`
-	// Scope is cell, group, category or prompt.
+	// Scope is cell, group, category, prompt or stage (a load stage's
+	// capacity).
 	Scope string `json:"scope"`
 	// FailsGate says the category is one of --fail-on.
 	FailsGate     bool    `json:"fails_gate"`
@@ -207,10 +211,13 @@ type Finding struct {
 	Model         string  `json:"model"`
 	ThinkingLevel *string `json:"thinking_level"`
 	PromptID      string  `json:"prompt_id,omitempty"`
-	Repetition    *int    `json:"repetition,omitempty"`
-	// Metric names what regressed at group, category or prompt scope:
-	// pass_rate, tool_use_success, category_pass_rate:<category>, tier,
-	// ttft_ms, e2e_ms, tokens_per_s.
+	// Stage is the load stage of a stage-scope finding.
+	Stage      string `json:"stage,omitempty"`
+	Repetition *int   `json:"repetition,omitempty"`
+	// Metric names what regressed at group, category, prompt or stage
+	// scope: pass_rate, tool_use_success, category_pass_rate:<category>,
+	// tier, ttft_ms, e2e_ms, tokens_per_s, request_throughput, goodput,
+	// saturation.
 	Metric  string `json:"metric,omitempty"`
 	Message string `json:"message"`
 	// Suspect says why a latency finding may not be the model's or the
@@ -386,6 +393,13 @@ func methods(opt Options) map[string]string {
 		"infrastructure": "cells that never reached the model (skipped_unavailable, auth_error, rate_limited, cancelled) are " +
 			"counted apart and never judged for quality; a cell that reached the model in the base run and not in the new one " +
 			"is an availability regression",
+		"capacity": fmt.Sprintf("per group and load stage run in both (same stage name: same mode and level; the warm-up left out): "+
+			"answered requests/s in %d equal windows of the stage's span on each side (fewer when the stage sent fewer cells), judged "+
+			"as a latency metric (Mann-Whitney U, Hodges-Lehmann shift, %s over every stage at alpha/2, %g%% threshold, %d samples a "+
+			"side; a drop is the regression); goodput (sent cells meeting every per-request SLO of an slo block both runs share) by "+
+			"Fisher's exact test, Holm over the stages at alpha/2; the saturation point (summary.json's rule on each run) moving is a "+
+			"change only when a stage between the two points changed its throughput or goodput significantly the same way",
+			CapacityWindows, opt.Correction, 100*opt.LatencyThreshold, opt.MinSamples),
 		"latency": fmt.Sprintf("ttft_ms, e2e_ms and tokens_per_s of successful warm cells (not cold_start) of unchanged prompts. "+
 			"Per prompt: medians, delta %%, two-sided Mann-Whitney U p-value, Hodges-Lehmann shift with a 95%% CI. "+
 			"Per group, like with like: only the prompts with samples in both runs, compared within each prompt and combined "+

@@ -98,6 +98,28 @@
 // fails the gate (verdict not_judged) when a named metric was judged
 // nowhere.
 //
+// # Capacity
+//
+// A run with a load profile (docs/load.md) records each cell's stage
+// (c=4, rate=15...). Per group, each stage both runs ran (the warm-up
+// left out) is judged with the same statistics and not-judged rules as
+// latency: its answered requests per second in CapacityWindows equal
+// windows of the stage's span on each side (fewer windows when the stage
+// sent fewer cells, so a short stage is "too few samples", as a short
+// latency sample is) are compared by Mann-Whitney U and the
+// Hodges-Lehmann shift, one family over every stage of every group at
+// Alpha/2 with the chosen correction, the latency threshold and a drop
+// the regression; goodput, the share of sent cells meeting every
+// per-request SLO, by Fisher's exact test, Holm over the stages at
+// Alpha/2, and not judged without an slo block or when the runs' blocks
+// differ. The saturation point (report.FindSaturation on each run) is one
+// figure a run with no test of its own: it moving is a regression or an
+// improvement only when a stage between the two points changed its
+// throughput or goodput significantly the same way, "~" when the stages
+// between were judged unchanged, and not judged otherwise. A stage in one
+// run only, sweeps of other stages, and machine load are not judged, and
+// said. Capacity findings are the category "capacity" of --fail-on.
+//
 // # Schema
 //
 // compare reads results.jsonl through results.Scan, strictly: results

@@ -53,6 +53,9 @@ type Group struct {
 	// Cost compares what the group's cells cost (null when no cell has a
 	// cost in both runs).
 	Cost *CostChange `json:"cost"`
+	// Capacity is the group's load stages judged (absent when neither
+	// run had a load profile; capacity.go).
+	Capacity *Capacity `json:"capacity,omitempty"`
 
 	key   groupKey
 	label string
@@ -195,6 +198,9 @@ func (c *comparison) judgeGroups() error {
 	c.tiers(groups)
 	c.costs(groups)
 	if err := c.latency(groups); err != nil {
+		return err
+	}
+	if err := c.capacity(); err != nil {
 		return err
 	}
 	for _, g := range c.res.Groups {

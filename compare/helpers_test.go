@@ -43,6 +43,8 @@ type runSpec struct {
 	noInventory   bool
 	// info, when set, is run.json (its run id filled in).
 	info *rundir.RunInfo
+	// slo is config.json's slo block (none when nil).
+	slo any
 }
 
 // defaultPrompts: P0 text, P1 a native tool prompt, P2 a text-tool prompt.
@@ -158,6 +160,9 @@ func writeRun(t testing.TB, parent string, s runSpec) string {
 			"run":        map[string]any{"id": s.id, "concurrency": 2, "repetitions": 1, "timeout": "1m0s", "max_output_bytes": 65536},
 			"providers":  []any{map[string]any{"name": "ollama", "type": "ollama", "concurrency": 2, "models": []string{"m"}}},
 			"prompt_set": s.prompts,
+		}
+		if s.slo != nil {
+			cfg["slo"] = s.slo
 		}
 		mustWriteJSON(t, filepath.Join(dir, rundir.ConfigFile), cfg)
 	}

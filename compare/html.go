@@ -169,11 +169,8 @@ func WriteHTML(w io.Writer, r *Result) error {
 		v.Cells = append(v.Cells, htmlCell{Where: where, Verdict: c.Verdict, Category: c.Category, Why: oneLine(cellSummary(c), 2000),
 			Gate: (c.Verdict == Regression || c.Verdict == Drift) && r.Options.failsOn(c.Category)})
 	}
-	for _, m := range AllMetrics {
+	for _, m := range judgedMetrics(r.Judgement) {
 		j := r.Judgement[m]
-		if j == nil {
-			continue
-		}
 		hj := htmlJudgement{Metric: m, Judged: fmt.Sprintf("%d of %d", j.Judged, j.Total()), NotJudged: "-", Missing: slices.Contains(r.Unjudged, m)}
 		if j.Total() > j.Judged {
 			hj.NotJudged = fmt.Sprintf("%d (%s)", j.Total()-j.Judged, reasonCounts(j.NotJudged))
@@ -205,6 +202,18 @@ func WriteHTML(w io.Writer, r *Result) error {
 					hl.Prompts = append(hl.Prompts, htmlFigure{p.PromptID + " " + figure(m, pv), figureClass(pv)})
 				}
 			}
+		}
+		for _, l := range capacityLines(g) {
+			cls := ""
+			switch l.change {
+			case stats.Regression:
+				cls = "bad"
+			case stats.Improvement:
+				cls = "good"
+			case stats.NotJudged:
+				cls = "note"
+			}
+			hl.Figures = append(hl.Figures, htmlFigure{"capacity " + l.text, cls})
 		}
 		// What was not judged, per reason: one line each, not one a prompt.
 		for i, k := range order {

@@ -44,6 +44,20 @@ func judgement(groups []*Group) map[string]*Judgement {
 		}
 	}
 	for _, g := range groups {
+		if g.Capacity != nil {
+			for _, m := range CapacityMetrics {
+				if out[m] == nil {
+					out[m] = &Judgement{NotJudged: map[string]int{}}
+				}
+			}
+			for _, s := range g.Capacity.Stages {
+				if s.Throughput != nil {
+					count(MetricThroughput, s.Throughput.Judged(), s.Throughput.NotJudged)
+				}
+				count(MetricGoodput, s.Goodput.Change != string(stats.NotJudged), s.Goodput.NotJudged)
+			}
+			count(MetricSaturation, g.Capacity.Saturation.Change != string(stats.NotJudged), g.Capacity.Saturation.NotJudged)
+		}
 		count(MetricPassRate, g.PassRate.Change != string(stats.NotJudged), g.PassRate.NotJudged)
 		count(MetricToolUse, g.ToolUse.Change != string(stats.NotJudged), g.ToolUse.NotJudged)
 		count(MetricTier, g.Tier.Change != string(stats.NotJudged), g.Tier.NotJudged)
@@ -61,13 +75,28 @@ func judgement(groups []*Group) map[string]*Judgement {
 	return out
 }
 
+// judgedMetrics are AllMetrics, then the capacity metrics when a group
+// had load stages, in display order.
+func judgedMetrics(j map[string]*Judgement) []string {
+	var out []string
+	for _, m := range append(slices.Clone(AllMetrics), CapacityMetrics...) {
+		if j[m] != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // expandMetrics turns --require-judged's words into metrics.
 func expandMetrics(names []string) []string {
 	var out []string
 	for _, n := range names {
-		if n == Latency {
+		switch n {
+		case Latency:
 			out = append(out, Metrics...)
-		} else {
+		case CapacityCat:
+			out = append(out, CapacityMetrics...)
+		default:
 			out = append(out, n)
 		}
 	}
@@ -91,11 +120,8 @@ func unjudged(j map[string]*Judgement, required []string) []string {
 func notJudgedText(r *Result) string {
 	total, judged := 0, 0
 	why := map[string]int{}
-	for _, m := range AllMetrics {
+	for _, m := range judgedMetrics(r.Judgement) {
 		j := r.Judgement[m]
-		if j == nil {
-			continue
-		}
 		total += j.Total()
 		judged += j.Judged
 		for k, v := range j.NotJudged {
@@ -132,8 +158,11 @@ func reasonCounts(why map[string]int) string {
 
 // unit is a latency metric's unit.
 func unit(metric string) string {
-	if metric == MetricTPS {
+	switch metric {
+	case MetricTPS:
 		return "tok/s"
+	case MetricThroughput:
+		return "req/s"
 	}
 	return "ms"
 }

@@ -66,7 +66,7 @@ func (c *comparison) machineLoad() {
 			continue
 		}
 		n := 0
-		mark := func(prompt, metric string, v *stats.Verdict) {
+		mark := func(cat, stage, prompt, metric string, v *stats.Verdict) {
 			if v == nil || v.Change != suspect {
 				return
 			}
@@ -75,20 +75,25 @@ func (c *comparison) machineLoad() {
 			v.Change, v.NotJudged = stats.NotJudged, WhyMachineLoad
 			for i := range c.res.Findings {
 				f := &c.res.Findings[i]
-				if f.Category == Latency && f.Metric == metric && f.PromptID == prompt && f.Provider == g.Provider && f.Model == g.Model &&
+				if f.Category == cat && f.Metric == metric && f.PromptID == prompt && f.Stage == stage && f.Provider == g.Provider && f.Model == g.Model &&
 					ptrEq(f.ThinkingLevel, g.ThinkingLevel) {
 					f.Suspect = WhyMachineLoad
 					f.Message += "; not judged: " + figures
-					f.FailsGate = c.opt.failsOn(Latency) && c.opt.FailOnSuspect
+					f.FailsGate = c.opt.failsOn(cat) && c.opt.FailOnSuspect
 				}
 			}
 		}
 		for _, m := range Metrics {
-			mark("", m, g.Latency[m])
+			mark(Latency, "", "", m, g.Latency[m])
 		}
 		for _, p := range g.Prompts {
 			for _, m := range Metrics {
-				mark(p.PromptID, m, p.Latency[m])
+				mark(Latency, "", p.PromptID, m, p.Latency[m])
+			}
+		}
+		if g.Capacity != nil {
+			for _, s := range g.Capacity.Stages {
+				mark(CapacityCat, s.Stage, "", MetricThroughput, s.Throughput)
 			}
 		}
 		if n == 0 {

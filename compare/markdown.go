@@ -79,6 +79,14 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		}
 	}
 	writeLatencyMarkdown(&b, r)
+	for _, g := range r.Groups {
+		if lines := capacityLines(g); len(lines) > 0 {
+			fmt.Fprintf(&b, "\n### Capacity: %s\n\n", md(g.Label()))
+			for _, l := range lines {
+				fmt.Fprintf(&b, "- %s\n", md(l.text))
+			}
+		}
+	}
 
 	fmt.Fprintf(&b, "\n## Cells\n\n%s.\n", countsLine(r.Counts))
 	for _, v := range verdictOrder[:len(verdictOrder)-1] { // every verdict but match
@@ -144,11 +152,8 @@ func md(s string) string {
 // writeJudgementMarkdown is the table of what was judged, per metric.
 func writeJudgementMarkdown(b *strings.Builder, r *Result) {
 	b.WriteString("| metric | judged | not judged |\n|---|--:|---|\n")
-	for _, m := range AllMetrics {
+	for _, m := range judgedMetrics(r.Judgement) {
 		j := r.Judgement[m]
-		if j == nil {
-			continue
-		}
 		nj := "-"
 		if j.Total() > j.Judged {
 			nj = fmt.Sprintf("%d (%s)", j.Total()-j.Judged, reasonCounts(j.NotJudged))

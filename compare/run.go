@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"bench/config"
 	"bench/results"
 	"bench/rundir"
 	"bench/stats"
@@ -39,6 +40,11 @@ type runData struct {
 	tab *table
 	// groupPrompts: which prompts each group has cells of (built on use).
 	groupPrompts map[groupKey]map[uint32]bool
+	// load is the cells of load stages (not the warm-up) by key, for
+	// capacity (capacity.go); slo is config.json's slo block, which
+	// decides their goodput.
+	load map[cellKey]*loadCell
+	slo  *config.SLO
 }
 
 // cellKey is a cell's full key with its strings interned: small to hash
@@ -208,6 +214,8 @@ type configFile struct {
 		Models      []string `json:"models"`
 	} `json:"providers"`
 	PromptSet []*promptDef `json:"prompt_set"`
+	// SLO is the slo block (goodput's limits), kept raw to compare.
+	SLO json.RawMessage `json:"slo"`
 }
 
 // promptDef is one prompt of config.json's prompt_set: the parts that
@@ -307,6 +315,15 @@ func (r *runData) readSideFiles() error {
 				return &InputError{File: rundir.Path(r.dir, rundir.ConfigFile), Err: fmt.Errorf("prompt_set[%d]: no id", i)}
 			}
 			r.prompts[p.ID] = p
+		}
+		if t := bytes.TrimSpace(cfg.SLO); len(t) > 0 && string(t) != "null" {
+			var slo config.SLO
+			if err := json.Unmarshal(t, &slo); err != nil {
+				return &InputError{File: rundir.Path(r.dir, rundir.ConfigFile), Err: fmt.Errorf("slo: %w", err)}
+			}
+			if !slo.Empty() {
+				r.slo = &slo
+			}
 		}
 		if cfg.Run.ID != "" {
 			r.id = cfg.Run.ID
@@ -472,6 +489,7 @@ func (r *runData) add(line int, rec *results.Record) error {
 	if c.objPass == triFalse && rec.Violation != nil {
 		c.violation = rec.Violation
 	}
+	r.addLoad(k, rec)
 	if prev, ok := r.index[k]; ok {
 		if r.dupCells == nil {
 			r.dupCells = map[cellKey]bool{}

@@ -67,6 +67,7 @@ func WriteText(w io.Writer, r *Result) error {
 	}
 	tw.Flush()
 	writeLatencyText(&b, r)
+	writeCapacityText(&b, r)
 
 	fmt.Fprintf(&b, "\nCELLS: %s\n", countsLine(r.Counts))
 	for _, v := range []string{Improvement, Drift, Unavailable, Changed, Missing, New} {
@@ -213,6 +214,9 @@ func findingWhere(f Finding) string {
 	}
 	if f.Repetition != nil {
 		s += fmt.Sprintf(" rep %d", *f.Repetition)
+	}
+	if f.Stage != "" {
+		s += " stage " + f.Stage
 	}
 	if f.Metric != "" {
 		s += " " + f.Metric
@@ -403,4 +407,23 @@ func listCut(items []string, n int) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}
+
+// writeCapacityText lists each group's load stages judged (capacity.go).
+func writeCapacityText(b *strings.Builder, r *Result) {
+	head := false
+	for _, g := range r.Groups {
+		lines := capacityLines(g)
+		if len(lines) == 0 {
+			continue
+		}
+		if !head {
+			fmt.Fprintf(b, "\nCAPACITY (per load stage: answered requests/s in %d windows, Mann-Whitney U; goodput, Fisher; docs/load.md)\n", CapacityWindows)
+			head = true
+		}
+		fmt.Fprintf(b, "  %s\n", g.Label())
+		for _, l := range lines {
+			fmt.Fprintf(b, "    %s\n", oneLine(l.text, 240))
+		}
+	}
 }

@@ -221,6 +221,10 @@ func (a *aggregator) addCapacity(g *acc, r *results.Record, speed bool) {
 	}
 }
 
+// Sent says the cell was sent (not left out by a stopped sweep or a stage
+// timeout): the cells a stage's error rate and goodput count.
+func Sent(r *results.Record) bool { return sent(r) }
+
 // sent says the cell was sent (not left out by a stopped sweep or a
 // stage timeout).
 func sent(r *results.Record) bool {
@@ -255,13 +259,18 @@ func preciseTimes(r *results.Record) (ttft, e2e float64, ok bool) {
 }
 
 // meets says the request answered and met every per-request limit.
-func (a *aggregator) meets(r *results.Record) bool {
+func (a *aggregator) meets(r *results.Record) bool { return MeetsSLO(a.slo, r) }
+
+// MeetsSLO says the request answered and met every per-request limit of
+// slo (goodput's rule, see Goodput): bench compare counts goodput by the
+// same rule as summary.json.
+func MeetsSLO(slo *config.SLO, r *results.Record) bool {
 	if r.AvailabilityStatus != results.StatusOK || !r.Success {
 		return false
 	}
 	ok := true
 	ttft, e2e, _ := preciseTimes(r)
-	a.slo.Each(func(metric string, t *config.Target) {
+	slo.Each(func(metric string, t *config.Target) {
 		if t.PerRequest == nil {
 			return
 		}
@@ -325,7 +334,7 @@ func (a *aggregator) finishCapacity(g *acc) {
 		st.acc = nil
 		gr.Stages = append(gr.Stages, st)
 	}
-	gr.Saturation = saturation(gr.Stages)
+	gr.Saturation = FindSaturation(gr.Stages)
 }
 
 // percentileTargets judges the SLO's percentile targets on a stage.
@@ -374,9 +383,12 @@ func itlStats(m *results.ITLMerge) Stats {
 	return Stats{P50: round(m.Quantile(0.5)), P95: round(m.Quantile(0.95)), P99: round(m.Quantile(0.99)), Mean: round(m.Mean())}
 }
 
-// saturation finds where a sweep stopped scaling (see Saturation), over
-// its stages other than the warm-up, in level order.
-func saturation(stages []*Stage) *Saturation {
+// FindSaturation finds where a sweep stopped scaling (see Saturation),
+// over its stages other than the warm-up, in level order; nil with fewer
+// than two such stages. It reads Stage, Mode, Level, Warmup,
+// RequestThroughput and OfferedRate only, so bench compare applies the
+// same rule to the stages it rebuilds.
+func FindSaturation(stages []*Stage) *Saturation {
 	var sw []*Stage
 	for _, s := range stages {
 		if !s.Warmup && s.Level != nil && s.RequestThroughput != nil {

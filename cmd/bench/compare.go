@@ -22,11 +22,12 @@ Judges the new run against the base run, the nightly regression gate:
 every cell key (match, drift, regression, improvement; changed, missing,
 new, unavailable), each (provider, model, thinking level) group's pass rate
 and tool-use rate (Fisher exact test), tool-use tier, cells that never
-reached the model, and TTFT, e2e and tokens/s per group and per prompt
-(Mann-Whitney U, Hodges-Lehmann shift, Holm's correction), and each
-group's cost base -> new (a gate only with --fail-on cost). Prints the
-findings grouped by root cause, regressions first, then the tables, and
-writes compare.json, compare.md, compare.html and junit.xml to --out. Only --out is written; the run directories are read.
+reached the model, TTFT, e2e and tokens/s per group and per prompt
+(Mann-Whitney U, Hodges-Lehmann shift, Holm's correction), each load
+stage's throughput, goodput and the saturation point, and each group's
+cost base -> new (a gate only with --fail-on cost). Prints the findings
+grouped by root cause, regressions first, then the tables, and writes
+compare.json, compare.md, compare.html and junit.xml to --out. Only --out is written; the run directories are read.
 
 Exit codes: 0 no regression of the --fail-on categories, 3 regression
 found (or a metric of --require-judged judged nowhere), 1 a run directory
@@ -56,14 +57,14 @@ func parseCompareFlags(args []string, stderr io.Writer) (*compareFlags, []string
 	fs.SetOutput(stderr)
 	def := defaultCompareFlags()
 	fs.StringVar(&f.out, "out", "", "directory for compare.json, compare.md, compare.html and junit.xml (default NEW_RUN_DIR/compare)")
-	fs.StringVar(&f.failOn, "fail-on", def.failOn, "categories that fail the gate: quality, latency, availability, drift, cost")
+	fs.StringVar(&f.failOn, "fail-on", def.failOn, "categories that fail the gate: quality, latency, capacity, availability, drift, cost")
 	fs.BoolVar(&f.allowUnavailable, "allow-unavailable", false, "cells that no longer reach the model (a dead server) do not fail the gate")
 	fs.Float64Var(&f.alpha, "alpha", def.alpha, "significance level after correction, shared by the three latency metrics")
 	fs.StringVar(&f.threshold, "latency-threshold", def.threshold, "smallest latency shift that counts, as a percentage of the base median")
 	fs.StringVar(&f.costThreshold, "cost-threshold", def.costThreshold, "smallest rise of a group's mean cost of a cell that counts (gates with --fail-on cost)")
 	fs.DurationVar(&f.floor, "latency-floor", def.floor, "smallest TTFT or e2e shift that counts")
 	fs.StringVar(&f.correction, "correction", def.correction, "false-alarm control over many prompts: holm (family-wise) or bh (false discovery rate)")
-	fs.StringVar(&f.requireJudged, "require-judged", "", "metrics that must be judged somewhere, else exit 3: latency (ttft_ms, e2e_ms, tokens_per_s), pass_rate, tool_use_success, tier")
+	fs.StringVar(&f.requireJudged, "require-judged", "", "metrics that must be judged somewhere, else exit 3: latency (ttft_ms, e2e_ms, tokens_per_s), capacity (request_throughput, goodput, saturation), pass_rate, tool_use_success, tier")
 	fs.BoolVar(&f.failOnSuspect, "fail-on-suspect", false, "latency regressions made while other work on the machine rose by half a core or more fail the gate (default: not judged, listed)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, compareUsage)
@@ -96,7 +97,7 @@ func (f *compareFlags) options() (compare.Options, error) {
 	opt.RequireJudged, opt.FailOnSuspect = splitList(f.requireJudged), f.failOnSuspect
 	var errs []error
 	if len(opt.FailOn) == 0 {
-		errs = append(errs, errors.New("--fail-on: name at least one of quality, latency, availability, drift, cost"))
+		errs = append(errs, errors.New("--fail-on: name at least one of quality, latency, capacity, availability, drift, cost"))
 	}
 	for _, c := range opt.FailOn {
 		if !slices.Contains(compare.Categories, c) {

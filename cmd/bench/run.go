@@ -61,7 +61,7 @@ func defineRunFlags(fs *flag.FlagSet, o *session.Options, f *runFlags) {
 	fs.BoolVar(&o.DryRun, "dry-run", false, "check the config and print the plan; send nothing, write nothing")
 	fs.StringVar(&o.JUnit, "junit", "", "also write the JUnit XML report (junit.xml is always in the run directory) to this `file`")
 	fs.StringVar(&o.Baseline, "baseline", "", "run directory to compare the run against when it ends (as bench compare; exit 3 on a regression)")
-	fs.StringVar(&f.failOn, "fail-on", "", "with --baseline: categories that fail the gate (default quality,latency,availability)")
+	fs.StringVar(&f.failOn, "fail-on", "", "with --baseline: categories that fail the gate (default quality,latency,capacity,availability)")
 }
 
 // parseRunFlags reads bench run's flags into the session's options. On a
