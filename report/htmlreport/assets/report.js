@@ -657,8 +657,13 @@
 				{ label: "TTFT p99", stroke: color(1), width: 1.5, value: (u, v) => fmtMS(v) },
 				{ label: "e2e p99", stroke: color(2), width: 1.5, value: (u, v) => fmtMS(v) },
 				{ label: "ITL p99", stroke: color(3), width: 1.5, value: (u, v) => fmtMS(v) }];
+			// A metric no stage has (ITL on a server that streams one chunk)
+			// is left out rather than drawn as an empty series.
+			for (let i = data.length - 1; i > 0; i--) {
+				if (data[i].every(v => v == null)) { data.splice(i, 1); series.splice(i, 1); }
+			}
 			scales = { x: { time: false }, y: { distr: 3 } };
-			axes = [{ label: "answered requests/s" }, { label: "ms (log)", size: 60, values: (u, s) => s.map(v => trimNum(v)) }];
+			axes = [{ label: "answered requests/s" }, { label: "ms (log)", size: 60, values: (u, s) => s.map(v => v == null ? "" : trimNum(v)) }];
 		} else {
 			pts.sort((a, b) => a.level - b.level);
 			data = [pts.map(p => p.level), pts.map(p => p.throughput), pts.map(p => p.goodput_rate)];
@@ -680,6 +685,8 @@
 				ctx.fillStyle = "#c53030"; ctx.font = FONT;
 				ctx.fillText("saturation", x + 4, b.top + 12);
 				ctx.restore();
+				// Where the marker was painted, in canvas pixels: a test reads it back.
+				el.dataset.saturationPx = Math.round(x) + "," + Math.round(b.top + b.height / 2);
 			}] } : {},
 		};
 		charts.push(new uPlot(opts, data, el));
