@@ -12,10 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"bench/compare"
+	"bench/internal/exitcode"
 	"bench/internal/testpeer/browsertest"
 	"bench/internal/testpeer/loadserver"
 	"bench/report"
 	"bench/results"
+	"bench/rundir"
 )
 
 // readSummary reads a run's summary.json.
@@ -341,4 +344,99 @@ providers:
 			}
 		}
 	}
+}
+
+// bench compare judges capacity on real runs: the same closed-loop sweep
+// [1, 2, 4] against the fake server with two slots, then with one (the
+// same service time: half the capacity from two streams up). The second
+// run's c=2 and c=4 stages lose throughput and c=2 its goodput (its
+// requests now wait for the slot past the 35 ms TTFT SLO), the saturation
+// point moves from c=2 to c=1, the gate fails on capacity (exit 3), and a
+// comparison of the first run with a third like it finds no capacity
+// change.
+func TestLoadCompareCapacity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs bench three times against the fake server")
+	}
+	serve := func(slots int) string {
+		hs := httptest.NewServer(loadserver.New(loadserver.Service{TTFT: 20 * time.Millisecond, Gap: 4 * time.Millisecond, Tokens: 16, Slots: slots}, nil))
+		t.Cleanup(hs.Close)
+		return hs.URL
+	}
+	dir := t.TempDir()
+	run := func(id, url string) string {
+		cfg := fmt.Sprintf(`run: {warmup: false, timeout: 30s}
+slo:
+  ttft_ms: 35
+load:
+  sweep: {concurrency: [1, 2, 4]}
+  requests: 24
+prompts:
+  synthetic: {input_tokens: [16], output_tokens: 16}
+providers:
+  - name: fake
+    type: ollama_openai
+    base_url: %s/v1
+    models: [fake]
+`, url)
+		if code, out, errs := benchRun(t, dir, cfg, "", id); code != 0 {
+			t.Fatalf("run %s: exit %d\n%s%s", id, code, out, errs)
+		}
+		return filepath.Join(dir, "runs", id)
+	}
+	two := serve(2)
+	base := run("base", two)
+	again := run("again", two)
+	halved := run("halved", serve(1))
+
+	code, out, errs := benchExec(t, "compare", base, halved)
+	if code != exitcode.Regression {
+		t.Fatalf("halved capacity: exit %d\n%s%s", code, out, errs)
+	}
+	c := readCapacityCompare(t, filepath.Join(halved, rundir.CompareDir))
+	found := map[string]bool{}
+	for _, f := range c.Findings {
+		if f.Category == compare.CapacityCat && f.FailsGate {
+			found[f.Stage+" "+f.Metric] = true
+		}
+	}
+	for _, w := range []string{"c=2 request_throughput", "c=4 request_throughput", "c=2 goodput", " saturation"} {
+		if !found[w] {
+			t.Errorf("no failing capacity finding %q (have %v); stdout:\n%s", w, found, out)
+		}
+	}
+	if found["c=1 request_throughput"] {
+		t.Errorf("c=1 flagged: one stream never needed the second slot")
+	}
+	if !strings.Contains(out, "CAPACITY") || !strings.Contains(out, "saturation c=2 -> c=1: regression") {
+		t.Errorf("stdout lacks the capacity section:\n%s", out)
+	}
+
+	code, out, errs = benchExec(t, "compare", base, again)
+	c = readCapacityCompare(t, filepath.Join(again, rundir.CompareDir))
+	for _, f := range c.Findings {
+		if f.Category == compare.CapacityCat {
+			t.Errorf("same server, capacity finding: %s", f.Message)
+		}
+	}
+	if j := c.Judgement[compare.MetricThroughput]; j == nil || j.Judged != 3 {
+		t.Errorf("same server: throughput judgement %+v (exit %d)\n%s%s", j, code, out, errs)
+	}
+}
+
+// readCapacityCompare reads the findings and judgement of compare.json.
+func readCapacityCompare(t *testing.T, dir string) *struct {
+	Findings  []compare.Finding             `json:"findings"`
+	Judgement map[string]*compare.Judgement `json:"judgement"`
+} {
+	t.Helper()
+	var c struct {
+		Findings  []compare.Finding             `json:"findings"`
+		Judgement map[string]*compare.Judgement `json:"judgement"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, compare.JSONFile))
+	if err != nil || json.Unmarshal(b, &c) != nil {
+		t.Fatalf("%s: %v", dir, err)
+	}
+	return &c
 }
