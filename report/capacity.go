@@ -142,16 +142,16 @@ func (a *aggregator) addCapacity(g *acc, r *results.Record, speed bool) {
 			c.prefill.Add(*r.PrefillTokensPerS)
 		}
 	}
-	if r.Stage == "" || r.Stage == "warmup" {
-		if r.Stage == "" && a.slo != nil && sent(r) {
-			c.judged++
-			if a.meets(r) {
-				c.good++
-			}
+	// The group's goodput counts every sent cell but the warm-up's, over
+	// all its stages.
+	if r.Stage != "warmup" && a.slo != nil && sent(r) {
+		c.judged++
+		if a.meets(r) {
+			c.good++
 		}
-		if r.Stage == "" {
-			return
-		}
+	}
+	if r.Stage == "" {
+		return
 	}
 	st := c.stages[r.Stage]
 	if st == nil {

@@ -228,7 +228,10 @@ func TestSummaryJSONHasTheSpecFields(t *testing.T) {
 		"n_tool_calls", "n_unsafe_actions", "n_unsafe_cells", "unsafe_action_rate", "n_schema_checked_calls", "n_schema_invalid_calls", "schema_error_rate",
 		// cost and tokens (issue 24)
 		"input_tokens_total", "cached_input_tokens_total", "output_tokens_total", "reasoning_tokens_total",
-		"cost_usd_total", "cost_per_passed_cell", "cost_per_completed_task", "n_cost_known", "cost_missing"}
+		"cost_usd_total", "cost_per_passed_cell", "cost_per_completed_task", "n_cost_known", "cost_missing",
+		// serving metrics (issue 26; stages, saturation and goodput only
+		// with a load profile or an slo block)
+		"itl_ms", "tpot_ms", "prefill_tokens_per_s"}
 	for _, g := range top.Groups {
 		if len(g) != len(want) {
 			t.Errorf("group has %d fields, want %d: %v", len(g), len(want), keys(g))

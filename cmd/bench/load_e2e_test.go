@@ -210,6 +210,53 @@ providers:
 		t.Logf("summary.md:\n%s", md)
 	}
 	checkCapacityPage(t, run)
+	checkLoadFields(t, run)
+}
+
+// checkLoadFields: a load run's directory has no file rundir.Layout does
+// not name (snapshots of staged cells included), every cell of a stage
+// carries the load and serving fields by their schema names, and
+// summary.json's groups their capacity figures.
+func checkLoadFields(t *testing.T, run string) {
+	t.Helper()
+	runDirFiles(t, run)
+	b, err := os.ReadFile(filepath.Join(run, rundir.ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["record_type"] != "result" {
+			continue
+		}
+		n++
+		for _, k := range []string{"stage", "stage_mode", "stage_level", "stage_start_us", "ended_at_us", "scheduled_at_ms", "sent_at_ms",
+			"schedule_slip_ms", "itl_ms", "tpot_ms", "prefill_tokens_per_s"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("results.jsonl line %d (stage %v) lacks %s", n, m["stage"], k)
+			}
+		}
+		if itl, ok := m["itl_ms"].(map[string]any); ok {
+			for _, k := range []string{"n", "p50", "p95", "p99", "max", "hist"} {
+				if _, ok := itl[k]; !ok {
+					t.Errorf("itl_ms lacks %s", k)
+				}
+			}
+		}
+	}
+	sum := readJSONMap(t, filepath.Join(run, rundir.SummaryJSON))
+	for _, g := range sum["groups"].([]any) {
+		gm := g.(map[string]any)
+		for _, k := range []string{"stages", "saturation", "goodput", "itl_ms", "tpot_ms", "prefill_tokens_per_s"} {
+			if gm[k] == nil {
+				t.Errorf("summary.json group %v lacks %s", gm["provider"], k)
+			}
+		}
+	}
 }
 
 // checkCapacityPage opens the run's report.html in Chromium: both sweeps'

@@ -59,7 +59,7 @@ func newSweeps(ranked []*report.Group) ([]pageSweep, []capacityRow) {
 			sat := g.Saturation != nil && g.Saturation.Reached && g.Saturation.Stage == st.Stage
 			rows = append(rows, capacityRow{Sweep: g.Label(), Stage: st.Stage, Level: levelText(st), Throughput: num1(st.RequestThroughput),
 				OutputTPS: num1(st.OutputTokensPerS), TTFT50: msText(st.TTFTMS.P50), TTFT99: msText(st.TTFTMS.P99), ITL99: msText(st.ITLMS.P99),
-				Goodput: good, Errors: fmt.Sprintf("%d/%d", st.NError, st.NTotal), Saturation: sat})
+				Goodput: good, Errors: errorsText(st), Saturation: sat})
 		}
 		if len(sw.Points) == 0 {
 			continue
@@ -92,4 +92,15 @@ func msText(v *float64) string {
 		return "–"
 	}
 	return FormatMS(*v)
+}
+
+// errorsText is a stage's errors over the cells it sent, and the cells it
+// did not send (a stopped sweep, a stage timeout) with the reason in
+// summary.json.
+func errorsText(st *report.Stage) string {
+	s := fmt.Sprintf("%d/%d", st.NError, st.NTotal-st.NNotRun)
+	if st.NNotRun > 0 {
+		s += fmt.Sprintf(", %d not run", st.NNotRun)
+	}
+	return s
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"bench/internal/testpeer/browsertest"
+	"bench/report"
 	"bench/results"
 	"bench/rundir"
 )
@@ -157,4 +158,16 @@ func same(a, b *float64) bool {
 	return *a == *b
 }
 
-
+// A sweep stopped after a stage that broke: the not-run stage's row says
+// so beside its errors, as summary.md does.
+func TestCapacityRowNotRun(t *testing.T) {
+	lv := 4.0
+	st := &report.Stage{Stage: "c=4", Mode: "concurrency", Level: &lv, NTotal: 16, NError: 0, NNotRun: 16}
+	if got := errorsText(st); got != "0/0, 16 not run" {
+		t.Errorf("errors %q", got)
+	}
+	st = &report.Stage{Stage: "c=2", NTotal: 16, NError: 9}
+	if got := errorsText(st); got != "9/16" {
+		t.Errorf("errors %q", got)
+	}
+}
