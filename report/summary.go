@@ -33,7 +33,6 @@
 package report
 
 import (
-	"bench/config"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -41,6 +40,7 @@ import (
 	"strings"
 	"time"
 
+	"bench/config"
 	"bench/results"
 	"bench/rundir"
 )
