@@ -125,6 +125,17 @@ func TestCapacityJudged(t *testing.T) {
 	if !r.Regressed() || r.Failing[CapacityCat] != len(want) {
 		t.Errorf("verdict %s, failing %v", r.Verdict, r.Failing)
 	}
+	// junit.xml: a failing testcase for each capacity finding.
+	var junit strings.Builder
+	if err := WriteJUnit(&junit, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"[stage] c=2 request_throughput", "[stage] c=4 goodput", "[group] saturation"} {
+		i := strings.Index(junit.String(), `name="`+name+`"`)
+		if i < 0 || !strings.Contains(junit.String()[i:min(len(junit.String()), i+600)], `<failure`) {
+			t.Errorf("junit.xml: no failing testcase %q", name)
+		}
+	}
 	opt := DefaultOptions()
 	opt.FailOn = []string{Quality, Latency, Availability}
 	if r, err := Compare(base, worse, opt); err != nil || r.Regressed() {

@@ -279,6 +279,23 @@ func groupCases(g *Group, r *Result) []junit.Testcase {
 			}
 		}
 	}
+	if c := g.Capacity; c != nil {
+		findStage := func(metric, stage string) *Finding {
+			for i := range r.Findings {
+				f := &r.Findings[i]
+				if f.Category == CapacityCat && f.Metric == metric && f.Stage == stage && f.Provider == g.Provider && f.Model == g.Model &&
+					ptrEq(f.ThinkingLevel, g.ThinkingLevel) {
+					return f
+				}
+			}
+			return nil
+		}
+		for _, s := range c.Stages {
+			add("[stage] "+s.Stage+" "+MetricThroughput, verdictText(s.Throughput), skip(s.Throughput), findStage(MetricThroughput, s.Stage))
+			add("[stage] "+s.Stage+" "+MetricGoodput, "goodput "+goodputText(&s.Goodput), s.Goodput.NotJudged, findStage(MetricGoodput, s.Stage))
+		}
+		add("[group] "+MetricSaturation, c.Saturation.Reason, c.Saturation.NotJudged, findStage(MetricSaturation, ""))
+	}
 	return out
 }
 

@@ -441,6 +441,7 @@ providers:
 		t.Fatalf("halved capacity: exit %d\n%s%s", code, out, errs)
 	}
 	c := readCapacityCompare(t, filepath.Join(halved, rundir.CompareDir))
+	validJUnit(t, filepath.Join(halved, rundir.CompareDir, compare.JUnitFile)) // with its capacity testcases
 	found := map[string]bool{}
 	for _, f := range c.Findings {
 		if f.Category == compare.CapacityCat && f.FailsGate {
