@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -63,10 +64,15 @@ func p50(xs []float64) float64 {
 // tokens, 16 tokens: 80 ms each, 25 requests/s at most), run by the real
 // bench binary in its own process: a concurrency sweep [1, 2, 4, 8] and a
 // Poisson rate sweep give per-stage figures that match the server's own
-// log of the same requests (throughput within 15 %, TTFT and e2e medians
-// within 10 ms or 10 %: loopback, two processes on a shared 2-core machine
-// whose other work took up to 1.8 cores; measured 1–12 % and 0.1–8 ms
-// apart); the saturation points are the server's; goodput equals the share of each
+// log of the same requests, on the one wall clock of the machine:
+// throughput within 15 %; the TTFT median within 5 ms or 5 % of the
+// server's first write after bench wrote the request, and bench's TTFT
+// minus that, request by request, a median between -1 and 5 ms (the
+// first token is stamped with its segment's kernel arrival); the e2e
+// median within 10 ms or 10 % of the server's last write (the end is
+// stamped when bench reads it: two processes on a shared 2-core machine
+// whose other work took up to 1.8 cores); the saturation points are the
+// server's; goodput equals the share of each
 // stage's requests meeting the SLO computed here from results.jsonl; and
 // summary.md has a table per sweep.
 func TestLoadSweepMatchesServer(t *testing.T) {
@@ -144,26 +150,59 @@ providers:
 			for _, r := range cells {
 				to = max(to, r.EndedAtUS*1000)
 			}
-			var ttft, e2e []float64
+			var entries []loadserver.Entry
 			var first, last int64 = math.MaxInt64, 0
 			for _, e := range log {
 				if e.ArrivalNS >= from && e.ArrivalNS <= to {
-					ttft, e2e = append(ttft, e.TTFTMS()), append(e2e, e.E2EMS())
+					entries = append(entries, e)
 					first, last = min(first, e.ArrivalNS), max(last, e.EndNS)
 				}
 			}
-			if len(ttft) != len(cells) {
-				t.Fatalf("%s %s: %d server entries for %d cells", prov, st.Stage, len(ttft), len(cells))
+			if len(entries) != len(cells) {
+				t.Fatalf("%s %s: %d server entries for %d cells", prov, st.Stage, len(entries), len(cells))
 			}
 			serverRate := float64(len(cells)) / (float64(last-first) / 1e9)
 			if got := *st.RequestThroughput; math.Abs(got-serverRate) > 0.15*serverRate {
 				t.Errorf("%s %s: %.1f requests/s, the server %.1f", prov, st.Stage, got, serverRate)
 			}
-			if d := *st.TTFTMS.P50 - p50(ttft); math.Abs(d) > max(10, 0.1*p50(ttft)) {
-				t.Errorf("%s %s: TTFT p50 %.2f ms, the server's %.2f", prov, st.Stage, *st.TTFTMS.P50, p50(ttft))
+			// The server's first and last writes, from the moment bench
+			// wrote the request (one machine, one wall clock): the
+			// server's own arrival stamp comes after it has read and
+			// parsed the request, late by whatever the machine's load
+			// delays that, so it is not the start used. Cells and entries
+			// pair in the order bench wrote them and the server had them.
+			sort.Slice(entries, func(i, j int) bool { return entries[i].ArrivalNS < entries[j].ArrivalNS })
+			type sent struct{ written, text float64 }
+			var ws []sent
+			for _, r := range cells {
+				w, f := -1.0, -1.0
+				for _, e := range r.Timeline {
+					switch e.Event {
+					case results.EventRequestWritten:
+						w = e.AtMS
+					case results.EventFirstText:
+						f = e.AtMS
+					}
+				}
+				ws = append(ws, sent{float64(r.StartedAtUS)*1000 + w*1e6, f - w})
+			}
+			sort.Slice(ws, func(i, j int) bool { return ws[i].written < ws[j].written })
+			var ttft, e2e, errs []float64
+			for i, e := range entries {
+				ttft = append(ttft, (float64(e.FirstNS)-ws[i].written)/1e6)
+				e2e = append(e2e, (float64(e.EndNS)-ws[i].written)/1e6)
+				errs = append(errs, ws[i].text-ttft[i])
+			}
+			t.Logf("%s %s: TTFT p50 %.2f ms, server %.2f; per-request TTFT error median %.3f ms; e2e p50 %.2f, server %.2f; %.1f req/s, server %.1f",
+				prov, st.Stage, *st.TTFTMS.P50, p50(ttft), p50(errs), *st.E2EMS.P50, p50(e2e), *st.RequestThroughput, serverRate)
+			if d := *st.TTFTMS.P50 - p50(ttft); math.Abs(d) > max(5, 0.05*p50(ttft)) {
+				t.Errorf("%s %s: TTFT p50 %.2f ms, the server's first write %.2f ms after bench wrote the request", prov, st.Stage, *st.TTFTMS.P50, p50(ttft))
+			}
+			if d := p50(errs); d < -1 || d > 5 {
+				t.Errorf("%s %s: bench's TTFT − the server's, per request, median %.2f ms: %v", prov, st.Stage, d, errs)
 			}
 			if d := *st.E2EMS.P50 - p50(e2e); math.Abs(d) > max(10, 0.1*p50(e2e)) {
-				t.Errorf("%s %s: e2e p50 %.2f ms, the server's %.2f", prov, st.Stage, *st.E2EMS.P50, p50(e2e))
+				t.Errorf("%s %s: e2e p50 %.2f ms, the server's last write %.2f ms after bench wrote the request", prov, st.Stage, *st.E2EMS.P50, p50(e2e))
 			}
 			// Goodput, computed here from results.jsonl: answered, and
 			// TTFT (request written to first text, the timeline's µs)
