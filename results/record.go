@@ -121,7 +121,6 @@ type Record struct {
 	// or a command validator's failure): never a pass.
 	CheckErrors []CheckError `json:"check_errors,omitempty"`
 
-
 	// Serving metrics (every cell that streamed enough; null otherwise).
 
 	// ITLMS is the inter-token latency: the gaps between the cell's
