@@ -345,12 +345,14 @@ func checkCapacityPage(t *testing.T, run string) {
 // each stage, cell by cell, bench's e2e is the server's total_duration
 // plus what only the client sees (the HTTP exchange, the stream's way
 // out): never less than it (1 ms for e2e_ms's whole milliseconds) and
-// within 10 ms at the median; the stage's e2e median is the server's
-// total_duration median within 10 ms or 10 %; and a closed-loop stage's
+// within 10 ms or 5 % at the median (8 streams ending together are read
+// one after another: 2–24 ms at a load average of 10); the stage's e2e
+// median (summary.json) is the server's total_duration median plus a
+// difference within the cells' own; and a closed-loop stage's
 // request throughput is its streams over the server's mean
 // total_duration (Little's law, in the stages of two waves of requests
 // or more) within 20 %. Measured on the shared
-// 2-core machine: medians 0.5–4 ms apart, single cells up to 51 ms under
+// 2-core machine: per-cell medians 0.4–8 ms, single cells up to 150 ms under
 // other work. The scripted answers are 8 tokens: too short for decode
 // rates, which stay null (tpot_ms is checked against the fake server).
 func TestLoadSweepOllama(t *testing.T) {
@@ -383,10 +385,13 @@ providers:
 	for _, prov := range []string{"closed", "poisson"} {
 		g := groupOf(t, sum, prov)
 		for _, st := range g.Stages {
-			var server, diff []float64
+			var server, diff, all []float64
 			cold := 0
 			for _, r := range recs {
 				if r.Provider == prov && r.Stage == st.Stage && r.Success {
+					if v, ok := r.ProviderMetrics["total_duration_ms"].(float64); ok {
+						all = append(all, v) // throughput counts every cell, cold ones too
+					}
 					if r.ColdStart {
 						cold++ // summary.json's latency leaves them out
 						continue
@@ -404,18 +409,21 @@ providers:
 			slices.Sort(diff)
 			t.Logf("%s %s: e2e p50 %.1f ms, server total_duration p50 %.1f, per cell bench − server %.1f…%.1f ms, median %.1f (cold %d)",
 				prov, st.Stage, e2e, srv, diff[0], diff[len(diff)-1], p50(diff), cold)
-			if diff[0] < -1 || p50(diff) > 10 {
-				t.Errorf("%s %s: bench's e2e − the server's total_duration per cell %v ms, want >= -1 and a median <= 10", prov, st.Stage, diff)
+			if diff[0] < -1 || p50(diff) > max(10, 0.05*srv) {
+				t.Errorf("%s %s: bench's e2e − the server's total_duration per cell %v ms, want >= -1 and a median <= 10 ms or 5 %%", prov, st.Stage, diff)
 			}
-			if d := e2e - srv; math.Abs(d) > max(10, 0.1*srv) {
-				t.Errorf("%s %s: e2e p50 %.2f ms, the server's total_duration p50 %.2f", prov, st.Stage, e2e, srv)
+			// Each cell's e2e is its total_duration plus d, d within
+			// [diff[0], diff[n-1]]: the stage's median is the server's
+			// median plus some d in that range (1 ms for whole ms).
+			if lo, hi := srv+diff[0]-1, srv+diff[len(diff)-1]+1; e2e < lo || e2e > hi {
+				t.Errorf("%s %s: e2e p50 %.2f ms, outside the server's total_duration p50 %.2f plus the cells' own differences [%.2f, %.2f]", prov, st.Stage, e2e, srv, diff[0], diff[len(diff)-1])
 			}
 			// Little's law needs more than one wave of requests: a stage of
 			// 8 requests on 8 streams ends with its slowest one.
 			if st.Mode == "concurrency" && st.Level != nil && st.RequestThroughput != nil && float64(st.NSuccess) >= 2**st.Level {
-				mean := 0.0
-				for _, v := range server {
-					mean += v / float64(len(server))
+				mean := 0.0 // over every cell: a cold one's total_duration holds its load
+				for _, v := range all {
+					mean += v / float64(len(all))
 				}
 				want := *st.Level / (mean / 1000)
 				if got := *st.RequestThroughput; math.Abs(got-want) > 0.2*want {
