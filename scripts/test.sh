@@ -27,7 +27,7 @@ export BENCH_XMLLINT_BIN
 go vet ./...
 # -race: the runner, the providers and the resource sampler are concurrent.
 # The tests whose verdicts rest on latency measured end to end by real
-# processes (the gate's, the nightly recipe's) run alone after the
+# processes (the gate's, the nightly recipe's, the load sweeps') run alone after the
 # parallel pass: beside other packages' tests on 2 cores, the machine's
 # load moves between two runs by more than the gate's threshold. They skip
 # in the parallel pass, saying so, and run in the serial one, where the
@@ -35,7 +35,7 @@ go vet ./...
 # whole run: extra arguments such as -run choose what runs.
 if [ "$#" -eq 0 ]; then
 	BENCH_SERIAL_TESTS=later go test -race -count=1 -timeout 25m ./...
-	BENCH_SERIAL_TESTS=now go test -count=1 -timeout 15m -run '^(TestGate|TestHistoryRealRuns|TestCompareLatencyDelayServer|TestCompareSameDelays|TestNightly)' ./cmd/bench
+	BENCH_SERIAL_TESTS=now go test -count=1 -timeout 15m -run '^(TestGate|TestHistoryRealRuns|TestCompareLatencyDelayServer|TestCompareSameDelays|TestNightly|TestLoad)' ./cmd/bench
 else
 	go test -race -count=1 -timeout 25m "$@" ./...
 fi

@@ -76,6 +76,7 @@ func p50(xs []float64) float64 {
 // stage's requests meeting the SLO computed here from results.jsonl; and
 // summary.md has a table per sweep.
 func TestLoadSweepMatchesServer(t *testing.T) {
+	serialTest(t)
 	logPath := filepath.Join(t.TempDir(), "server.jsonl")
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -356,6 +357,7 @@ func checkCapacityPage(t *testing.T, run string) {
 // other work. The scripted answers are 8 tokens: too short for decode
 // rates, which stay null (tpot_ms is checked against the fake server).
 func TestLoadSweepOllama(t *testing.T) {
+	serialTest(t)
 	s := needServer(t)
 	cfg := fmt.Sprintf(`run: {timeout: 60s}
 load:
@@ -453,6 +455,7 @@ providers:
 // change is the unit tests' (compare/capacity_test.go): here, on a
 // shared machine, two runs of one server do differ by its load.
 func TestLoadCompareCapacity(t *testing.T) {
+	serialTest(t)
 	if testing.Short() {
 		t.Skip("runs bench three times against the fake server")
 	}
