@@ -10,8 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -334,17 +336,23 @@ func verdictOf(out string) string {
 	return ""
 }
 
-// burn keeps n processes spinning on the CPU until the test ends: other
-// work on the machine, seen by bench's sampler as neither bench nor the
-// server.
+// burn starts n processes spinning on a core each, outside this test
+// process's tree: the test's gate server is the run's model server, and
+// bench takes the server's process tree off "other work", so a child
+// of this process would count as the server. Each spinner is started by a
+// shell that exits at once, leaving it to init.
 func burn(t *testing.T, n int) (stop func()) {
-	var cmds []*exec.Cmd
+	var pids []int
 	for range n {
-		c := exec.Command("sh", "-c", "while :; do :; done")
-		if err := c.Start(); err != nil {
+		out, err := exec.Command("sh", "-c", "sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!").Output()
+		if err != nil {
 			t.Fatal(err)
 		}
-		cmds = append(cmds, c)
+		pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+		if err != nil {
+			t.Fatalf("burner pid %q: %v", out, err)
+		}
+		pids = append(pids, pid)
 	}
 	stopped := false
 	stop = func() {
@@ -352,9 +360,8 @@ func burn(t *testing.T, n int) (stop func()) {
 			return
 		}
 		stopped = true
-		for _, c := range cmds {
-			c.Process.Kill()
-			c.Wait()
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
 	t.Cleanup(stop)
