@@ -26,22 +26,54 @@ const (
 	JUnitFile = "junit.xml"
 )
 
-// WriteFiles writes compare.json, compare.md, junit.xml and compare.html into dir
-// (created if needed), each atomically and streamed, so a compare of
-// 100,000 cells holds no copy of a file in memory. It refuses a dir that
-// is one of the two run directories themselves, so a compare can never
-// overwrite a run's own files.
-func WriteFiles(dir string, r *Result) error {
-	for _, run := range []string{r.BaseDir, r.NewDir} {
+// OutError is the error of an --out that would overwrite a run's files:
+// one of the two run directories, or any other run directory (its
+// junit.xml would be replaced). It is a usage error, found before anything
+// is read.
+type OutError struct {
+	Dir, Why string
+}
+
+func (e *OutError) Error() string { return "--out " + e.Dir + " " + e.Why }
+
+// CheckOut says whether dir can take the outputs of comparing baseDir with
+// newDir: not a run directory (one with a results.jsonl or a run.json),
+// the two compared included.
+func CheckOut(dir, baseDir, newDir string) error {
+	def := filepath.Join(newDir, rundir.CompareDir)
+	for _, run := range []string{baseDir, newDir} {
 		if same, err := sameDir(dir, run); err != nil {
 			return err
 		} else if same {
-			return fmt.Errorf("--out %s is the run directory %s itself; give a directory of its own (default %s)", dir, run, filepath.Join(r.NewDir, rundir.CompareDir))
+			return &OutError{dir, fmt.Sprintf("is the run directory %s itself; give a directory of its own (default %s)", run, def)}
 		}
+	}
+	for _, name := range []string{rundir.ResultsFile, rundir.RunFile} {
+		if _, err := os.Lstat(rundir.Path(dir, name)); err == nil {
+			return &OutError{dir, fmt.Sprintf("holds a run (its %s), whose junit.xml compare would replace; give a directory of its own (default %s)", name, def)}
+		}
+	}
+	return nil
+}
+
+// WriteFiles writes compare.json, compare.md, junit.xml and compare.html into dir
+// (created if needed), each atomically and streamed, so a compare of
+// 100,000 cells holds no copy of a file in memory. It refuses a dir that
+// CheckOut refuses, so a compare can never overwrite a run's own files,
+// and holds dir's lock while it writes (two compares into one dir cannot
+// mix their files; the temporary files a killed compare left are removed).
+func WriteFiles(dir string, r *Result) error {
+	if err := CheckOut(dir, r.BaseDir, r.NewDir); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
+	lock, err := rundir.Lock(dir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer, *Result) error

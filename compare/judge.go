@@ -23,19 +23,24 @@ const memoryLimit = 180 << 20
 // compare.json, compare.md, compare.html and junit.xml into out (by
 // default the new run's rundir.CompareDir) and says whether the gate
 // fails: a regression, or a metric of RequireJudged judged nowhere. An
-// error is an input or I/O failure: no verdict.
+// error is an input or I/O failure (or an *OutError: out is a run
+// directory): no verdict.
 func Judge(baseDir, newDir, out string, opt Options, w io.Writer) (regressed bool, err error) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(memoryLimit))
+	}
+	if out == "" {
+		out = filepath.Join(newDir, rundir.CompareDir)
+	}
+	// An --out that would overwrite a run is refused before anything is read.
+	if err := CheckOut(out, baseDir, newDir); err != nil {
+		return false, err
 	}
 	res, err := Compare(baseDir, newDir, opt)
 	if err != nil {
 		return false, err
 	}
 	defer res.Close()
-	if out == "" {
-		out = filepath.Join(newDir, rundir.CompareDir)
-	}
 	if err := WriteText(w, res); err != nil {
 		return false, err
 	}

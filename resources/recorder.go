@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"bench/output"
@@ -125,8 +126,9 @@ func (r *Recorder) SuiteStart(s plan.Suite) {
 	r.record(rundir.WriteJSON(rundir.Path(r.dir, run.files.JSON), &run.rec))
 
 	// The readings themselves, one line each as they are taken (appended:
-	// a resumed suite adds to its series; a killed run keeps what it had).
-	series, err := os.OpenFile(rundir.Path(r.dir, run.files.Samples), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	// a resumed suite adds to its series; a killed run keeps what it had;
+	// a symlink in its place is refused, not written through).
+	series, err := os.OpenFile(rundir.Path(r.dir, run.files.Samples), os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
 	r.record(err)
 	if err != nil {
 		series = nil

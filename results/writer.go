@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"syscall"
 )
 
 // Writer appends records to a JSONL file, one write(2) per line, so the file
@@ -18,9 +19,11 @@ type Writer struct {
 	path string
 }
 
-// Create opens path for appending (creating it if needed).
+// Create opens path for appending (creating it if needed). A symlink in
+// its place is refused, not followed: on a shared run volume it could
+// point at any file the runner can write.
 func Create(path string) (*Writer, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open results: %w", err)
 	}
@@ -74,7 +77,8 @@ func (w *Writer) Stop() error { return w.Close() }
 // resumed run appends whole lines after a killed one. It returns how many
 // bytes were dropped; a missing file is not an error.
 func TrimPartialLine(path string) (int64, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	// O_NOFOLLOW: a symlink is refused, never truncated through.
+	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOFOLLOW, 0)
 	if os.IsNotExist(err) {
 		return 0, nil
 	}

@@ -98,13 +98,15 @@ func Resume(path string) (d *Dir, dropped int64, err error) {
 	return d, dropped, nil
 }
 
-// claim locks path, then (for a new run) refuses it if it holds results.
+// claim locks path and removes the temporary files a killed command left
+// in it, then (for a new run) refuses it if it holds results.
 func claim(path, id string, resume bool) (*Dir, error) {
 	f, err := lock(path)
 	if err != nil {
 		return nil, err
 	}
 	d := &Dir{Path: path, ID: id, lock: f}
+	cleanTemp(path)
 	if !resume {
 		if st, err := os.Stat(d.File(ResultsFile)); err == nil && st.Size() > 0 {
 			d.Close()

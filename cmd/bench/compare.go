@@ -155,7 +155,11 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 		return exitcode.Usage
 	}
 	regressed, err := compare.Judge(dirs[0], dirs[1], f.out, opt, stdout)
+	var outErr *compare.OutError
 	switch {
+	case errors.As(err, &outErr):
+		fmt.Fprintf(stderr, "bench compare: %v\n", err)
+		return exitcode.Usage
 	case err != nil:
 		fmt.Fprintf(stderr, "bench compare: %v\n", err)
 		return exitcode.IO

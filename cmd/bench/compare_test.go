@@ -9,6 +9,7 @@ import (
 
 	"bench/compare"
 	"bench/internal/exitcode"
+	"bench/rundir"
 )
 
 // bench compare in-process on the checked-in runs testdata/compare/base and
@@ -29,6 +30,8 @@ func TestCompareCLIGolden(t *testing.T) {
 		{"compare-one-arg", []string{"compare", base}, exitcode.Usage},
 		{"compare-bad-flags", []string{"compare", "--fail-on", "speed", "--latency-threshold", "fast", base, cur}, exitcode.Usage},
 		{"compare-not-a-run", []string{"compare", "--out", out, "testdata", cur}, exitcode.IO},
+		{"compare-out-is-new", []string{"compare", "--out", cur, base, cur}, exitcode.Usage},
+		{"compare-out-another-run", []string{"compare", "--out", "testdata/cli", base, cur}, exitcode.Usage},
 		{"run-baseline-not-a-run", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--baseline", "testdata"}, exitcode.Usage},
 		{"run-baseline-bad-fail-on", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--baseline", base, "--fail-on", "quality,speed"}, exitcode.Usage},
 		{"run-fail-on-without-baseline", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--fail-on", "quality"}, exitcode.Usage},
@@ -83,6 +86,15 @@ func TestCompareDefaultOut(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
 	after := listFiles(t, dir)
+	// What a compare killed (-9) mid-write leaves, the next one removes.
+	left := filepath.Join(dir, "new", rundir.CompareDir, ".junit.xml.4242.tmp")
+	os.WriteFile(left, []byte("<testsuites"), 0o644)
+	if code, stdout, stderr := runCLI("compare", filepath.Join(dir, "base"), filepath.Join(dir, "new")); code != exitcode.Regression {
+		t.Fatalf("second compare: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("the second compare left %s (%v)", left, err)
+	}
 	var added []string
 	for f := range after {
 		if _, ok := before[f]; !ok {
@@ -91,7 +103,7 @@ func TestCompareDefaultOut(t *testing.T) {
 			t.Errorf("%s changed", f)
 		}
 	}
-	want := []string{"new/compare/compare.html", "new/compare/compare.json", "new/compare/compare.md", "new/compare/junit.xml"}
+	want := []string{"new/compare/.lock", "new/compare/compare.html", "new/compare/compare.json", "new/compare/compare.md", "new/compare/junit.xml"}
 	if strings.Join(sorted(added), ",") != strings.Join(want, ",") {
 		t.Errorf("files added %v, want %v", added, want)
 	}

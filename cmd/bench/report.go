@@ -53,6 +53,11 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench report: %v\n", err)
 		return exitcode.Usage
 	}
+	// The lock removes what a killed report left; a live run holds it, and
+	// a report of it goes ahead without (the run's end rewrites them).
+	if d, err := rundir.Lock(dir); err == nil {
+		defer d.Close()
+	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(reportMemoryLimit))
 	}

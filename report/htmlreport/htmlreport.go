@@ -37,11 +37,11 @@
 package htmlreport
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"bench/report"
@@ -247,20 +247,21 @@ func Write(w io.Writer, d *Data) error {
 }
 
 // WriteFile writes runDir/report.html through a temporary file and a
-// rename, so a reader never sees half a report.
+// rename (rundir.CreateAtomic: a reader never sees half a report, and the
+// next command in the directory removes what a kill left).
 func WriteFile(runDir string, d *Data) error {
-	var b bytes.Buffer
-	if err := Write(&b, d); err != nil {
+	f, err := rundir.CreateAtomic(rundir.Path(runDir, rundir.ReportHTML))
+	if err != nil {
 		return err
 	}
-	path := rundir.Path(runDir, rundir.ReportHTML)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write report.html: %w", err)
+	bw := bufio.NewWriterSize(f, 256<<10)
+	if err := Write(bw, d); err != nil {
+		f.Abort()
+		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write report.html: %w", err)
+	if err := bw.Flush(); err != nil {
+		f.Abort()
+		return err
 	}
-	return nil
+	return f.Commit()
 }
