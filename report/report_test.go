@@ -495,3 +495,33 @@ func build(dir string, warn io.Writer) error {
 	Warn(warn, s)
 	return Write(dir, s, nil)
 }
+
+// Two records whose tokens_per_s is 1e308 would sum to +Inf, which
+// summary.json cannot hold ("json: unsupported value: +Inf", no line
+// named): each such line is skipped as malformed, naming its line and
+// field, and the rest of the run is reported.
+func TestHugeValueNamesItsLine(t *testing.T) {
+	dir := t.TempDir()
+	line := func(prompt, field string, v string) string {
+		return `{"record_type":"result","provider":"p","provider_type":"ollama","model":"m","thinking_level":null,"prompt_id":"` + prompt +
+			`","repetition":0,"availability_status":"ok","e2e_ms":40,"ttft_ms":12,"success":true,"` + field + `":` + v + "}\n"
+	}
+	data := line("P0", "tokens_per_s", "1e308") + line("P1", "tokens_per_s", "1e308") + line("P2", "tokens_per_s", "50") +
+		line("P3", "reasoning_tokens_per_s", "-1e308") + line("P4", "load_ms", "1.7e308")
+	os.WriteFile(filepath.Join(dir, "results.jsonl"), []byte(data), 0o644)
+	var warn bytes.Buffer
+	if err := build(dir, &warn); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"line 1: malformed line skipped: tokens_per_s is 1e+308", "line 2: malformed line skipped: tokens_per_s is 1e+308",
+		"line 4: malformed line skipped: reasoning_tokens_per_s is -1e+308", "line 5: malformed line skipped: load_ms is 1.7e+308"} {
+		if !strings.Contains(warn.String(), want) {
+			t.Errorf("warnings lack %q:\n%s", want, warn.String())
+		}
+	}
+	var s Summary
+	b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err := json.Unmarshal(b, &s); err != nil || s.NRecords != 1 || s.NSkippedLines != 4 || *s.Groups[0].TokensPerS.P50 != 50 {
+		t.Errorf("summary.json (%v): %s", err, b)
+	}
+}

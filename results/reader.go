@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 )
 
@@ -133,11 +134,25 @@ func decode(data []byte, rec *Record, detail Detail, fd *fastDecoder, strict boo
 	case rec.AvailabilityStatus == "":
 		return errors.New("availability_status is empty")
 	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+	}{{"tokens_per_s", rec.TokensPerS}, {"reasoning_tokens_per_s", rec.ReasoningTokensPerS}, {"queue_ms", rec.QueueMS}, {"load_ms", rec.LoadMS}} {
+		if f.v != nil && !(math.Abs(*f.v) <= MaxValue) {
+			return fmt.Errorf("%s is %g, beyond any latency or rate", f.name, *f.v)
+		}
+	}
 	if strict {
 		return checkKey(rec, key)
 	}
 	return nil
 }
+
+// MaxValue is the largest magnitude a record's rate or duration may have
+// (as stats.MaxAbs, which compare holds them to): two of 1e308 would sum
+// to +Inf, which no JSON report can hold, and no latency or rate comes
+// near it. A line beyond it is skipped as malformed, naming the field.
+const MaxValue = 1e300
 
 // readLine returns the next line without its newline. complete says the line
 // ended with a newline; tooLong says it passed MaxLineBytes and was discarded.
