@@ -14,6 +14,9 @@
 package rundir
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"path"
 	"path/filepath"
 	"strings"
@@ -63,7 +66,7 @@ const (
 	beforeSuffix    = "_before.txt"
 	afterSuffix     = "_after.txt"
 	// SamplesSuffix names a suite's sample series: beside its
-	// resources_<provider>_<model>[_<thinking>].json, the file with this
+	// resources_<provider>_<model>[_<thinking>]_<hash>.json, the file with this
 	// suffix holds one Sample per line, in time order, appended as the
 	// sampler reads them (so a killed run keeps what it sampled, like
 	// results.jsonl): the resource sampler writes it, report.html's
@@ -199,27 +202,72 @@ func ResourceFiles(provider, model string, thinking *string) SuiteFiles {
 }
 
 // FileBase is the file-name-safe stem of a suite's resource files:
-// resources_<provider>_<model>[_<thinking>], every character outside
-// [A-Za-z0-9._-] replaced by '_' (llama3.2:3b -> llama3.2_3b).
+// resources_<provider>_<model>[_<thinking>]_<hash>, every character
+// outside [A-Za-z0-9._-] replaced by '_' (llama3.2:3b -> llama3.2_3b),
+// each part cut to a length that keeps the longest file made from the stem
+// (and its atomic write's temporary name) under the 255 bytes a file
+// name may have, and <hash> 8 hex digits of the SHA-256 of the exact
+// provider, model and thinking level: the readable part is lossy (plain:1,
+// plain/1 and plain_1 read alike, as do provider a_b with model c and
+// provider a with model b_c), the hash keeps every suite's files apart.
 func FileBase(provider, model string, thinking *string) string {
-	b := resourcesPrefix + safe(provider) + "_" + safe(model)
+	b := resourcesPrefix + safe(provider, maxProviderPart) + "_" + safe(model, maxModelPart)
 	if thinking != nil {
-		b += "_" + safe(*thinking)
+		b += "_" + safe(*thinking, maxThinkingPart)
+	}
+	return b + "_" + suiteHash(provider, model, thinking)
+}
+
+// The parts' caps: the stem is at most 10+48+1+112+1+16+1+8 = 197 bytes,
+// and "." + stem + "_before.txt" + ".RANDOM.tmp" stays under 255.
+const (
+	maxProviderPart = 48
+	maxModelPart    = 112
+	maxThinkingPart = 16
+)
+
+// suiteHash is 8 hex digits of the SHA-256 of an injective encoding of a
+// suite: each string as its length then its bytes (a missing thinking
+// level is told apart from an empty one).
+func suiteHash(provider, model string, thinking *string) string {
+	h := sha256.New()
+	parts := []string{provider, model}
+	if thinking != nil {
+		parts = append(parts, *thinking)
+	}
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:%s", len(p), p)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:4])
+}
+
+// legacyFileBase is FileBase before the hash and the caps: ReadSuite still
+// finds the resource files of runs written then.
+func legacyFileBase(provider, model string, thinking *string) string {
+	b := resourcesPrefix + safe(provider, -1) + "_" + safe(model, -1)
+	if thinking != nil {
+		b += "_" + safe(*thinking, -1)
 	}
 	return b
 }
 
-func safe(s string) string {
+// safe maps s to [A-Za-z0-9._-], one '_' per other character, cut to max
+// bytes (no cut when max < 0).
+func safe(s string, max int) string {
 	if s == "" {
 		return "_"
 	}
-	return strings.Map(func(r rune) rune {
+	out := strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
 			return r
 		}
 		return '_'
 	}, s)
+	if max >= 0 && len(out) > max {
+		out = out[:max]
+	}
+	return out
 }
 
 // ResourceRecords lists the structured resource files (resources_*.json)

@@ -38,7 +38,7 @@ func TestLayout(t *testing.T) {
 			t.Errorf("%s: bench report rebuilds it, and bench rescore does not", name)
 		}
 	}
-	if f.JSON != "resources_ollama_openai_llama3.2_3b_high.json" || SamplesOf("d/"+f.JSON) != "d/"+f.Samples {
+	if f.JSON != "resources_ollama_openai_llama3.2_3b_high_724b6262.json" || SamplesOf("d/"+f.JSON) != "d/"+f.Samples {
 		t.Errorf("resource files %+v", f)
 	}
 	if _, ok := Lookup("notes.txt"); ok {

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"syscall"
 	"time"
 )
 
 // SuiteRecord is the structured form of one suite's resource files
-// (resources_<provider>_<model>[_<thinking>].json), what the report reads to
+// (resources_<provider>_<model>[_<thinking>]_<hash>.json, see FileBase), what the report reads to
 // fill resources_before, resources_after and resources_peak.
 type SuiteRecord struct {
 	Provider      string  `json:"provider"`
@@ -57,13 +59,18 @@ type Peak struct {
 }
 
 // ReadSuite reads the structured resource file of a suite from a run
-// directory. A missing file is (nil, nil): the run recorded no resources. A
-// file whose content names another suite (two names mapping to one file
-// name) is an error rather than someone else's figures.
+// directory (under its FileBase name, or the name runs written before it
+// used). A missing file is (nil, nil): the run recorded no resources. A
+// file whose content names another suite is an error rather than someone
+// else's figures.
 func ReadSuite(runDir, provider, model string, thinking *string) (*SuiteRecord, error) {
 	path := Path(runDir, ResourceFiles(provider, model, thinking).JSON)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
+		path = filepath.Join(runDir, legacyFileBase(provider, model, thinking)+".json")
+		data, err = os.ReadFile(path)
+	}
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENAMETOOLONG) {
 		return nil, nil
 	}
 	if err != nil {

@@ -187,10 +187,10 @@ func TestFileBase(t *testing.T) {
 		thinking        *string
 		want            string
 	}{
-		{"ollama_openai", "llama3.2:3b", nil, "resources_ollama_openai_llama3.2_3b"},
-		{"claude", "claude-opus-4/1", sp("high"), "resources_claude_claude-opus-4_1_high"},
-		{"p", "../../etc/passwd", nil, "resources_p_.._.._etc_passwd"},
-		{"p q", "", sp("low"), "resources_p_q___low"},
+		{"ollama_openai", "llama3.2:3b", nil, "resources_ollama_openai_llama3.2_3b_b9075604"},
+		{"claude", "claude-opus-4/1", sp("high"), "resources_claude_claude-opus-4_1_high_565663c2"},
+		{"p", "../../etc/passwd", nil, "resources_p_.._.._etc_passwd_1d381e66"},
+		{"p q", "", sp("low"), "resources_p_q___low_e9ba8275"},
 	}
 	for _, tt := range tests {
 		if got := FileBase(tt.provider, tt.model, tt.thinking); got != tt.want {
@@ -199,6 +199,58 @@ func TestFileBase(t *testing.T) {
 		if strings.ContainsAny(FileBase(tt.provider, tt.model, tt.thinking), "/\\: ") {
 			t.Errorf("unsafe file name for %q", tt.model)
 		}
+	}
+}
+
+// Names that read alike get files of their own, and a 250-character
+// model (or provider, or level) still gets its resource files: every file
+// made from the stem, and its temporary name, fits in 255 bytes, and the
+// suite reads back.
+func TestFileBaseCollisionsAndLength(t *testing.T) {
+	seen := map[string]string{}
+	long := strings.Repeat("m", 250)
+	for _, s := range []struct {
+		p, m string
+		th   *string
+	}{
+		{"plain", "plain:1", nil}, {"plain", "plain/1", nil}, {"plain", "plain_1", nil},
+		{"a_b", "c", nil}, {"a", "b_c", nil}, {"a", "b", sp("c")}, {"a", "b_c", sp("")}, {"a", "b", sp("")},
+		{"p", long, nil}, {"p", long + "x", nil}, {long, long, sp(long)}, {"p", strings.Repeat("é", 200), nil},
+	} {
+		base := FileBase(s.p, s.m, s.th)
+		key := s.p + "|" + s.m + "|" + fmt.Sprint(s.th != nil)
+		if s.th != nil {
+			key += *s.th
+		}
+		if other, ok := seen[base]; ok {
+			t.Errorf("%s and %s share %s", key, other, base)
+		}
+		seen[base] = key
+		if n := len("." + base + "_samples.jsonl.1234567890.tmp"); n > 255 {
+			t.Errorf("%s: a temporary name of %d bytes", base, n)
+		}
+	}
+	dir := t.TempDir()
+	rec := &SuiteRecord{Provider: long, Model: long, ThinkingLevel: sp(long)}
+	if err := WriteJSON(filepath.Join(dir, FileBase(long, long, sp(long))+".json"), rec); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSuite(dir, long, long, sp(long))
+	if err != nil || got == nil || got.Model != long {
+		t.Errorf("read back: %v, %v", got, err)
+	}
+	if got, err := ReadSuite(dir, long+"x", long, sp(long)); got != nil || err != nil {
+		t.Errorf("another long suite: %v, %v", got, err)
+	}
+}
+
+// A run written before the hash was added keeps its resource files under
+// the old names; reports rebuilt today still find them.
+func TestReadSuiteLegacyName(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "resources_ollama_openai_llama3.2_3b.json"), []byte(`{"provider":"ollama_openai","model":"llama3.2:3b","thinking_level":null}`), 0o644)
+	if got, err := ReadSuite(dir, "ollama_openai", "llama3.2:3b", nil); err != nil || got == nil {
+		t.Errorf("legacy file: %v, %v", got, err)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"bench/internal/testpeer/ollamatest"
 	"bench/internal/testpeer/testmodel"
 	"bench/results"
+	"bench/rundir"
 )
 
 // The end-to-end tests run the real bench binary against a real Ollama
@@ -248,8 +249,8 @@ func TestSweepAgainstRealOllama(t *testing.T) {
 	}
 	runDir := filepath.Join(dir, "runs", "e2e")
 	for _, f := range []string{"summary.json", "summary.md", "tiers.json", "run.json", "inventory.json",
-		"resources_ollama_openai_scripted_before.txt", "resources_ollama_openai_scripted_after.txt",
-		"resources_ollama_scripted_before.txt", "resources_ollama_scripted_after.txt"} {
+		rundir.FileBase("ollama_openai", "scripted", nil) + "_before.txt", rundir.FileBase("ollama_openai", "scripted", nil) + "_after.txt",
+		rundir.FileBase("ollama", "scripted", nil) + "_before.txt", rundir.FileBase("ollama", "scripted", nil) + "_after.txt"} {
 		if _, err := os.Stat(filepath.Join(runDir, f)); err != nil {
 			t.Errorf("run directory lacks %s: %v", f, err)
 		}
