@@ -59,7 +59,8 @@ const ServerName = "bench"
 // Serve serves tools over MCP on stdin/stdout until the client closes its
 // end (then it returns nil) or ctx ends. Every tools/call, an unknown tool
 // included, is answered from one scripted.Session and appended to callLog as
-// one JSON line before the answer is sent. Text-mode tools cannot be served:
+// one JSON line before the answer is sent. A line that is not a JSON-RPC
+// message is answered with -32700 or -32600 and the session goes on. Text-mode tools cannot be served:
 // an MCP client calls tools natively.
 func Serve(ctx context.Context, tools []scripted.Tool, stdin io.Reader, stdout io.Writer, callLog io.Writer) error {
 	return serve(ctx, tools, stdin, stdout, callLog, time.Now)
@@ -73,7 +74,8 @@ func serve(ctx context.Context, tools []scripted.Tool, stdin io.Reader, stdout i
 	if err != nil {
 		return err
 	}
-	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+	out := &lockedWriter{w: stdout}
+	t := &mcp.IOTransport{Reader: io.NopCloser(newFrames(stdin, out)), Writer: out}
 	if err := srv.Run(ctx, t); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("mcp serve: %w", err)
 	}
@@ -94,10 +96,6 @@ func check(tools []scripted.Tool) error {
 	}
 	return errors.Join(errs...)
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // logger appends call records, one Write per line.
 type logger struct {
