@@ -445,10 +445,28 @@ func DefaultRunID(now time.Time) string { return now.UTC().Format("20060102_1504
 
 var safeID = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
+// MaxRunIDLen is the longest run id: it names a directory, which may get
+// "_shard<i>of<N>" or "_<n>" appended, and a file name has 255 bytes.
+const MaxRunIDLen = 200
+
+// CheckRunID says why id cannot name a run directory, or nil: only
+// letters, digits, '.', '_' and '-' (no separator, no newline or other
+// control character to forge a line of output), not "." or "..", at most
+// MaxRunIDLen bytes. run.id and --run-id are held to it alike.
+func CheckRunID(id string) error {
+	if !safeID.MatchString(id) || id == "." || id == ".." {
+		return errors.New("must be letters, digits, '.', '_' or '-' (it names a directory)")
+	}
+	if len(id) > MaxRunIDLen {
+		return fmt.Errorf("is %d characters; at most %d (it names a directory)", len(id), MaxRunIDLen)
+	}
+	return nil
+}
+
 func (c *Config) validate(v *validator, kinds Kinds) {
 	r := c.Run
-	if !safeID.MatchString(r.ID) || r.ID == "." || r.ID == ".." {
-		v.add("run.id", "must be letters, digits, '.', '_' or '-' (it names a directory)")
+	if err := CheckRunID(r.ID); err != nil {
+		v.add("run.id", err.Error())
 	}
 	if r.Concurrency < 1 {
 		v.add("run.concurrency", "must be at least 1")

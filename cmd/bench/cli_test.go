@@ -75,6 +75,8 @@ func TestCLIGolden(t *testing.T) {
 		{"init-help", []string{"init", "-h"}, exitcode.OK},
 		{"no-config-flag", []string{"run", "--config", "testdata/cli/missing.yaml"}, exitcode.Usage},
 		{"command-typo", []string{"reprot"}, exitcode.Usage},
+		{"run-id-newline", []string{"run", "--config", "testdata/cli/bench.yaml", "--run-id", "nightly\nbench: finished: 0/0 cells"}, exitcode.Usage},
+		{"run-id-too-long", []string{"run", "--config", "testdata/cli/bench.yaml", "--run-id", strings.Repeat("r", 300)}, exitcode.Usage},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

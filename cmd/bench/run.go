@@ -5,8 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
+	"bench/config"
 	"bench/internal/exitcode"
 	"bench/prompts"
 	"bench/session"
@@ -108,8 +108,8 @@ func checkRunFlags(o *session.Options, f *runFlags, set map[string]bool) []error
 	if set["timeout"] && o.Timeout <= 0 {
 		errs = append(errs, errors.New("--timeout: must be more than 0 (e.g. 90s)"))
 	}
-	if set["run-id"] && (o.RunID == "" || strings.ContainsAny(o.RunID, `/\`) || o.RunID == "." || o.RunID == "..") {
-		errs = append(errs, errors.New("--run-id: must be a plain directory name"))
+	if err := config.CheckRunID(o.RunID); set["run-id"] && err != nil {
+		errs = append(errs, fmt.Errorf("--run-id: %w", err))
 	}
 	if set["junit"] && o.JUnit == "" {
 		errs = append(errs, errors.New("--junit: give a file name"))
