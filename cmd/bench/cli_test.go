@@ -75,6 +75,9 @@ func TestCLIGolden(t *testing.T) {
 		{"init-help", []string{"init", "-h"}, exitcode.OK},
 		{"no-config-flag", []string{"run", "--config", "testdata/cli/missing.yaml"}, exitcode.Usage},
 		{"command-typo", []string{"reprot"}, exitcode.Usage},
+		{"command-swap", []string{"rnu"}, exitcode.Usage},
+		{"version-help", []string{"version", "--help"}, exitcode.OK},
+		{"version-extra", []string{"version", "--json"}, exitcode.Usage},
 		{"run-id-newline", []string{"run", "--config", "testdata/cli/bench.yaml", "--run-id", "nightly\nbench: finished: 0/0 cells"}, exitcode.Usage},
 		{"run-id-too-long", []string{"run", "--config", "testdata/cli/bench.yaml", "--run-id", strings.Repeat("r", 300)}, exitcode.Usage},
 	}

@@ -114,12 +114,32 @@ func command(args []string, stdout, stderr io.Writer) int {
 	case "rescore":
 		return rescoreCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, "bench", version.String())
-		return exitcode.OK
+		return versionCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return exitcode.OK
 	}
 	fmt.Fprintf(stderr, "bench: unknown command %q%s; see 'bench help'\n", args[0], suggest.Hint(args[0], commands))
 	return exitcode.Usage
+}
+
+const versionUsage = `usage: bench version
+
+Prints bench's version: a release tag, or devel+<commit> for a build from
+a checkout (run.json and inventory.json record the same).
+`
+
+// versionCmd is `bench version`; like every command it answers -h with
+// its help rather than doing its work.
+func versionCmd(args []string, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help"):
+		fmt.Fprint(stdout, versionUsage)
+		return exitcode.OK
+	case len(args) > 0:
+		fmt.Fprintf(stderr, "bench version: takes no arguments, got %q; see 'bench version --help'\n", args[0])
+		return exitcode.Usage
+	}
+	fmt.Fprintln(stdout, "bench", version.String())
+	return exitcode.OK
 }

@@ -7,17 +7,20 @@ package suggest
 import (
 	"strings"
 
-	"github.com/agnivade/levenshtein"
+	"github.com/hbollon/go-edlib"
 )
 
 // Closest returns the candidate nearest to word by edit distance (case
 // folded), or "" when none is near enough to be a plausible typo: at most
 // one edit for words of up to four letters, two up to eight, three beyond.
+// Swapping two neighbouring letters is one edit (Damerau's distance, in
+// its optimal-string-alignment form): the commonest typo, "rnu" for "run",
+// is two edits to Levenshtein, too many for a three-letter word.
 func Closest(word string, candidates []string) string {
 	w := strings.ToLower(word)
 	best, bestD := "", -1
 	for _, c := range candidates {
-		d := levenshtein.ComputeDistance(w, strings.ToLower(c))
+		d := edlib.OSADamerauLevenshteinDistance(w, strings.ToLower(c))
 		if bestD < 0 || d < bestD {
 			best, bestD = c, d
 		}

@@ -13,6 +13,8 @@ func TestClosest(t *testing.T) {
 		{"colour", ""},
 		{"x", ""},
 		{"outdir", "out_dir"},
+		{"timeotu", "timeout"},         // a swap is one edit
+		{"cnocurrnecy", "concurrency"}, // two swaps
 	}
 	for _, c := range cases {
 		if got := Closest(c.word, keys); got != c.want {
@@ -21,6 +23,12 @@ func TestClosest(t *testing.T) {
 	}
 	if h := Hint("raport", []string{"run", "report", "version"}); h != ` (did you mean "report"?)` {
 		t.Errorf("Hint = %q", h)
+	}
+	commands := []string{"init", "run", "report", "compare", "merge", "version", "help"}
+	for word, want := range map[string]string{"rnu": "run", "nur": "", "ruN": "run", "reprot": "report", "comapre": "compare", "mrege": "merge", "verison": "version", "inti": "init"} {
+		if got := Closest(word, commands); got != want {
+			t.Errorf("Closest(%q, commands) = %q, want %q", word, got, want)
+		}
 	}
 	if h := Hint("anything", nil); h != "" {
 		t.Errorf("Hint with no candidates = %q", h)
