@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -60,7 +61,10 @@ func Write(path, base string) (notes []string, err error) {
 	// What was written must load: a template slip is caught here, not by
 	// the user's first run.
 	if _, err := config.Load(path, providers.Kinds); err != nil {
-		return nil, fmt.Errorf("wrote %s, but it does not load (a bug in bench):\n%w", path, err)
+		// The file is this call's (created above, never there before):
+		// taking it back lets the next init write a good one.
+		os.Remove(path)
+		return nil, fmt.Errorf("the file written does not load (a bug in bench), so it was removed again:\n%w", err)
 	}
 	return data.Notes, nil
 }
@@ -161,12 +165,18 @@ func describeOllama(base string) initData {
 }
 
 // Base is where to look for Ollama, as its own CLI would: flagValue (bench
-// init --ollama), else OLLAMA_HOST, else the default port on loopback.
-func Base(flagValue string) string {
-	if flagValue != "" {
-		return strings.TrimRight(flagValue, "/")
-	}
+// init --ollama), else OLLAMA_HOST, else the default port on loopback. The
+// flag is read as OLLAMA_HOST is (host:port, host, :port or a URL), so what
+// works in the variable works in the flag; a value it cannot use is an
+// error.
+func Base(flagValue string) (string, error) {
 	u := envconfig.Host()
+	if flagValue != "" {
+		var err error
+		if u, err = ollamaHost(flagValue); err != nil {
+			return "", err
+		}
+	}
 	if h := u.Hostname(); h == "0.0.0.0" || h == "::" {
 		// A server bound to every interface is reached on loopback.
 		u.Host = strings.Replace(u.Host, h, "127.0.0.1", 1)
@@ -174,7 +184,49 @@ func Base(flagValue string) string {
 			u.Host = "127.0.0.1:" + u.Port()
 		}
 	}
-	return strings.TrimRight(u.String(), "/")
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// ollamaHost reads an address the way Ollama's envconfig.Host reads
+// OLLAMA_HOST (which reads only the environment, so its rules are
+// repeated here): no scheme is http, no host is 127.0.0.1, no port is
+// 11434 (80 or 443 for an explicit http:// or https://). Unlike Ollama it
+// refuses what it cannot use rather than falling back to the default.
+func ollamaHost(s string) (*url.URL, error) {
+	s = strings.TrimSpace(s)
+	port := "11434"
+	scheme, hostport, ok := strings.Cut(s, "://")
+	switch {
+	case !ok:
+		scheme, hostport = "http", s
+	case scheme == "http":
+		port = "80"
+	case scheme == "https":
+		port = "443"
+	default:
+		return nil, fmt.Errorf("--ollama %q: want http:// or https://, or host:port as OLLAMA_HOST takes", s)
+	}
+	hostport, path, _ := strings.Cut(hostport, "/")
+	host, p, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	} else {
+		port = p
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return nil, fmt.Errorf("--ollama %q: the port %q is not a number from 1 to 65535", s, port)
+	}
+	u := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port)}
+	if path != "" {
+		u.Path = "/" + path
+	}
+	if _, err := url.Parse(u.String()); err != nil || strings.ContainsAny(host, " /?#@") {
+		return nil, fmt.Errorf("--ollama %q: not a host bench can reach", s)
+	}
+	return u, nil
 }
 
 // pulledModels lists the chat models of the Ollama at base, in its order

@@ -14,8 +14,9 @@ import (
 const initUsage = `usage: bench init [--config bench.yaml] [--ollama URL]
 
 Writes a commented bench.yaml to start from. When an Ollama answers at URL
-(default: $OLLAMA_HOST, else http://127.0.0.1:11434), its pulled chat models
-are the ones to sweep; otherwise the file names two small models to pull.
+(default: $OLLAMA_HOST, else http://127.0.0.1:11434; host:port as
+OLLAMA_HOST takes it works too), its pulled chat models are the ones to
+sweep; otherwise the file names two small models to pull.
 An existing file is never overwritten.
 
 Flags:
@@ -25,7 +26,7 @@ Flags:
 func initCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench init", flag.ContinueOnError)
 	path := fs.String("config", "bench.yaml", "the `file` to write")
-	ollama := fs.String("ollama", "", "where to look for a running Ollama (default $OLLAMA_HOST, else http://127.0.0.1:11434)")
+	ollama := fs.String("ollama", "", "where to look for a running Ollama: a URL or host:port (default $OLLAMA_HOST, else http://127.0.0.1:11434)")
 	fs.Usage = func() {
 		fmt.Fprint(stdout, initUsage)
 		fs.SetOutput(stdout)
@@ -38,7 +39,12 @@ func initCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench init: unexpected argument %q; see 'bench init --help'\n", fs.Arg(0))
 		return exitcode.Usage
 	}
-	notes, err := initconfig.Write(*path, initconfig.Base(*ollama))
+	base, err := initconfig.Base(*ollama)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench init: %v\n", err)
+		return exitcode.Usage
+	}
+	notes, err := initconfig.Write(*path, base)
 	switch {
 	case errors.Is(err, initconfig.ErrExists):
 		fmt.Fprintf(stderr, "bench init: %s exists; not overwriting it (move it away, or write another file with --config FILE)\n", *path)

@@ -94,6 +94,31 @@ func TestInitRealOllama(t *testing.T) {
 	}
 }
 
+// bench init --ollama 127.0.0.1:PORT (OLLAMA_HOST's form, no scheme) finds
+// the server there and writes a file that loads; a value it cannot use is
+// exit 2 with no file written, so the next init is not refused.
+func TestInitHostPort(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(fakeTags)) }))
+	defer srv.Close()
+	hostport := strings.TrimPrefix(srv.URL, "http://")
+	path := filepath.Join(t.TempDir(), "bench.yaml")
+	code, stdout, stderr := runCLI("init", "--ollama", hostport, "--config", path)
+	if code != exitcode.OK || !strings.Contains(stdout, "Found an Ollama at "+srv.URL) {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := config.Load(path, providers.Kinds); err != nil {
+		t.Fatalf("the written file does not load: %v", err)
+	}
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), "base_url: "+srv.URL+"/v1\n") {
+		t.Errorf("no base_url %s/v1 in\n%s", srv.URL, b)
+	}
+	bad := filepath.Join(t.TempDir(), "bench.yaml")
+	code, _, stderr = runCLI("init", "--ollama", "127.0.0.1:notaport", "--config", bad)
+	if _, err := os.Stat(bad); code != exitcode.Usage || !strings.Contains(stderr, "not a number") || err == nil {
+		t.Errorf("bad --ollama: exit %d, file %v, %s", code, err, stderr)
+	}
+}
+
 // `bench run` where there is no bench.yaml says how to get one.
 func TestRunWithoutConfig(t *testing.T) {
 	var code int
