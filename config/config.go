@@ -322,13 +322,24 @@ func parse(path string, root *yaml.Node, kinds Kinds, loadPrompts bool) (*Config
 	// default), so a type error does not hide the problems after it.
 	c.validate(v, kinds)
 	v.errs = append(d.errs, v.errs...)
-	slices.SortStableFunc(v.errs, func(a, b error) int { return cmp.Compare(errLine(a), errLine(b)) })
-	if len(v.errs) == 0 && loadPrompts {
+	// The prompts are loaded whatever else is wrong, so a bad prompt file
+	// or an unknown prompts.only id comes in the same round as the rest.
+	if loadPrompts {
 		c.loadPrompts(v)
 		if len(v.errs) == 0 {
 			v.errs = append(v.errs, c.CheckJudges()...)
 		}
 	}
+	// This file's problems by line, then those of the prompt files.
+	slices.SortStableFunc(v.errs, func(a, b error) int {
+		other := func(e error) int {
+			if f := errFile(e); f != "" && f != path {
+				return 1
+			}
+			return 0
+		}
+		return cmp.Or(cmp.Compare(other(a), other(b)), cmp.Compare(errLine(a), errLine(b)))
+	})
 	if len(v.errs) == 0 && loadPrompts {
 		c.checkLoadSpans(v)
 		c.checkSize(v)
@@ -337,6 +348,14 @@ func parse(path string, root *yaml.Node, kinds Kinds, loadPrompts bool) (*Config
 		return nil, errors.Join(v.errs...)
 	}
 	return &c, nil
+}
+
+// errFile is the file of a positioned error, "" for others.
+func errFile(err error) string {
+	if e, ok := err.(*Error); ok {
+		return e.File
+	}
+	return ""
 }
 
 // errLine is the line of a positioned error, 0 for others.
@@ -394,6 +413,10 @@ func (c *Config) decodeProviders(d *decoder, n *yaml.Node, kinds Kinds) {
 			if !ok {
 				d.fail(typ, at+".type", fmt.Sprintf("unknown provider type %s%s; one of %s", quoted(typ.Value),
 					suggest.Hint(typ.Value, kinds.Names()), strings.Join(kinds.Names(), ", ")))
+				// A misspelled type must not hide the entry's other
+				// problems: its keys are checked against the kind it
+				// was probably meant to be.
+				k, _ = kinds.Kind(suggest.Closest(typ.Value, kinds.Names()))
 			}
 			kind = k
 		}
@@ -404,7 +427,17 @@ func (c *Config) decodeProviders(d *decoder, n *yaml.Node, kinds Kinds) {
 		}
 		d.mapping(item, at, func(key string) string {
 			if kind == nil {
-				return "" // the type is missing or unknown; that is the problem to report
+				// The type is missing, or unknown and like none: a key
+				// is unknown when no kind has it.
+				all := Keys(&p)
+				for _, name := range kinds.Names() {
+					other, _ := kinds.Kind(name)
+					all = append(all, Keys(other.Options())...)
+				}
+				if slices.Contains(all, key) {
+					return ""
+				}
+				return fmt.Sprintf("unknown field %s%s", quoted(key), suggest.Hint(key, all))
 			}
 			for _, name := range kinds.Names() {
 				if other, _ := kinds.Kind(name); name != kind.Name() && slices.Contains(Keys(other.Options()), key) {
@@ -495,10 +528,9 @@ func (c *Config) validate(v *validator, kinds Kinds) {
 			v.addPath([]any{"providers", i}, field("type"), "missing; one of "+strings.Join(kinds.Names(), ", "))
 			continue
 		}
+		// An unknown type was reported while decoding; the entry's other
+		// values are checked all the same, its kind's options only with it.
 		kind, ok := kinds.Kind(p.Type)
-		if !ok {
-			continue // reported while decoding
-		}
 		if p.Name == "" {
 			p.Name = p.Type
 		}
@@ -528,9 +560,11 @@ func (c *Config) validate(v *validator, kinds Kinds) {
 					fmt.Sprintf("%s is not a thinking level; use null or one of %s", quoted(*t), strings.Join(ThinkingLevels, ", ")))
 			}
 		}
-		kind.Resolve(p, func(key, msg string) {
-			v.addPath([]any{"providers", i, key}, field(key), msg)
-		})
+		if ok {
+			kind.Resolve(p, func(key, msg string) {
+				v.addPath([]any{"providers", i, key}, field(key), msg)
+			})
+		}
 	}
 	c.Traces.validate(v)
 	for i, name := range c.Prompts.Suites {

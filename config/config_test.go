@@ -136,6 +136,18 @@ func TestBadConfigs(t *testing.T) {
 			[]string{"bench.yaml:3: providers[0].models: wrong type: got string llama3, want a list"}},
 		{"list for a string", "providers:\n  - type: [ollama]\n    models: [m]\n",
 			[]string{"bench.yaml:2: providers[0].type: wrong type: got a list, want a string"}},
+		// One round, whatever the first error: a misspelled type hides
+		// neither the entry's other keys nor its values, and an unknown
+		// prompts.only id comes with the rest.
+		{"one round after a misspelled type", "run:\n  concurency: 4\nproviders:\n  - type: olama_openai\n    modles: [x]\n    base_url: [x]\n    concurrency: 0\n    thinking_levels: [extreme]\nprompts:\n  only: [P0, P404]\n",
+			[]string{"bench.yaml:2: run.concurency: unknown field", "bench.yaml:4: providers[0].type: unknown provider type \"olama_openai\" (did you mean \"ollama_openai\"?)",
+				"bench.yaml:5: providers[0].modles: unknown field \"modles\" (did you mean \"models\"?)", "bench.yaml:6: providers[0].base_url: wrong type",
+				"bench.yaml:7: providers[0].concurrency: must be at least 1", "bench.yaml:8: providers[0].thinking_levels[0]: \"extreme\" is not a thinking level",
+				"bench.yaml:10: prompts.only: unknown prompt id P404"}},
+		{"one round after a type like none", "providers:\n  - type: zzz\n    models: [a]\n    bogus: 1\n    command: claude\n",
+			[]string{"bench.yaml:2: providers[0].type: unknown provider type \"zzz\"", "bench.yaml:4: providers[0].bogus: unknown field \"bogus\""}},
+		{"one round without a type", "providers:\n  - models: [a]\n    modles: [b]\n",
+			[]string{"bench.yaml:2: providers[0].type: missing", "bench.yaml:3: providers[0].modles: unknown field \"modles\""}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
