@@ -76,6 +76,8 @@ func Write(ctx context.Context, runDir string, cfg *config.Config, provs map[str
 // providers side by side (each probe is bounded by its kind).
 func Gather(ctx context.Context, cfg *config.Config, provs map[string]providers.Provider) *Inventory {
 	inv := &Inventory{GeneratedAt: time.Now().UTC(), Bench: gatherBench(), Providers: make([]Provider, len(cfg.Providers))}
+	// A probe of a silent server waits no longer than a cell would.
+	ctx = providers.WithProbeBound(ctx, time.Duration(cfg.Run.Timeout))
 	var wg sync.WaitGroup
 	for i, p := range cfg.Providers {
 		inv.Providers[i] = Provider{Name: p.Name, Type: p.Type, Models: p.Models}

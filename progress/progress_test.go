@@ -12,6 +12,7 @@ import (
 	"bench/internal/testpeer/ptytest"
 	"bench/plan"
 	"bench/prompts"
+	"bench/report"
 	"bench/results"
 )
 
@@ -172,6 +173,50 @@ func TestClock(t *testing.T) {
 	} {
 		if got := clock(d); got != want {
 			t.Errorf("clock(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// The progress line and the end-of-run table count every cell the same
+// way: for each group, the table's passed, failed checks, errors and not
+// run are the progress tally's, and every kind of record lands in one.
+func TestProgressAndTableCountAlike(t *testing.T) {
+	yes, no := true, false
+	ft := func(s string) *string { return &s }
+	var recs []results.Record
+	add := func(model string, n int, r results.Record) {
+		for i := range n {
+			r.Provider, r.ProviderType, r.Model, r.PromptID, r.Repetition, r.RecordType = "p", "ollama", model, "P0", len(recs)+i, results.RecordType
+			recs = append(recs, r)
+		}
+	}
+	add("a", 4, results.Record{AvailabilityStatus: "ok", Success: true, ObjectivePass: &yes})
+	add("a", 2, results.Record{AvailabilityStatus: "ok", Success: true}) // no check
+	add("a", 3, results.Record{AvailabilityStatus: "ok", Success: true, ObjectivePass: &no})
+	add("a", 1, results.Record{AvailabilityStatus: "ok", Success: false, FailureType: ft("empty_output")})
+	add("b", 2, results.Record{AvailabilityStatus: "error", FailureType: ft("timeout")})
+	add("b", 1, results.Record{AvailabilityStatus: "skipped_unavailable", FailureType: ft("connection_refused")})
+	add("b", 1, results.Record{AvailabilityStatus: "rate_limited", FailureType: ft("http_429")})
+	add("b", 1, results.Record{AvailabilityStatus: "auth_error", FailureType: ft("http_401")})
+	add("b", 1, results.Record{AvailabilityStatus: "error", Success: true, FailureType: ft("cancelled")})
+	s := report.Summarize(recs)
+	for _, g := range s.Groups {
+		var want tally
+		for i := range recs {
+			if recs[i].Model == g.Model {
+				want.add(&recs[i])
+			}
+		}
+		got := g.Tally()
+		if got.Passed != want.passed || got.FailedChecks != want.failedChecks || got.Errors != want.errors || got.NotRun != want.notRun {
+			t.Errorf("%s: table %+v, progress %s", g.Model, got, want.String())
+		}
+	}
+	var table bytes.Buffer
+	report.WriteTable(&table, s)
+	for _, want := range []string{"PASSED  FAILED CHECKS  ERRORS  NOT RUN", "6/10    3              1       0", "0/6     0              3       3"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}
 	}
 }

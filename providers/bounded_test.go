@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,6 +52,7 @@ func TestSideCallsBounded(t *testing.T) {
 	shortBounds(t, 200*time.Millisecond)
 	s := faultserver.Start(t)
 	for _, stall := range []string{faultserver.StallHeaders, faultserver.StallBody} {
+		// A silent version call: the listing is not asked after it.
 		s.Override("/api/version", stall)
 		s.Override("/api/tags", stall)
 		for _, typ := range []string{"ollama", "ollama_openai"} {
@@ -64,10 +66,38 @@ func TestSideCallsBounded(t *testing.T) {
 			}
 			var pr *Probe
 			within(t, typ+" probe", func() { pr = p.Probe(context.Background()) })
-			if len(pr.Errors) != 2 || !strings.Contains(pr.Errors[0], "no complete answer within 200ms") {
+			if len(pr.Errors) != 1 || !strings.Contains(pr.Errors[0], "/api/version: no complete answer within 200ms") {
 				t.Errorf("%s %s: probe errors %q", typ, stall, pr.Errors)
 			}
 		}
+		// A silent listing alone.
+		s.Override("/api/version", "")
+		var pr *Probe
+		within(t, "listing", func() { pr = faultOllama(t, s.URL(), nil).Probe(context.Background()) })
+		if len(pr.Errors) != 1 || !strings.Contains(pr.Errors[0], "/api/tags: no complete answer within 200ms") {
+			t.Errorf("%s listing: probe errors %q", stall, pr.Errors)
+		}
+	}
+	if n := countEndpoint(s, faultserver.EndpointTags); n != 2 {
+		t.Errorf("the listing was asked %d times, want twice (only when the version answered)", n)
+	}
+
+	// Under a shorter bound (the run's timeout) a probe waits that long;
+	// the sweep's Prepare does not ask a silent server again.
+	s.Override("/api/version", faultserver.StallHeaders)
+	o := faultOllama(t, s.URL(), nil)
+	ctx := WithProbeBound(context.Background(), 50*time.Millisecond)
+	var pr *Probe
+	within(t, "bounded probe", func() { pr = o.Probe(ctx) })
+	if len(pr.Errors) != 1 || !strings.Contains(pr.Errors[0], "no complete answer within 50ms") {
+		t.Errorf("bounded probe errors %q", pr.Errors)
+	}
+	tags := countEndpoint(s, faultserver.EndpointTags)
+	if err := o.Prepare(ctx, []string{"ok"}, io.Discard); err == nil || !strings.Contains(err.Error(), "no complete answer within 50ms") {
+		t.Errorf("prepare after a silent probe: %v", err)
+	}
+	if n := countEndpoint(s, faultserver.EndpointTags); n != tags {
+		t.Errorf("prepare asked a silent server for its list again")
 	}
 	s.Override("/api/version", "")
 	s.Override("/api/tags", "")
@@ -75,7 +105,7 @@ func TestSideCallsBounded(t *testing.T) {
 	// Warm-up of a model that stalls (the runner warms each suite up
 	// through Warmer); pull of a model the list lacks.
 	s.Override("/api/pull", faultserver.StallBody)
-	o := faultOllama(t, s.URL(), func(o *ollamaOptions) { o.Pull = true })
+	o = faultOllama(t, s.URL(), func(o *ollamaOptions) { o.Pull = true })
 	var werr error
 	within(t, "warmup", func() { werr = o.Warmup(context.Background(), Request{Model: faultserver.StallHeaders}) })
 	if werr == nil {
@@ -174,4 +204,14 @@ func TestProbesScrubbed(t *testing.T) {
 	if pr.CLIVersion == nil || *pr.CLIVersion != "Claude Code "+Redacted {
 		t.Errorf("cli version %v", pr.CLIVersion)
 	}
+}
+
+func countEndpoint(s *faultserver.Server, endpoint string) int {
+	n := 0
+	for _, r := range s.Requests() {
+		if r.Endpoint == endpoint {
+			n++
+		}
+	}
+	return n
 }

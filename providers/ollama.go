@@ -127,22 +127,27 @@ type Ollama struct {
 	missing map[string]string
 	// models are the server's models as Probe found them (nil: not probed).
 	models []ServerModel
+	// silent is Probe's call that got no answer within its bound (nil:
+	// the server answered, or was not probed).
+	silent error
 }
 
 // Secrets is the API key, if one is configured.
 func (o *Ollama) Secrets() Secrets { return o.secrets }
 
 // Probe asks the server for its version and models, and keeps the models
-// for Prepare, so a run lists them once.
+// for Prepare, so a run lists them once; a server that did not answer is
+// kept too, so Prepare does not wait on it a second time.
 func (o *Ollama) Probe(ctx context.Context) *Probe {
 	pr := &Probe{}
 	o.opts.probeKey(pr)
 	probeOllama(ctx, o.base, o.side, pr)
+	o.mu.Lock()
 	if pr.ServerModels != nil {
-		o.mu.Lock()
 		o.models = pr.ServerModels
-		o.mu.Unlock()
 	}
+	o.silent = pr.silent
+	o.mu.Unlock()
 	return pr
 }
 
@@ -429,7 +434,7 @@ func (o *Ollama) Prepare(ctx context.Context, models []string, log io.Writer) er
 	log = &scrubWriter{w: log, secrets: o.secrets}
 	have, err := o.serverModels(ctx)
 	if err != nil {
-		return errors.New(o.secrets.Clean(fmt.Sprintf("list models at %s: %v", StripUserinfo(o.base), err), maxMessage))
+		return &cleanError{msg: o.secrets.Clean(fmt.Sprintf("list models at %s: %v", StripUserinfo(o.base), err), maxMessage), err: err}
 	}
 	for _, m := range models {
 		if have[canonicalModel(m)] {
@@ -471,8 +476,11 @@ func canonicalModel(name string) string {
 // listed), from the probe when there was one, else from /api/tags.
 func (o *Ollama) serverModels(ctx context.Context) (map[string]bool, error) {
 	o.mu.Lock()
-	models := o.models
+	models, silent := o.models, o.silent
 	o.mu.Unlock()
+	if silent != nil {
+		return nil, silent
+	}
 	if models == nil {
 		var err error
 		if models, err = listModels(ctx, o.base, o.side); err != nil {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+
+	"bench/results"
 )
 
 // Bounds of the calls bench makes to a server outside any cell. None may
@@ -80,6 +82,9 @@ func sideCall(ctx context.Context, method, url string, c creds, body any) (io.Re
 	res, err := sideClient.Do(req)
 	if err != nil {
 		if f := NetFailure(err, c.secrets); f != nil {
+			if f.Status == results.StatusSkippedUnavailable {
+				return nil, fmt.Errorf("%s %s: %w (%s)", method, shown, ErrUnreachable, strings.ReplaceAll(f.Type, "_", " "))
+			}
 			return nil, fmt.Errorf("%s %s: %s", method, shown, f.Message)
 		}
 		return nil, fmt.Errorf("%s %s: %s", method, shown, c.secrets.Clean(err.Error(), maxMessage))
@@ -99,6 +104,37 @@ func sideCall(ctx context.Context, method, url string, c creds, body any) (io.Re
 
 var sideClient = httpClient()
 
+// ErrUnreachable is a call outside a cell that found nothing at the
+// server's address (connection refused, no such host). The cells find the
+// same and are recorded skipped_unavailable, and the run's end says what to
+// start, so a caller need not print it as it happens.
+var ErrUnreachable = errors.New("nothing answers there")
+
+// cleanError is an error whose text was cleaned of secrets, still
+// wrapping the error it came from, so errors.Is sees through it (to
+// ErrUnreachable) while only the cleaned text is ever shown.
+type cleanError struct {
+	msg string
+	err error
+}
+
+func (e *cleanError) Error() string { return e.msg }
+func (e *cleanError) Unwrap() error { return e.err }
+
+// Unreachable says whether err is a call (a side call or a cell's stream)
+// that found nothing at the server's address.
+func Unreachable(err error) bool {
+	if errors.Is(err, ErrUnreachable) {
+		return true
+	}
+	var f *Failure
+	if errors.As(err, &f) {
+		return f.Status == results.StatusSkippedUnavailable && (f.Type == results.FailConnectionRefused || f.Type == results.FailHostUnreachable)
+	}
+	f = NetFailure(err, Secrets{})
+	return f != nil && f.Status == results.StatusSkippedUnavailable
+}
+
 // sideError is a side call's non-2xx answer.
 type sideError struct {
 	status    int
@@ -107,9 +143,38 @@ type sideError struct {
 
 func (e *sideError) Error() string { return e.text }
 
-// getJSON GETs url into v within ProbeTimeout.
+// probeBoundKey carries a bound shorter than ProbeTimeout (WithProbeBound).
+type probeBoundKey struct{}
+
+// WithProbeBound makes the version, listing and /api/ps calls made under
+// ctx wait at most d when d is shorter than ProbeTimeout: a run whose
+// cells may take 2 s must not wait 10 s a call on a server that accepts
+// and never answers before its first cell. The runner and the inventory
+// pass the run's timeout. Pulls and loads have bounds of their own.
+func WithProbeBound(ctx context.Context, d time.Duration) context.Context {
+	if d <= 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, probeBoundKey{}, d)
+}
+
+// probeBound is the bound of one probe call under ctx.
+func probeBound(ctx context.Context) time.Duration {
+	if d, ok := ctx.Value(probeBoundKey{}).(time.Duration); ok && d < probeTimeout {
+		return d
+	}
+	return probeTimeout
+}
+
+// errNoAnswer is a probe call that reached its bound: the server accepted
+// and did not answer. Asking it again (the listing after the version, the
+// sweep's listing after the inventory's) would only wait as long again.
+var errNoAnswer = errors.New("no complete answer")
+
+// getJSON GETs url into v within probeBound.
 func getJSON(ctx context.Context, url string, c creds, v any) error {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	bound := probeBound(ctx)
+	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	body, err := sideCall(ctx, http.MethodGet, url, c, nil)
 	if err == nil {
@@ -120,7 +185,7 @@ func getJSON(ctx context.Context, url string, c creds, v any) error {
 		}
 	}
 	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("GET %s: no complete answer within %s", StripUserinfo(url), probeTimeout)
+		return fmt.Errorf("GET %s: %w within %s", StripUserinfo(url), errNoAnswer, bound)
 	}
 	return err
 }
@@ -148,6 +213,11 @@ func probeOllama(ctx context.Context, root string, c creds, pr *Probe) {
 	}
 	if err := getJSON(ctx, root+"/api/version", c, &v); err != nil {
 		pr.Errors = append(pr.Errors, c.secrets.Clean(err.Error(), maxMessage))
+		if errors.Is(err, errNoAnswer) {
+			// A silent server: the listing would wait as long again.
+			pr.silent = err
+			return
+		}
 	} else {
 		v.Version = c.secrets.Clean(v.Version, maxMessage)
 		pr.ServerVersion = &v.Version
@@ -155,6 +225,9 @@ func probeOllama(ctx context.Context, root string, c creds, pr *Probe) {
 	models, err := listModels(ctx, root, c)
 	if err != nil {
 		pr.Errors = append(pr.Errors, c.secrets.Clean(err.Error(), maxMessage))
+		if errors.Is(err, errNoAnswer) {
+			pr.silent = err
+		}
 		return
 	}
 	for i := range models {

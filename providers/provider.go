@@ -317,6 +317,8 @@ type Probe struct {
 	CLIVersion *string `json:"cli_version,omitempty"`
 	// Errors are the probes that failed, each with its reason.
 	Errors []string `json:"errors,omitempty"`
+	// silent is the call that got no answer within its bound, if any.
+	silent error
 }
 
 // ServerModel is one model a server has.

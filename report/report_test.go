@@ -231,7 +231,9 @@ func TestSummaryJSONHasTheSpecFields(t *testing.T) {
 		"cost_usd_total", "cost_per_passed_cell", "cost_per_completed_task", "n_cost_known", "cost_missing",
 		// serving metrics (issue 26; stages, saturation and goodput only
 		// with a load profile or an slo block)
-		"itl_ms", "tpot_ms", "prefill_tokens_per_s"}
+		"itl_ms", "tpot_ms", "prefill_tokens_per_s",
+		// the progress line's failed checks (issue 21)
+		"n_failed_check"}
 	for _, g := range top.Groups {
 		if len(g) != len(want) {
 			t.Errorf("group has %d fields, want %d: %v", len(g), len(want), keys(g))
@@ -401,7 +403,8 @@ func TestWriteTable(t *testing.T) {
 	if len(lines) != 6 || !strings.HasPrefix(lines[0], "PROVIDER") || !strings.HasPrefix(lines[5], "claude/claude-sonnet (high): not recommended for routing: not judged") {
 		t.Fatalf("table:\n%s", b.String())
 	}
-	if f := strings.Fields(lines[1]); f[0] != "claude" || f[3] != "6/7" || f[4] != "100.0%" || f[len(f)-3] != "1" || f[len(f)-2] != "not" || f[len(f)-1] != "judged" {
+	// passed 6 of 7, no failed check, no error, 1 not run; Tier 1, not judged for routing.
+	if f := strings.Fields(lines[1]); f[0] != "claude" || f[3] != "6/7" || f[4] != "0" || f[5] != "0" || f[6] != "1" || f[len(f)-3] != "1" || f[len(f)-2] != "not" || f[len(f)-1] != "judged" {
 		t.Errorf("first row %q", lines[1])
 	}
 	if !strings.Contains(lines[2], "llama3.2:3b") || !strings.Contains(lines[2], "Tier 2") {

@@ -18,7 +18,8 @@
 // thinking_level, n_total, n_ok, n_success, n_skipped_unavailable,
 // n_rate_limited, n_error, success_rate_ok, objective_pass_rate,
 // wall_clock_ms, latency_ms, resources_before, resources_after) and these
-// additions: n_auth_error, ttft_ms, tokens_per_s and reasoning_tokens_per_s
+// additions: n_auth_error, n_failed_check (successful cells whose check
+// failed), ttft_ms, tokens_per_s and reasoning_tokens_per_s
 // (same statistics as latency_ms), n_cold_start (cells the server loaded
 // the model for: counted for quality, left out of the speed figures),
 // load_ms and warmup_error (the suite's warm-up), resources_peak (what the
@@ -90,6 +91,10 @@ type Group struct {
 	NRateLimited        int `json:"n_rate_limited"`
 	NError              int `json:"n_error"`
 	NAuthError          int `json:"n_auth_error"`
+	// NFailedCheck counts the successful cells whose check failed
+	// (objective_pass false): the "failed checks" of bench run's progress
+	// line and table.
+	NFailedCheck int `json:"n_failed_check"`
 
 	SuccessRateOK     *float64 `json:"success_rate_ok"`
 	ObjectivePassRate *float64 `json:"objective_pass_rate"`
@@ -527,6 +532,7 @@ func (a *aggregator) summary() *Summary {
 		gr := g.g
 		gr.SuccessRateOK = rate(gr.NSuccess, gr.NOK)
 		gr.ObjectivePassRate = rate(g.passed, g.judged)
+		gr.NFailedCheck = g.judged - g.passed
 		if g.hasTimes {
 			w := g.maxEnd - g.minStart
 			gr.WallClockMS = &w

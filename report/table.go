@@ -7,21 +7,25 @@ import (
 )
 
 // WriteTable prints a short plain-text table of the groups, best first, for
-// the end of `bench run`: provider, model, thinking, ok/total, pass rate,
-// TTFT p50, e2e p50, tokens/s p50, tool-use tier and the routing verdict
-// (recommended only for the groups in recommended_for_subagent_routing);
-// and the cost and cost per passed cell when some group has a cost.
+// the end of `bench run`: provider, model, thinking; the cells passed (of
+// the group's total), failed checks, errors and not run, counted as bench
+// run's progress line counts them (Tally), so a column's sum is the
+// progress line's figure; TTFT p50, e2e p50, tokens/s p50, tool-use tier
+// and the routing verdict (recommended only for the groups in
+// recommended_for_subagent_routing); and the cost and cost per passed cell
+// when some group has a cost.
 func WriteTable(w io.Writer, s *Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	cost := AnyCost(s)
-	head := "PROVIDER\tMODEL\tTHINKING\tOK/TOTAL\tPASS\tTTFT P50\tE2E P50\tTOK/S\tTIER\tROUTING"
+	head := "PROVIDER\tMODEL\tTHINKING\tPASSED\tFAILED CHECKS\tERRORS\tNOT RUN\tTTFT P50\tE2E P50\tTOK/S\tTIER\tROUTING"
 	if cost {
 		head += "\tCOST\tPER PASS"
 	}
 	fmt.Fprintln(tw, head)
 	for _, g := range ranked(s) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s",
-			g.Provider, g.Model, level(g.ThinkingLevel), g.NOK, g.NTotal, pct(g.ObjectivePassRate),
+		t := g.Tally()
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s",
+			g.Provider, g.Model, level(g.ThinkingLevel), t.Passed, g.NTotal, t.FailedChecks, t.Errors, t.NotRun,
 			msStr(g.TTFTMS.P50), msStr(g.LatencyMS.P50), num(g.TokensPerS.P50), tierName(g.Tier), RoutingMark(g.Tier))
 		if cost {
 			fmt.Fprintf(tw, "\t%s\t%s", FormatUSD(g.CostUSDTotal), FormatUSD(g.CostPerPassedCell))
@@ -40,4 +44,27 @@ func WriteTable(w io.Writer, s *Summary) error {
 		}
 	}
 	return nil
+}
+
+// Tally is what became of a group's cells, each in exactly one count, as
+// bench run's progress line counts them.
+type Tally struct {
+	// Passed answered and passed its check or had none; FailedChecks
+	// answered and failed it.
+	Passed, FailedChecks int
+	// Errors are errors, timeouts, empty answers and cancellations;
+	// NotRun the cells skipped as unavailable, rate-limited or refused
+	// for auth.
+	Errors, NotRun int
+}
+
+// Tally counts the group's cells as the progress line does.
+func (g *Group) Tally() Tally {
+	notRun := g.NSkippedUnavailable + g.NRateLimited + g.NAuthError
+	return Tally{
+		Passed:       g.NSuccess - g.NFailedCheck,
+		FailedChecks: g.NFailedCheck,
+		Errors:       g.NTotal - notRun - g.NSuccess,
+		NotRun:       notRun,
+	}
 }

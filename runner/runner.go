@@ -76,6 +76,8 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		o.Clock = realClock{}
 	}
 	out := &Outcome{Planned: len(o.Plan.Cells), ByStatus: map[string]int{}, StartedAt: o.Clock.Now()}
+	// A probe of a silent server waits no longer than a cell would.
+	ctx = providers.WithProbeBound(ctx, time.Duration(o.Config.Run.Timeout))
 	// Preparing (listing, pulling, warming up) ends at the first Ctrl-C,
 	// not the second: no cell starts after it anyway.
 	pctx, stop := UntilDrained(ctx, o.Drain)
@@ -422,7 +424,9 @@ func prepare(ctx context.Context, o Options) {
 		if len(models) == 0 {
 			continue
 		}
-		if err := pr.Prepare(ctx, models, o.Log); err != nil && ctx.Err() == nil {
+		// A server that is not there is said once, at the run's end, with
+		// what to start; its cells are recorded skipped_unavailable.
+		if err := pr.Prepare(ctx, models, o.Log); err != nil && ctx.Err() == nil && !providers.Unreachable(err) {
 			fmt.Fprintf(o.Log, "prepare %s: %s\n", p.Name, o.Providers[p.Name].Secrets().Clean(err.Error(), maxErrorMessage))
 		}
 	}

@@ -53,12 +53,16 @@ func (r *sweep) warmup(si int, w *residency) {
 	var res output.Warmup
 	loaded := false
 	err := providers.ErrWarmupUnsupported
+	var bound time.Duration // of the last request made
+	timedOut := false       // it reached its bound
 	if wm, ok := prov.(providers.Warmer); ok {
 		start := r.o.Clock.Now()
 		// A load that cannot finish within a cell's timeout would time out
 		// every cell of the suite anyway; a stalled server costs no more.
-		wctx, wcancel := context.WithTimeout(ctx, min(providers.WarmupTimeout, time.Duration(r.cfg.Run.Timeout)))
+		bound = min(providers.WarmupTimeout, time.Duration(r.cfg.Run.Timeout))
+		wctx, wcancel := context.WithTimeout(ctx, bound)
 		err = wm.Warmup(wctx, req)
+		timedOut = errors.Is(wctx.Err(), context.DeadlineExceeded)
 		wcancel()
 		if !errors.Is(err, providers.ErrWarmupUnsupported) {
 			res.Load, loaded = r.o.Clock.Now().Sub(start), true
@@ -69,8 +73,10 @@ func (r *sweep) warmup(si int, w *residency) {
 		// only loaded still pages its weights in and sets up its compute on
 		// its first generation, which would otherwise be the first cells'.
 		start := r.o.Clock.Now()
-		wctx, wcancel := context.WithTimeout(ctx, time.Duration(r.cfg.Run.Timeout))
+		bound = time.Duration(r.cfg.Run.Timeout)
+		wctx, wcancel := context.WithTimeout(ctx, bound)
 		resp, serr := prov.Stream(wctx, req, func(providers.Event) {})
+		timedOut = errors.Is(wctx.Err(), context.DeadlineExceeded)
 		wcancel()
 		if !loaded {
 			res.Load = r.o.Clock.Now().Sub(start)
@@ -98,8 +104,14 @@ func (r *sweep) warmup(si int, w *residency) {
 		pcancel()
 	}
 	if err != nil {
+		if timedOut {
+			err = fmt.Errorf("no answer within %s", bound)
+		}
 		res.Err = errors.New(prov.Secrets().Clean(err.Error(), 300))
-		fmt.Fprintf(r.o.Log, "bench: warm-up of %s failed (its cells run anyway): %v\n", suiteName(s.Provider, s.Model, s.ThinkingLevel), res.Err)
+		// A server that is not there is said once, at the run's end.
+		if !providers.Unreachable(err) {
+			fmt.Fprintf(r.o.Log, "bench: warm-up of %s failed (its cells run anyway): %v\n", suiteName(s.Provider, s.Model, s.ThinkingLevel), res.Err)
+		}
 	}
 	if w != nil {
 		// What the server holds now, so the suite's first cells are not

@@ -16,38 +16,34 @@ import (
 // server of the user's own.
 const DemoHint = "scripts/demo.sh (in a clone of bench) runs the default suite against a scripted model on a real Ollama"
 
-// unreachable returns one line telling the user what to start, export,
-// install or pull when no cell reached a model (every record of this run
-// was skipped as unavailable), or "" when any did. Each provider's kind
-// words its own advice.
-func unreachable(cfg *config.Config, t *tally) string {
+// unreachable returns, when no cell reached a model (every record of this
+// run was skipped as unavailable), one line per provider telling the user
+// what to start, export, install or pull (each kind words its own advice),
+// or nil when any cell did. The run's last line, "no cell reached a
+// model", follows them (verdict).
+func unreachable(cfg *config.Config, t *tally) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.recorded == 0 || t.unavailable != t.recorded {
-		return ""
+		return nil
 	}
-	absent := true
-	var hints []string
+	var lines []string
 	for i := range cfg.Providers {
 		pr := &cfg.Providers[i]
 		kind, ok := providers.Lookup(pr.Type)
-		if !ok {
+		if !ok || len(t.skipped[pr.Name]) == 0 {
 			continue
 		}
+		var hints []string
 		for typ, models := range t.skipped[pr.Name] {
 			models = slices.Compact(slices.Sorted(slices.Values(models)))
-			h, gone := kind.Hint(pr, typ, models)
-			absent = absent && gone
+			h, _ := kind.Hint(pr, typ, models)
 			hints = append(hints, h)
 		}
+		slices.Sort(hints)
+		lines = append(lines, "bench: "+pr.Name+": "+strings.Join(slices.Compact(hints), "; "))
 	}
-	slices.Sort(hints)
-	hints = slices.Compact(hints)
-	what := "no model answered"
-	if absent {
-		what = "no provider was reachable"
-	}
-	return "bench: " + what + ", nothing was measured: " + strings.Join(hints, "; ") + " (or try the demo: " + DemoHint + ")"
+	return lines
 }
 
 // noConfig says what to do when the config file does not exist.

@@ -189,24 +189,28 @@ func (s *session) finish(out *runner.Outcome, reports *reports) int {
 	if s.o.Quiet {
 		w = s.stderr
 	}
-	line := unreachable(s.cfg, s.tally)
-	switch {
-	case line != "":
-		fmt.Fprintln(w, line)
-	case !s.o.Quiet:
+	// Nothing reached a model: no table of nothing, but what to start, on
+	// stderr, before the run's last line says so (verdict).
+	lines := unreachable(s.cfg, s.tally)
+	for _, l := range lines {
+		fmt.Fprintln(s.stderr, l)
+	}
+	if lines != nil {
+		fmt.Fprintf(s.stderr, "bench: to see bench work without a model server: %s\n", DemoHint)
+	} else if !s.o.Quiet {
 		if err := report.WriteTable(s.stdout, summary); err != nil {
 			fmt.Fprintf(s.stderr, "bench run: %v\n", err)
 			return exitcode.IO
 		}
 	}
-	if stopped || !s.o.Quiet {
+	if stopped || (!s.o.Quiet && lines == nil) {
 		fmt.Fprintf(w, "bench: %s: %d/%d cells recorded in %s\n", out.EndReason, out.Recorded, out.Planned, s.dir.Path)
 	}
 	if stopped {
 		fmt.Fprintf(w, "bench: to run the other %d cells: %s\n", out.Planned-out.Recorded, resumeCommand(s.o.prog(), s.o.Args, s.cfg.Run.ID))
 		return exitcode.Interrupted
 	}
-	if line == "" && !s.o.Quiet {
+	if lines == nil && !s.o.Quiet {
 		writeNextSteps(s.stdout, s.o.prog(), s.dir.Path, s.o.Baseline != "")
 	}
 	return s.verdict()

@@ -147,7 +147,7 @@ func (t *tally) reachCode(providers []string, allow bool) (int, string) {
 	case len(providers) == 0:
 		return exitcode.OK, ""
 	case len(t.reached) == 0:
-		return exitcode.Unreached, "no cell reached a model"
+		return exitcode.Unreached, "no cell reached a model; nothing was measured"
 	}
 	var none []string
 	for _, n := range providers {

@@ -152,3 +152,33 @@ func TestHangingCLI(t *testing.T) {
 	}
 	gone(t, marker+".-p")
 }
+
+// A server that accepts and never answers costs a run with timeout: 2s
+// no wait longer than that before its first cell: the inventory asks its
+// version once and, getting no answer, lists nothing; the sweep does not
+// list again; the warm-up waits the cell timeout. Each wait's bound is
+// the one the messages name (no wall time is asserted).
+func TestSilentServerWaitsTheCellTimeout(t *testing.T) {
+	s := faultserver.Start(t)
+	for _, p := range []string{"/api/version", "/api/tags", "/api/ps", "/api/chat"} {
+		s.Override(p, faultserver.StallHeaders)
+	}
+	dir := benchDir(t, "run:\n  timeout: 2s\n", fmt.Sprintf("providers:\n  - type: ollama\n    base_url: %s\n    models: [ok]\n", s.URL()), "T0")
+	code, stdout, stderr := runIn(t, dir, "run", "--config", "bench.yaml", "--run-id", "w")
+	recs := readRecords(t, filepath.Join(dir, "runs", "w", "results.jsonl"))
+	if len(recs) != 1 || class(recs[0]) != "error/timeout" {
+		t.Fatalf("exit %d, %d records\n%s%s", code, len(recs), stdout, stderr)
+	}
+	if inv := inventoryOf(t, dir); !strings.Contains(inv, "/api/version: no complete answer within 2s") {
+		t.Errorf("inventory.json:\n%s", inv)
+	}
+	for _, want := range []string{"list models at " + s.URL() + ": GET " + s.URL() + "/api/version: no complete answer within 2s",
+		"warm-up of ollama/ok failed (its cells run anyway): no answer within 2s"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if v, tags := countEndpoint(s, faultserver.EndpointVersion), countEndpoint(s, faultserver.EndpointTags); v != 1 || tags != 0 {
+		t.Errorf("asked the version %d times and the list %d times; want once and never", v, tags)
+	}
+}
