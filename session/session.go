@@ -207,7 +207,7 @@ func (s *session) finish(out *runner.Outcome, reports *reports) int {
 		fmt.Fprintf(w, "bench: %s: %d/%d cells recorded in %s\n", out.EndReason, out.Recorded, out.Planned, s.dir.Path)
 	}
 	if stopped {
-		fmt.Fprintf(w, "bench: to run the other %d cells: %s\n", out.Planned-out.Recorded, resumeCommand(s.o.prog(), s.o.Args, s.cfg.Run.ID))
+		fmt.Fprintf(w, "bench: to run the other %d cells: %s\n", s.tally.left(out.Planned), resumeCommand(s.o.prog(), s.o.Args, s.cfg.Run.ID))
 		return exitcode.Interrupted
 	}
 	if lines == nil && !s.o.Quiet {

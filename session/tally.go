@@ -52,6 +52,9 @@ type tally struct {
 	// type (the hint names what to start or pull).
 	recorded, unavailable int
 	skipped               map[string]map[string][]string
+	// final counts this invocation's records that a resume keeps (not
+	// cancelled, unavailable, refused or rate-limited: see rerun).
+	final int
 }
 
 func newTally() *tally {
@@ -106,6 +109,9 @@ func (t *tally) AddRecord(r *results.Record) error {
 		t.reached[r.Provider] = true
 	}
 	t.recorded++
+	if !rerun(r) {
+		t.final++
+	}
 	if r.AvailabilityStatus == results.StatusSkippedUnavailable {
 		t.unavailable++
 		if r.FailureType != nil {
@@ -160,4 +166,13 @@ func (t *tally) reachCode(providers []string, allow bool) (int, string) {
 	}
 	slices.Sort(none)
 	return exitcode.Unreached, fmt.Sprintf("no cell of %s reached a model (--allow-unavailable accepts that)", strings.Join(none, ", "))
+}
+
+// left is how many of the planned cells a --resume runs after this
+// invocation: those with no record yet, and those whose record it runs
+// again (a second Ctrl-C's cancelled cells among them).
+func (t *tally) left(planned int) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return planned - t.final
 }

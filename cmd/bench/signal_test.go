@@ -171,10 +171,11 @@ func TestCtrlCDrains(t *testing.T) {
 }
 
 // Second Ctrl-C: the cells in flight are cancelled and recorded as such, and
-// bench exits without waiting for the server.
+// bench exits without waiting for the server; the count of cells it says
+// are left is the count a resume runs (the cancelled ones included).
 func TestSecondCtrlCAborts(t *testing.T) {
 	h := newHoldServer(t, 0)
-	cmd, dir, stopping, _ := startBench(t, h.URL, "stopping")
+	cmd, dir, stopping, stdout := startBench(t, h.URL, "stopping")
 	h.waitStarted(t, 2)
 	cmd.Process.Signal(syscall.SIGINT)
 	<-stopping
@@ -197,6 +198,13 @@ func TestSecondCtrlCAborts(t *testing.T) {
 		if r.AvailabilityStatus != "error" || r.FailureType == nil || *r.FailureType != "cancelled" {
 			t.Errorf("got %s %v, want error/cancelled", r.AvailabilityStatus, r.FailureType)
 		}
+	}
+	if !strings.Contains(stdout.String(), "bench: to run the other 10 cells: ") {
+		t.Errorf("stdout:\n%s", stdout.String())
+	}
+	out, err := exec.Command(benchBin, "run", "--config", filepath.Join(filepath.Dir(filepath.Dir(dir)), "bench.yaml"), "--run-id", "sig", "--resume", "--dry-run").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "would run 10 of its 10 cells (2 of them again)") {
+		t.Errorf("resume --dry-run (%v):\n%s", err, out)
 	}
 }
 
