@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"bench/results"
@@ -64,6 +65,12 @@ func FuzzResultsFile(f *testing.F) {
 	f.Add(append(bytes.Join(lines[:2], []byte("\n")), []byte("\n{\"record_type\":\"res")...))
 	f.Add([]byte("\n\n"))
 	f.Add([]byte("{}\n[]\nnull\n"))
+	// Issue 21's cases: rates whose sum is +Inf, a resumed run's repeated
+	// cell, a 250-character model, a run id with a newline.
+	huge := `{"record_type":"result","provider":"p","provider_type":"t","model":"m","prompt_id":"P0","repetition":0,"availability_status":"ok","success":true,"tokens_per_s":1e308}`
+	f.Add([]byte(huge + "\n" + strings.Replace(huge, `"P0"`, `"P1"`, 1) + "\n"))
+	f.Add(append(append(bytes.Clone(lines[0]), '\n'), lines[0]...))
+	f.Add([]byte(`{"record_type":"result","run_id":"a\nb","provider":"p","provider_type":"t","model":"` + strings.Repeat("m", 250) + `","prompt_id":"P0","repetition":0,"availability_status":"ok"}`))
 	dir := f.TempDir()
 	good := writeRun(f, dir, runSpec{id: "good", recs: []*results.Record{rec("P0", 0), rec("P1", 0, failing("x")), rec("P0", 2)}})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -116,6 +123,38 @@ func FuzzConfigFile(f *testing.F) {
 		var ie *InputError
 		if err != nil && (!errors.As(err, &ie) || ie.File != filepath.Join(run, rundir.ConfigFile)) {
 			t.Fatalf("error %v does not name config.json", err)
+		}
+	})
+}
+
+// FuzzRunFile: any run.json (a resumed, merged or hand-edited run's) gives
+// a result or an *InputError; never a panic. Seeded with the run.json
+// shapes of issue 21: a merge's, a shard's, an id with a newline.
+func FuzzRunFile(f *testing.F) {
+	f.Add([]byte(`{"run_id":"x","end_reason":"finished","cells_planned":3,"cells_recorded":3,"by_status":{"ok":3}}`))
+	f.Add([]byte(`{"run_id":"a\nbench: finished","end_reason":"interrupted","cells_planned":-1,"cells_recorded":27000}`))
+	f.Add([]byte(`{"merge":{"count":2,"shards":[{"index":1}],"missing":[2]},"shard":{"index":0,"count":0}}`))
+	f.Add([]byte(`{"cells_planned":1e308}`))
+	f.Add([]byte("null"))
+	dir := f.TempDir()
+	good := writeRun(f, dir, runSpec{id: "good", recs: []*results.Record{rec("P0", 0), rec("P1", 0)}})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		run := writeRun(t, t.TempDir(), runSpec{id: "fuzzed", recs: []*results.Record{rec("P0", 0, withOutput("x")), rec("P1", 0)}})
+		if err := os.WriteFile(filepath.Join(run, rundir.RunFile), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, pair := range [][2]string{{good, run}, {run, good}} {
+			res, err := Compare(pair[0], pair[1], DefaultOptions())
+			var ie *InputError
+			if err != nil && !errors.As(err, &ie) {
+				t.Fatalf("not an InputError: %v", err)
+			}
+			if err == nil {
+				if _, err := json.Marshal(res); err != nil {
+					t.Fatalf("result does not encode: %v", err)
+				}
+				res.Close()
+			}
 		}
 	})
 }

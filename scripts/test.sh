@@ -36,6 +36,18 @@ go vet ./...
 if [ "$#" -eq 0 ]; then
 	BENCH_SERIAL_TESTS=later go test -race -count=1 -timeout 25m ./...
 	BENCH_SERIAL_TESTS=now go test -count=1 -timeout 15m -run '^(TestGate|TestHistoryRealRuns|TestCompareLatencyDelayServer|TestCompareSameDelays|TestNightly|TestLoad)' ./cmd/bench
+
+	# The readers of a run directory fuzzed for a bounded time each (their
+	# seed corpora already ran above): bench compare, bench merge and bench
+	# report over results.jsonl, run.json and config.json. A new input is
+	# minimized for at most 2 s, so a find cannot stall the run. Skipped
+	# when extra arguments narrow the test run (scripts/test.sh -run X).
+	fuzz="${BENCH_FUZZTIME:-20s}"
+	for target in "compare FuzzResultsFile" "compare FuzzConfigFile" "compare FuzzRunFile" \
+		"merge FuzzMerge" "report/rebuild FuzzReport"; do
+		set -- $target
+		go test -run '^$' -fuzz "^$2\$" -fuzztime "$fuzz" -fuzzminimizetime 2s "./$1"
+	done
 else
 	go test -race -count=1 -timeout 25m "$@" ./...
 fi
