@@ -19,7 +19,7 @@ import (
 // back and whose run.json and summary.json are JSON. Seeded with issue 21's
 // shards: lines lost or garbled, cells outside the plan or twice, rates
 // whose sum is +Inf, a run.json that claims other counts, a run id with a
-// newline.
+// newline. A merge that says it finished holds exactly the cells planned.
 func FuzzMerge(f *testing.F) {
 	cell := func(model, prompt, extra string) string {
 		return `{"record_type":"result","run_id":"r","provider":"p","provider_type":"ollama","model":"` + model + `","prompt_id":"` + prompt +
@@ -51,12 +51,21 @@ func FuzzMerge(f *testing.F) {
 			}
 			return
 		}
-		n := 0
-		if _, _, err := results.ReadFile(rundir.Path(out, rundir.ResultsFile), true, func(int, *results.Record) error { n++; return nil }); err != nil {
+		n, cells := 0, map[results.Key]bool{}
+		if _, _, err := results.ReadFile(rundir.Path(out, rundir.ResultsFile), true, func(_ int, rec *results.Record) error {
+			n++
+			cells[rec.Key()] = true
+			return nil
+		}); err != nil {
 			t.Fatal(err)
 		}
 		if n != r.Records {
 			t.Fatalf("merged results.jsonl reads %d records, the merge says %d", n, r.Records)
+		}
+		// A merge cannot lie: one that says finished holds every planned
+		// cell, and no other.
+		if r.Info.EndReason == "finished" && len(cells) != r.Info.CellsPlanned {
+			t.Fatalf("merged as finished with %d cells of %d planned", len(cells), r.Info.CellsPlanned)
 		}
 		for _, name := range []string{rundir.RunFile, rundir.SummaryJSON} {
 			b, err := os.ReadFile(rundir.Path(out, name))

@@ -47,6 +47,9 @@ const (
 	// OutExists: the output directory already holds a run, or is (or is
 	// inside) a shard.
 	OutExists
+	// Incomplete: a shard's results do not match its plan and its run.json
+	// (cells lost, lines garbled, cells outside the plan).
+	Incomplete
 )
 
 // Error is a refusal: the inputs cannot be merged as given. Its message
@@ -95,9 +98,12 @@ type Result struct {
 }
 
 // Merge builds the run directory out from the shard run directories
-// shardDirs, given in any order. out is created (with its parent) and
-// locked while it is written; it must not already hold a run. On a refusal
-// or a failure, a directory Merge created is removed again.
+// shardDirs, given in any order. out must not hold anything yet (an empty
+// directory will do). The merge is written into a temporary directory
+// beside it (.OUT.merge-RANDOM.tmp, locked while written) and renamed to
+// out once whole: a refusal, a failure or a kill never leaves half a run
+// directory under out, and the next merge into the same parent removes
+// what a killed one left.
 func Merge(out string, shardDirs []string, o Options) (res *Result, err error) {
 	if o.Warn == nil {
 		o.Warn = io.Discard
@@ -110,17 +116,21 @@ func Merge(out string, shardDirs []string, o Options) (res *Result, err error) {
 		return nil, err
 	}
 	checkVersions(shards, o.Warn)
-	dir, created, err := openOut(out, shards)
+	abs, err := checkOut(out, shards)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := openTemp(abs)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		dir.Close()
-		if err != nil && created {
+		if err != nil {
 			os.RemoveAll(dir.Path)
 		}
 	}()
-	m := &merger{out: dir.Path, runID: dir.ID, shards: shards, warn: o.Warn}
+	m := &merger{out: dir.Path, runID: filepath.Base(abs), shards: shards, warn: o.Warn, allowPartial: o.AllowPartial}
 	if err := m.results(); err != nil {
 		return nil, err
 	}
@@ -136,38 +146,83 @@ func Merge(out string, shardDirs []string, o Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Dir: dir.Path, RunID: dir.ID, Records: m.records, Info: info, Summary: s}, nil
+	if err := place(dir.Path, abs); err != nil {
+		return nil, err
+	}
+	return &Result{Dir: abs, RunID: filepath.Base(abs), Records: m.records, Info: info, Summary: s}, nil
 }
 
-// openOut creates and locks the output directory. It refuses one that
-// holds a run or is one of the shards; created says Merge made it.
-func openOut(out string, shards []*shard) (*rundir.Dir, bool, error) {
+// checkOut refuses an output directory that holds anything, or is (or is
+// inside) one of the shards, and returns its absolute path.
+func checkOut(out string, shards []*shard) (string, error) {
 	abs, err := filepath.Abs(out)
 	if err != nil {
-		return nil, false, err
+		return "", err
 	}
 	for _, s := range shards {
 		sa, _ := filepath.Abs(s.dir)
 		if sa == abs || sameDir(sa, abs) {
-			return nil, false, refuse(OutExists, "%s is shard %d/%d: merge into a new directory", out, s.info.Shard.Index, s.info.Shard.Count)
+			return "", refuse(OutExists, "%s is shard %d/%d: merge into a new directory", out, s.info.Shard.Index, s.info.Shard.Count)
 		}
 		if strings.HasPrefix(abs, sa+string(filepath.Separator)) {
-			return nil, false, refuse(OutExists, "%s is inside shard %s: merge into a directory outside the shards", out, s.dir)
+			return "", refuse(OutExists, "%s is inside shard %s: merge into a directory outside the shards", out, s.dir)
 		}
 	}
 	if st, err := os.Stat(rundir.Path(abs, rundir.ResultsFile)); err == nil && st.Size() > 0 {
-		return nil, false, refuse(OutExists, "%s already holds a run: merge into a new directory", out)
+		return "", refuse(OutExists, "%s already holds a run: merge into a new directory", out)
 	}
-	_, statErr := os.Stat(abs)
-	created := errors.Is(statErr, os.ErrNotExist)
-	dir, err := rundir.Create(filepath.Dir(abs), filepath.Base(abs), false)
-	if err != nil {
-		if errors.Is(err, rundir.ErrExists) {
-			return nil, false, refuse(OutExists, "%s already holds a run: merge into a new directory", out)
+	if entries, err := os.ReadDir(abs); err == nil && len(entries) > 0 {
+		return "", refuse(OutExists, "%s is not empty: merge into a new directory", out)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	return abs, nil
+}
+
+// tempPattern names the temporary directory a merge into out writes.
+func tempPattern(out string) string { return "." + filepath.Base(out) + ".merge-*.tmp" }
+
+// openTemp creates and locks the temporary directory of a merge into out,
+// after removing those a killed merge into out left (a live merge holds
+// its own locked, so it is not touched).
+func openTemp(out string) (*rundir.Dir, error) {
+	parent := filepath.Dir(out)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", parent, err)
+	}
+	stale, _ := filepath.Glob(filepath.Join(parent, tempPattern(out)))
+	for _, d := range stale {
+		if st, err := os.Lstat(d); err != nil || !st.IsDir() {
+			continue
 		}
-		return nil, false, err
+		if l, err := rundir.Lock(d); err == nil {
+			l.Close()
+			os.RemoveAll(d)
+		}
 	}
-	return dir, created, nil
+	tmp, err := os.MkdirTemp(parent, tempPattern(out))
+	if err != nil {
+		return nil, fmt.Errorf("create the merge's directory in %s: %w", parent, err)
+	}
+	os.Chmod(tmp, 0o755) // MkdirTemp makes it 0700; a run directory is shared
+	dir, err := rundir.Lock(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	return dir, nil
+}
+
+// place renames the finished merge into out: an empty directory there is
+// replaced, anything else (a merge that finished first) refuses.
+func place(tmp, out string) error {
+	if err := os.Remove(out); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return refuse(OutExists, "%s is no longer empty: merge into a new directory", out)
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return fmt.Errorf("place the merge at %s: %w", out, err)
+	}
+	return nil
 }
 
 // merger writes the merged directory.
@@ -177,6 +232,10 @@ type merger struct {
 	warn       io.Writer
 	records    int
 	byStatus   map[string]int
+	// allowPartial merges shards that do not match their plan; problems
+	// are what was wrong with them (run.json lists them).
+	allowPartial bool
+	problems     []string
 }
 
 // runInfo is the merged run.json: the run spans its shards' runs, planned
@@ -192,9 +251,10 @@ func (m *merger) runInfo(count int, missing []int, version string) *rundir.RunIn
 			ri.EndReason = r
 		}
 	}
-	if len(missing) > 0 {
+	if len(missing) > 0 || len(m.problems) > 0 {
 		worst("interrupted")
 	}
+	ri.Merge.Problems = m.problems
 	for i, s := range m.shards {
 		si := s.info
 		if i == 0 || si.StartedAt.Before(ri.StartedAt) {

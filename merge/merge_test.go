@@ -324,13 +324,13 @@ func TestMerge(t *testing.T) {
 // A run that was not sharded is shard 1/1: merging it alone copies it.
 func TestMergeUnshardedRun(t *testing.T) {
 	parent := t.TempDir()
-	dir := fakeShard{i: 1, n: 1, suites: 2, edit: func(dir string) {
+	dir := fakeShard{i: 1, n: 1, suites: 5, edit: func(dir string) {
 		ri, _ := rundir.ReadRunInfo(dir)
 		ri.Shard = nil
 		rundir.WriteJSON(rundir.Path(dir, rundir.RunFile), ri)
 	}}.write(t, parent)
 	res, err := Merge(filepath.Join(parent, "copy"), []string{dir}, Options{})
-	if err != nil || res.Records != 6 || res.Info.Merge.Count != 1 {
+	if err != nil || res.Records != 15 || res.Info.Merge.Count != 1 {
 		t.Fatalf("%+v, %v", res, err)
 	}
 }

@@ -40,13 +40,38 @@ func (m *merger) results() error {
 	suspect := map[uint64]bool{}
 	m.byStatus = map[string]int{}
 	rw := &runIDRewriter{to: m.runID}
+	var problems []string
 	for si, s := range m.shards {
-		err := eachLine(s.dir, m.warn, func(rec *results.Record, raw []byte) error {
+		a := &audit{}
+		pl, planned := planOf(s)
+		if !planned {
+			fmt.Fprintf(m.warn, "warning: %s: its config.json does not say its plan; its cells are not checked against it\n", s.name())
+		}
+		onProblem := func(p results.Problem) {
+			if p.Truncated {
+				return // a half-written last line: never a recorded cell
+			}
+			a.bad++
+			if len(a.badLines) < maxListed {
+				a.badLines = append(a.badLines, p.Line)
+			}
+		}
+		err := eachLine(s.dir, m.warn, onProblem, func(rec *results.Record, raw []byte) error {
 			h := maphash.Comparable(seed, rec.Key())
-			if o, ok := owner[h]; !ok {
+			o, seen := owner[h]
+			if !seen {
 				owner[h] = int32(si)
 			} else if o != int32(si) {
-				suspect[h] = true
+				suspect[h] = true // another shard's too: refused as an overlap
+			}
+			if planned && !pl.has(rec) {
+				if a.nOutside++; len(a.outside) < maxListed {
+					a.outside = append(a.outside, cellName(rec.Key()))
+				}
+				return nil // not a cell of this shard's plan: never merged
+			}
+			if !seen {
+				a.cells++
 			}
 			m.byStatus[rec.AvailabilityStatus]++
 			s.records++
@@ -60,12 +85,35 @@ func (m *merger) results() error {
 			af.Abort()
 			return err
 		}
+		if planned {
+			for k := range pl.cells {
+				if o, ok := owner[maphash.Comparable(seed, k)]; !ok || o != int32(si) {
+					if a.nMissing++; len(a.missing) < maxListed {
+						a.missing = append(a.missing, cellName(k))
+					}
+				}
+			}
+		}
+		if ps := a.problems(s, pl); len(ps) > 0 {
+			problems = append(problems, s.name()+": "+strings.Join(ps, "; "))
+		}
 	}
 	if len(suspect) > 0 {
 		if err := m.overlaps(seed, suspect); err != nil {
 			af.Abort()
 			return err
 		}
+	}
+	if len(problems) > 0 {
+		if !m.allowPartial {
+			af.Abort()
+			return refuse(Incomplete, "%s. A merge of these shards would pass for the whole run; re-run the shard (bench run --resume with its --shard and --run-id), or add --allow-partial to merge what is there as an unfinished run",
+				strings.Join(problems, ". "))
+		}
+		for _, p := range problems {
+			fmt.Fprintf(m.warn, "warning: %s (merged as an unfinished run: --allow-partial)\n", p)
+		}
+		m.problems = problems
 	}
 	if err := bw.Flush(); err != nil {
 		af.Abort()
@@ -76,7 +124,7 @@ func (m *merger) results() error {
 
 // eachLine calls fn with every usable record of dir/results.jsonl and its
 // line as written; unusable lines are warned about and skipped.
-func eachLine(dir string, warn io.Writer, fn func(rec *results.Record, raw []byte) error) error {
+func eachLine(dir string, warn io.Writer, onProblem func(results.Problem), fn func(rec *results.Record, raw []byte) error) error {
 	path := rundir.Path(dir, rundir.ResultsFile)
 	f, err := os.Open(path)
 	if err != nil {
@@ -85,7 +133,12 @@ func eachLine(dir string, warn io.Writer, fn func(rec *results.Record, raw []byt
 	defer f.Close()
 	rd := results.NewReader(f)
 	rd.Detail = results.Aggregates
-	rd.OnProblem = func(p results.Problem) { fmt.Fprintf(warn, "warning: %s %s (not merged)\n", path, p) }
+	rd.OnProblem = func(p results.Problem) {
+		fmt.Fprintf(warn, "warning: %s %s (not merged)\n", path, p)
+		if onProblem != nil {
+			onProblem(p)
+		}
+	}
 	var rec results.Record
 	for {
 		_, raw, err := rd.NextRaw(&rec)
@@ -106,7 +159,7 @@ func eachLine(dir string, warn io.Writer, fn func(rec *results.Record, raw []byt
 func (m *merger) overlaps(seed maphash.Seed, suspect map[uint64]bool) error {
 	in := map[results.Key][]int{}
 	for si, s := range m.shards {
-		err := eachLine(s.dir, io.Discard, func(rec *results.Record, _ []byte) error {
+		err := eachLine(s.dir, io.Discard, nil, func(rec *results.Record, _ []byte) error {
 			if k := rec.Key(); suspect[maphash.Comparable(seed, k)] && !slices.Contains(in[k], si) {
 				in[k] = append(in[k], si)
 			}

@@ -197,6 +197,10 @@ type Merge struct {
 	// indexes absent (merged with --allow-partial).
 	Shards  []MergedShard `json:"shards"`
 	Missing []int         `json:"missing,omitempty"`
+	// Problems are the shards merged with --allow-partial whose results
+	// did not match their plan or run.json (cells lost, lines that do not
+	// parse, cells outside the plan), one line each.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // MergedShard is one shard of a merged run: where it came from and how its

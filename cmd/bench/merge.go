@@ -19,9 +19,16 @@ Kubernetes Indexed Job) together into OUT_DIR as one run: results.jsonl,
 resource files, snapshots, traces and other per-cell outputs, config.json,
 inventory.json (each shard's own under shards/), run.json, and the reports
 rebuilt from the merged results. Shards of different configs, a cell in two
-shards, or a missing shard are refused (exit 2). Exit 4 when no cell of the
-whole run reached a model, or none of some provider's (each shard's own
-exit 4 looked at its cells only); --allow-unavailable accepts the latter.
+shards, a missing shard, or a shard whose results.jsonl does not match its
+plan and its run.json (cells lost, lines that do not parse, cells outside
+the plan) are refused (exit 2), naming the shard and the cells. With
+--allow-partial they are merged as a run that did not finish: run.json
+says interrupted and lists them, and bench compare judges the missing
+cells as availability regressions. The merge is written beside OUT_DIR and
+renamed into place: a killed merge leaves no half-made OUT_DIR. Exit 4 when
+no cell of the whole run reached a model, or none of some provider's (each
+shard's own exit 4 looked at its cells only); --allow-unavailable accepts
+the latter.
 
 Flags:
 `
@@ -63,8 +70,13 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	m := res.Info.Merge
 	note := ""
-	if len(m.Missing) > 0 {
+	switch {
+	case len(m.Missing) > 0 && len(m.Problems) > 0:
+		note = fmt.Sprintf(" (partial: shards %v of %d missing, %d incomplete)", m.Missing, m.Count, len(m.Problems))
+	case len(m.Missing) > 0:
 		note = fmt.Sprintf(" (partial: shards %v of %d missing)", m.Missing, m.Count)
+	case len(m.Problems) > 0:
+		note = fmt.Sprintf(" (partial: %d of %d shards incomplete)", len(m.Problems), m.Count)
 	}
 	fmt.Fprintf(stdout, "bench: merged %d of %d shards, %d records%s into %s\n", len(m.Shards), m.Count, res.Records, note, res.Dir)
 	return mergeReach(res.Dir, f.allowUnavailable, stderr)
@@ -89,7 +101,7 @@ func mergeReach(dir string, allow bool, stderr io.Writer) int {
 
 func newMergeFlags(f *mergeFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("bench merge", flag.ContinueOnError)
-	fs.BoolVar(&f.allowPartial, "allow-partial", false, "merge even when shards are missing (run.json lists them)")
+	fs.BoolVar(&f.allowPartial, "allow-partial", false, "merge even when shards are missing or incomplete, as a run that did not finish (run.json lists them)")
 	fs.BoolVar(&f.allowUnavailable, "allow-unavailable", false, "exit 0 although no cell of some provider reached a model in any shard")
 	return fs
 }

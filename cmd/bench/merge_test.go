@@ -26,7 +26,7 @@ func shardDir(t *testing.T, parent string, i, n int) string {
 		Model: fmt.Sprintf("m%d", i), PromptID: "P0", AvailabilityStatus: "ok", Success: true, E2EMS: 10})
 	w.Close()
 	rundir.WriteJSON(rundir.Path(dir, rundir.ConfigFile), map[string]any{"run": map[string]any{"id": "s", "concurrency": 1}})
-	rundir.WriteJSON(rundir.Path(dir, rundir.RunFile), &rundir.RunInfo{RunID: "s", EndReason: "finished", Shard: &rundir.Shard{Index: i, Count: n}})
+	rundir.WriteJSON(rundir.Path(dir, rundir.RunFile), &rundir.RunInfo{RunID: "s", EndReason: "finished", CellsPlanned: 1, CellsRecorded: 1, Shard: &rundir.Shard{Index: i, Count: n}})
 	return dir
 }
 
