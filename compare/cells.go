@@ -159,6 +159,12 @@ func (c *comparison) judgeCells() error {
 			out.NewLine = n.line
 		}
 		switch {
+		case n == nil && c.cur.unfinished() != "" && c.base.reached(b) && c.cur.planned(k):
+			// The new run meant to run the cell and did not (a partial
+			// merge, an interrupted run): the model was not reached. A
+			// cell its config does not plan stays missing.
+			out.Verdict, out.Category = Regression, Availability
+			out.Reasons = []string{"in the base run only: the new run " + c.cur.unfinished() + ", and this cell has no record"}
 		case n == nil:
 			out.Verdict, out.Reasons = Missing, []string{"in the base run only"}
 		case b == nil:

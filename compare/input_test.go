@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -177,5 +178,47 @@ func TestResumedRunLastRecordWins(t *testing.T) {
 	res, err = Compare(broke, base, DefaultOptions())
 	if err != nil || res.Counts[Match] != 2 || len(res.Cells) != 3 {
 		t.Errorf("resumed base: %v, counts %v", err, res.Counts)
+	}
+}
+
+// A cell the new run planned and never ran (a partial merge, an
+// interrupted run: run.json says so) is an availability regression, not a
+// cell left unjudged; in a finished run it stays "missing", and so does a
+// cell the new run's config.json does not plan (a model dropped).
+func TestMissingFromAnUnfinishedRun(t *testing.T) {
+	dir := t.TempDir()
+	dropped := func(r *results.Record) { r.Model = "dropped" }
+	base := writeRun(t, dir, runSpec{id: "base", recs: []*results.Record{rec("P0", 0), rec("P1", 0), rec("P0", 0, dropped)}})
+	cur := writeRun(t, dir, runSpec{id: "new", recs: []*results.Record{rec("P0", 0)}})
+	res, err := Compare(base, cur, DefaultOptions())
+	if err != nil || res.Regressed() || res.Counts[Missing] != 2 {
+		t.Fatalf("finished new run: err %v, regressed %v, counts %v", err, res.Regressed(), res.Counts)
+	}
+	res.Close()
+	for _, info := range []*rundir.RunInfo{
+		{RunID: "new", EndReason: "interrupted", CellsPlanned: 2, CellsRecorded: 1},
+		{RunID: "new", EndReason: "finished", CellsPlanned: 2, CellsRecorded: 1, Merge: &rundir.Merge{Count: 2, Missing: []int{2}}},
+	} {
+		if err := rundir.WriteJSON(filepath.Join(cur, rundir.RunFile), info); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Compare(base, cur, DefaultOptions())
+		if err != nil || !res.Regressed() || res.Counts[Missing] != 1 {
+			t.Fatalf("%+v: err %v, regressed %v, counts %v", info, err, res.Regressed(), res.Counts)
+		}
+		var found bool
+		for _, c := range res.Cells {
+			if c.PromptID == "P1" && c.Verdict == Regression && c.Category == Availability {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%+v: P1 is not an availability regression", info)
+		}
+		var md bytes.Buffer
+		if err := WriteMarkdown(&md, res); err != nil || WriteJUnit(&md, res) != nil || WriteText(&md, res) != nil {
+			t.Errorf("outputs: %v", err)
+		}
+		res.Close()
 	}
 }

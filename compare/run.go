@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -212,6 +213,8 @@ type configFile struct {
 		Type        string   `json:"type"`
 		Concurrency int      `json:"concurrency"`
 		Models      []string `json:"models"`
+		// ThinkingLevels are the entry's levels (null: none).
+		ThinkingLevels []*string `json:"thinking_levels"`
 	} `json:"providers"`
 	PromptSet []*promptDef `json:"prompt_set"`
 	// SLO is the slo block (goodput's limits), kept raw to compare.
@@ -541,4 +544,49 @@ func unionKeys(base, cur *runData) []cellKey {
 		}
 	}
 	return out
+}
+
+// planned says whether the run's config.json plans cell k (its provider
+// entry, model, thinking level, prompt and repetition); without a
+// config.json nothing says it was not.
+func (r *runData) planned(k cellKey) bool {
+	if r.cfg == nil {
+		return true
+	}
+	str := r.tab.str
+	if k.rep < 0 || (r.cfg.Run.Repetitions > 0 && k.rep >= r.cfg.Run.Repetitions) {
+		return false
+	}
+	if _, ok := r.prompts[str(k.prompt)]; !ok && len(r.prompts) > 0 {
+		return false
+	}
+	for _, p := range r.cfg.Providers {
+		if p.Name != str(k.provider) || (p.Type != "" && p.Type != str(k.providerType)) || !slices.Contains(p.Models, str(k.model)) {
+			continue
+		}
+		if len(p.ThinkingLevels) == 0 {
+			return str(k.thinking) == ""
+		}
+		for _, l := range p.ThinkingLevels {
+			if (l == nil && str(k.thinking) == "") || (l != nil && *l == str(k.thinking)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unfinished says how the run did not finish, from its run.json ("" when
+// it finished, or has no run.json to say): a cell missing from such a run
+// was planned and never ran, which compare judges as availability.
+func (r *runData) unfinished() string {
+	switch {
+	case r.info == nil:
+		return ""
+	case r.info.EndReason != "finished":
+		return "ended " + r.info.EndReason
+	case r.info.Merge != nil && (len(r.info.Merge.Missing) > 0 || len(r.info.Merge.Problems) > 0):
+		return "was merged from incomplete shards"
+	}
+	return ""
 }
