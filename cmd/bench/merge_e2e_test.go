@@ -213,12 +213,75 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 	for _, p := range []string{"ollama_openai", "ollama"} {
 		for _, m := range []string{"scripted", "scripted2"} {
 			for _, suffix := range []string{".json", "_before.txt", "_after.txt"} {
-				if _, err := os.Stat(filepath.Join(merged, "resources_"+p+"_"+m+suffix)); err != nil {
-					t.Errorf("merged run lacks resources_%s_%s%s", p, m, suffix)
+				if _, err := os.Stat(filepath.Join(merged, rundir.FileBase(p, m, nil)+suffix)); err != nil {
+					t.Errorf("merged run lacks %s%s", rundir.FileBase(p, m, nil), suffix)
 				}
 			}
 		}
 	}
+	// A merge cannot lie (issue 21, item 5): a shard that lost two of its
+	// lines is refused with exit 2 naming the shard and the cells, leaving
+	// nothing under the output; with --allow-partial it merges as a run that
+	// did not finish, and compare with the whole run judges the two cells
+	// an availability regression (exit 3) where the full merge passes.
+	lost := filepath.Join(work, "lost")
+	copyDir(t, shardDirs[0], lost)
+	data, _ := os.ReadFile(filepath.Join(lost, "results.jsonl"))
+	lines := strings.SplitAfter(string(data), "\n")
+	var dropped []results.Record
+	for _, l := range lines[:2] {
+		var r results.Record
+		json.Unmarshal([]byte(l), &r)
+		dropped = append(dropped, r)
+	}
+	os.WriteFile(filepath.Join(lost, "results.jsonl"), []byte(strings.Join(lines[2:], "")), 0o644)
+	withLost := append([]string{lost}, shardDirs[1:]...)
+	refused := filepath.Join(work, "refused")
+	code, stdout, stderr = benchIn(t, work, nil, append([]string{"merge", refused}, withLost...)...)
+	if code != exitcode.Usage || !strings.Contains(stderr, lost+" (shard 1/4)") ||
+		!strings.Contains(stderr, "2 of its 20 planned cells have no record") ||
+		!strings.Contains(stderr, fmt.Sprintf("%s/%s %s repetition %d", dropped[0].Provider, dropped[0].Model, dropped[0].PromptID, dropped[0].Repetition)) {
+		t.Errorf("a shard that lost 2 lines: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if entries, _ := filepath.Glob(filepath.Join(work, "*refused*")); len(entries) > 0 {
+		t.Errorf("a refused merge left %v", entries)
+	}
+	partial := filepath.Join(work, "partial")
+	code, stdout, stderr = benchIn(t, work, nil, append([]string{"merge", "--allow-partial", partial}, withLost...)...)
+	if code != 0 || !strings.Contains(stdout, "58 records (partial: 1 of 4 shards incomplete)") {
+		t.Fatalf("--allow-partial: exit %d\n%s%s", code, stdout, stderr)
+	}
+	var ri struct {
+		EndReason string `json:"end_reason"`
+		Merge     struct {
+			Problems []string `json:"problems"`
+		} `json:"merge"`
+	}
+	b, _ := os.ReadFile(filepath.Join(partial, "run.json"))
+	if json.Unmarshal(b, &ri); ri.EndReason != "interrupted" || len(ri.Merge.Problems) != 1 {
+		t.Errorf("partial merge's run.json: %s", b)
+	}
+	code, stdout, stderr = benchIn(t, work, nil, "compare", "--fail-on", "availability", "--out", filepath.Join(work, "cmp-full"), whole, merged)
+	if code != 0 {
+		t.Errorf("compare whole with the full merge: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = benchIn(t, work, nil, "compare", "--fail-on", "availability", "--out", filepath.Join(work, "cmp-partial"), whole, partial)
+	if code != exitcode.Regression {
+		t.Errorf("compare whole with the partial merge: exit %d\n%s%s", code, stdout, stderr)
+	}
+	regressed := 0
+	for _, c := range readCompare(t, filepath.Join(work, "cmp-partial")).Cells {
+		if c.Verdict == "regression" && c.Category == "availability" {
+			regressed++
+		}
+		if c.Verdict == "missing" {
+			t.Errorf("cell %s %s left missing", c.Provider, c.PromptID)
+		}
+	}
+	if regressed != 2 {
+		t.Errorf("compare with the partial merge: %d availability regressions, want the 2 lost cells", regressed)
+	}
+
 	// A shard given twice is refused with exit 2.
 	code, _, stderr = benchIn(t, work, nil, "merge", filepath.Join(work, "again"), shardDirs[0], shardDirs[1], shardDirs[2], shardDirs[2])
 	if code != exitcode.Usage || !strings.Contains(stderr, "given twice") {
