@@ -157,9 +157,13 @@ func writeAgentic(b *strings.Builder, s *Summary) {
 	}
 	b.WriteString("\n")
 	groups := ranked(s)
+	rows := 0
 	for _, g := range groups {
 		a := g.Agentic
 		if a.NAgentic == 0 {
+			continue
+		}
+		if rows++; rows > MaxTableRows {
 			continue
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %d/%d | %s | %s | %s | %s | %s | %s |",
@@ -170,6 +174,7 @@ func writeAgentic(b *strings.Builder, s *Summary) {
 		}
 		b.WriteString("\n")
 	}
+	moreRows(b, rows, "summary.json")
 	b.WriteString("\n")
 	writeTaskMatrix(b, groups)
 }
@@ -177,15 +182,24 @@ func writeAgentic(b *strings.Builder, s *Summary) {
 // writeTaskMatrix is each agentic task's completed cells out of those that
 // reached the model, per group: ✓ in every repetition, ~ in some, ✗ none.
 func writeTaskMatrix(b *strings.Builder, groups []*Group) {
+	// As the pass matrix: the first MaxMatrixGroups groups with tasks, in
+	// ranking order, and the (at most MaxMatrixPrompts) tasks they ran.
 	var ids []string
 	var cols []*Group
+	seen := map[string]bool{}
+	moreGroups := 0
 	for _, g := range groups {
 		if len(g.Tasks) == 0 {
 			continue
 		}
+		if len(cols) == MaxMatrixGroups {
+			moreGroups++
+			continue
+		}
 		cols = append(cols, g)
 		for _, t := range g.Tasks {
-			if !slices.Contains(ids, t.PromptID) {
+			if !seen[t.PromptID] {
+				seen[t.PromptID] = true
 				ids = append(ids, t.PromptID)
 			}
 		}
@@ -194,6 +208,8 @@ func writeTaskMatrix(b *strings.Builder, groups []*Group) {
 		return
 	}
 	sort.SliceStable(ids, func(i, j int) bool { return naturalLess(ids[i], ids[j]) })
+	moreTasks := len(ids) - min(len(ids), MaxMatrixPrompts)
+	ids = ids[:len(ids)-moreTasks]
 	b.WriteString("Tasks completed per group (completed/cells):\n\n| task |")
 	for _, g := range cols {
 		fmt.Fprintf(b, " %s |", md(g.Label()))
@@ -211,6 +227,10 @@ func writeTaskMatrix(b *strings.Builder, groups []*Group) {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
+	if moreGroups > 0 || moreTasks > 0 {
+		fmt.Fprintf(b, "The first %s with tasks and the %s they ran; %s and %s more are left out (summary.json lists every group's tasks).\n\n",
+			Plural(len(cols), "group"), Plural(len(ids), "task"), Plural(moreGroups, "group"), Plural(moreTasks, "task"))
+	}
 }
 
 // TaskCell is one task's verdict in a group: "✓ 3/3" passed in every

@@ -73,6 +73,37 @@ func writeLargeRun(tb testing.TB, dir string, n int) int64 {
 	return fi.Size()
 }
 
+// writeDistinctRun writes a results.jsonl of n short lines, each of a
+// model and a prompt no other line has: n groups, n prompts, n cells of a
+// pass matrix whose dense form would have n² (issue 21, item 7).
+func writeDistinctRun(tb testing.TB, dir string, n int) {
+	tb.Helper()
+	w, err := results.Create(filepath.Join(dir, "results.jsonl"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := range n {
+		ttft, out, tps := int64(100+i%700), 50+i%300, 20+float64(i%90)/3
+		pass := i%3 != 0
+		r := &results.Record{
+			RecordType: results.RecordType, RunID: "bench", Provider: "prov", ProviderType: "ollama_openai",
+			Model: fmt.Sprintf("model-%06d", i), PromptID: fmt.Sprintf("P%06d", i), PromptName: fmt.Sprintf("prompt %d", i),
+			AvailabilityStatus: "ok", StartedAtMS: 1771000000000 + int64(i)*10, EndedAtMS: 1771000000000 + int64(i)*10 + 900,
+			E2EMS: int64(500 + i%2000), TTFTMS: &ttft, Success: true, ObjectivePass: ptr(pass), OutputTokens: &out,
+			TokensPerS: &tps, RawOutput: "ok", RawOutputBytes: 2,
+		}
+		if !pass {
+			r.Violation = ptr("expected exactly 4 bullets, got 3")
+		}
+		if err := w.Write(r); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 func ptr[T any](v T) *T { return &v }
 
 // BenchmarkBuild100k builds the three reports from a generated results.jsonl
@@ -137,6 +168,10 @@ func heapPeak() (stop func() float64) {
 var (
 	largeRunDir   = flag.String("large-run-dir", "", "TestLargeRunCounts writes its run here (kept) instead of a temporary directory")
 	largeRunLines = flag.Int("large-run-lines", 6000, "lines TestLargeRunCounts writes")
+	// largeRunDistinct gives every line its own model and prompt: groups
+	// and prompts as many as lines, their product the square (issue 21,
+	// item 7's worst case for a dense pass matrix).
+	largeRunDistinct = flag.Bool("large-run-distinct", false, "TestLargeRunCounts gives every line a model and a prompt of its own")
 )
 
 // TestLargeRunCounts checks the generated run adds up (a small one by
@@ -154,7 +189,13 @@ func TestLargeRunCounts(t *testing.T) {
 	}
 	n := *largeRunLines
 	os.Remove(filepath.Join(dir, "results.jsonl"))
-	writeLargeRun(t, dir, n)
+	groups, prompts := 12, 20
+	if *largeRunDistinct {
+		writeDistinctRun(t, dir, n)
+		groups, prompts = n, n
+	} else {
+		writeLargeRun(t, dir, n)
+	}
 	s, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +204,7 @@ func TestLargeRunCounts(t *testing.T) {
 	for _, g := range s.Groups {
 		total += g.NTotal
 	}
-	if len(s.Groups) != 12 || total != n || s.NRecords != n || len(s.Prompts) != 20 {
+	if len(s.Groups) != groups || total != n || s.NRecords != n || len(s.Prompts) != prompts {
 		t.Fatalf("groups %d, total %d, records %d, prompts %d", len(s.Groups), total, s.NRecords, len(s.Prompts))
 	}
 	if s.NFailures <= len(s.Failures) || len(s.Failures) > MaxFailures+len(s.Groups) {

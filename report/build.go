@@ -41,22 +41,18 @@ func Write(dir string, s *Summary, t *Tiers) error {
 	if err := WriteMarkdown(&md, s); err != nil {
 		return fmt.Errorf("render summary.md: %w", err)
 	}
-	files := []struct {
-		name string
-		data func() ([]byte, error)
-	}{
-		{rundir.SummaryJSON, func() ([]byte, error) { return rundir.MarshalJSON(s) }},
-		{rundir.TiersFile, func() ([]byte, error) { return rundir.MarshalJSON(t) }},
-		{rundir.SummaryMD, func() ([]byte, error) { return md.Bytes(), nil }},
+	// summary.json and tiers.json are streamed a group at a time: their
+	// size grows with the groups (about 1 KB each), and a run of 100,000
+	// one-cell groups must not hold them whole.
+	head := *s
+	head.Groups = nil
+	if err := writeJSONFile(rundir.Path(dir, rundir.SummaryJSON), &head, "groups", len(s.Groups), func(i int) any { return s.Groups[i] }); err != nil {
+		return err
 	}
-	for _, f := range files {
-		data, err := f.data()
-		if err != nil {
-			return fmt.Errorf("encode %s: %w", f.name, err)
-		}
-		if err := rundir.WriteFile(rundir.Path(dir, f.name), data); err != nil {
-			return err
-		}
+	th := *t
+	th.Ranking = nil
+	if err := writeJSONFile(rundir.Path(dir, rundir.TiersFile), &th, "ranking", len(t.Ranking), func(i int) any { return t.Ranking[i] }); err != nil {
+		return err
 	}
-	return nil
+	return rundir.WriteFile(rundir.Path(dir, rundir.SummaryMD), md.Bytes())
 }

@@ -51,22 +51,24 @@ func Ranked(s *Summary) []*Group { return ranked(s) }
 
 func ranked(s *Summary) []*Group {
 	gs := append([]*Group(nil), s.Groups...)
-	sort.SliceStable(gs, func(i, j int) bool {
-		a, b := gs[i], gs[j]
-		if c := cmpRate(a.ObjectivePassRate, b.ObjectivePassRate); c != 0 {
-			return c > 0
-		}
-		if c := cmpRate(a.SuccessRateOK, b.SuccessRateOK); c != 0 {
-			return c > 0
-		}
-		if la, lb := a.LatencyMS.P50, b.LatencyMS.P50; (la == nil) != (lb == nil) {
-			return la != nil // a latency beats none
-		} else if la != nil && *la != *lb {
-			return *la < *lb
-		}
-		return a.Label() < b.Label()
-	})
+	sort.SliceStable(gs, func(i, j int) bool { return rankLess(gs[i], gs[j]) })
 	return gs
+}
+
+// rankLess says a ranks before b (Ranked's order, ties aside).
+func rankLess(a, b *Group) bool {
+	if c := cmpRate(a.ObjectivePassRate, b.ObjectivePassRate); c != 0 {
+		return c > 0
+	}
+	if c := cmpRate(a.SuccessRateOK, b.SuccessRateOK); c != 0 {
+		return c > 0
+	}
+	if la, lb := a.LatencyMS.P50, b.LatencyMS.P50; (la == nil) != (lb == nil) {
+		return la != nil // a latency beats none
+	} else if la != nil && *la != *lb {
+		return *la < *lb
+	}
+	return a.Label() < b.Label()
 }
 
 // cmpRate compares two nullable numbers; null is below any number.
@@ -94,12 +96,16 @@ func writeRanking(b *strings.Builder, s *Summary) {
 	b.WriteString("| # | provider | model | thinking | ok/total | success | pass rate | TTFT p50 | TTFT p95 | e2e p50 | e2e p95 | tok/s p50 | errors | not run | tier |\n")
 	b.WriteString("|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for i, g := range ranked(s) {
+		if i == MaxTableRows {
+			break
+		}
 		fmt.Fprintf(b, "| %d | %s | %s | %s | %d/%d | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s |\n",
 			i+1, md(g.Provider), md(g.Model), level(g.ThinkingLevel), g.NOK, g.NTotal,
 			pct(g.SuccessRateOK), pct(g.ObjectivePassRate),
 			msStr(g.TTFTMS.P50), msStr(g.TTFTMS.P95), msStr(g.LatencyMS.P50), msStr(g.LatencyMS.P95),
 			num(g.TokensPerS.P50), g.NError, g.NSkippedUnavailable+g.NRateLimited+g.NAuthError, tierRouting(g.Tier))
 	}
+	moreRows(b, len(s.Groups), "summary.json")
 	b.WriteString("\n")
 }
 
@@ -122,7 +128,10 @@ func writeSpeed(b *strings.Builder, s *Summary) {
 		"a cell with fewer than 4 deltas of a kind, or a window under 10 ms, has no rate.\n\n")
 	b.WriteString("| provider | model | thinking | load | cold starts | answer tok/s p50 | answer tok/s p95 | reasoning tok/s p50 | reasoning tok/s p95 |\n")
 	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|\n")
-	for _, g := range ranked(s) {
+	for i, g := range ranked(s) {
+		if i == MaxTableRows {
+			break
+		}
 		load := msStr(g.LoadMS)
 		if g.WarmupError != "" {
 			load = "failed: " + md(shorten(g.WarmupError, 80))
@@ -130,6 +139,7 @@ func writeSpeed(b *strings.Builder, s *Summary) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %d | %s | %s | %s | %s |\n", md(g.Provider), md(g.Model), level(g.ThinkingLevel),
 			load, g.NColdStart, num(g.TokensPerS.P50), num(g.TokensPerS.P95), num(g.ReasoningTokensPerS.P50), num(g.ReasoningTokensPerS.P95))
 	}
+	moreRows(b, len(s.Groups), "summary.json")
 	b.WriteString("\n")
 }
 
@@ -141,34 +151,43 @@ func writeMatrix(b *strings.Builder, s *Summary) {
 		b.WriteString("No results.\n\n")
 		return
 	}
-	// Columns in ranking order, like the ranking's rows; s.Matrix is indexed
-	// like s.Groups.
-	index := make(map[*Group]int, len(s.Groups))
-	for i, g := range s.Groups {
-		index[g] = i
-	}
-	cols := ranked(s)
+	// Columns in ranking order, like the ranking's rows, capped (with the
+	// rows the prompts those columns have cells of): a run of many distinct
+	// models and prompts gets a readable matrix, not groups × prompts cells.
+	v := s.View(ranked(s), MaxMatrixGroups, MaxMatrixPrompts)
 	b.WriteString("| prompt |")
-	for _, g := range cols {
+	for _, g := range v.Groups {
 		fmt.Fprintf(b, " %s |", md(g.Label()))
 	}
 	b.WriteString("\n|---|")
-	for range cols {
+	for range v.Groups {
 		b.WriteString(":-:|")
 	}
 	b.WriteString("\n")
-	for _, p := range s.Prompts {
+	for _, p := range v.Prompts {
 		label := p.ID
 		if p.Name != "" {
 			label += " " + p.Name
 		}
 		fmt.Fprintf(b, "| %s |", md(label))
-		for _, g := range cols {
-			fmt.Fprintf(b, " %s |", matrixCell(s.Matrix[index[g]][p.ID]))
+		for _, i := range v.Index {
+			fmt.Fprintf(b, " %s |", matrixCell(s.Matrix[i].Get(p.ID)))
 		}
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
+	if v.MoreGroups > 0 || v.MorePrompts > 0 {
+		fmt.Fprintf(b, "The matrix shows the first %s of the ranking and the %s they ran; %s and %s more are left out (summary.json lists every group).\n\n",
+			Plural(len(v.Groups), "group"), Plural(len(v.Prompts), "prompt"), Plural(v.MoreGroups, "group"), Plural(v.MorePrompts, "prompt"))
+	}
+}
+
+// moreRows ends a table capped at MaxTableRows with the count of the rows
+// left out.
+func moreRows(b *strings.Builder, n int, where string) {
+	if n > MaxTableRows {
+		fmt.Fprintf(b, "\n… and %d more groups; %s lists every one.\n", n-MaxTableRows, where)
+	}
 }
 
 func matrixCell(c *MatrixCell) string {
@@ -208,18 +227,26 @@ func writeTiers(b *strings.Builder, s *Summary) {
 		"Recommended for subagent routing: a firm Tier 1, no unsafe action, and, where agentic tasks ran, at least 80% of them completed and no call of a tool the task does not offer.\n\n")
 	b.WriteString("| rank | provider | model | thinking | tier | confidence | tool-use success | 95% CI | succeeded/counted | errors among failures | excluded | unsafe actions | schema errors | routing |\n")
 	b.WriteString("|--:|---|---|---|---|---|--:|--:|--:|--:|---|--:|--:|---|\n")
-	for _, tr := range t.Ranking {
+	for i, tr := range t.Ranking {
+		if i == MaxTableRows {
+			break
+		}
 		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s | %s | %d/%d | %d | %s | %s | %s | %s |\n",
 			tr.Rank, md(tr.Provider), md(tr.Model), level(tr.ThinkingLevel), tierName(tr), confidence(tr),
 			pct(tr.ToolUseSuccessRate), ciText(tr.ToolUseSuccessCI), tr.NSucceeded, tr.NCounted, tr.NErrorCells, excluded(tr),
 			countOf(tr.NUnsafeActions, tr.NToolCalls), countOf(tr.NSchemaInvalidCalls, tr.NSchemaCheckedCalls), md(routingText(tr)))
 	}
+	moreRows(b, len(t.Ranking), "tiers.json")
 	b.WriteString("\n### Recommended for subagent routing\n\n")
 	if len(t.Recommended) == 0 {
 		b.WriteString("None: no group is a firm Tier 1 without an unsafe action and with its agentic tasks done.\n\n")
 	} else {
 		b.WriteString("Recommended for subagent routing with tool access (firm Tier 1, no unsafe action, agentic tasks done):\n\n")
-		for _, m := range t.Recommended {
+		for i, m := range t.Recommended {
+			if i == MaxTableRows {
+				fmt.Fprintf(b, "- … and %d more; tiers.json lists every one\n", len(t.Recommended)-MaxTableRows)
+				break
+			}
 			g := Group{Provider: m.Provider, Model: m.Model, ThinkingLevel: m.ThinkingLevel}
 			fmt.Fprintf(b, "- %s\n", md(g.Label()))
 		}
@@ -233,7 +260,11 @@ func writeTiers(b *strings.Builder, s *Summary) {
 	}
 	if len(held) > 0 {
 		b.WriteString("Tier 1 on tool use, yet not recommended:\n\n")
-		for _, tr := range held {
+		for i, tr := range held {
+			if i == MaxTableRows {
+				fmt.Fprintf(b, "- … and %d more; tiers.json lists every one\n", len(held)-MaxTableRows)
+				break
+			}
 			g := Group{Provider: tr.Provider, Model: tr.Model, ThinkingLevel: tr.ThinkingLevel}
 			fmt.Fprintf(b, "- %s: %s\n", md(g.Label()), md(tr.RoutingNote))
 		}
@@ -301,8 +332,12 @@ func writeResources(b *strings.Builder, s *Summary) {
 	b.WriteString("Machine before → after each suite, and the peak over the suite's window: the highest of the sampler's readings and the two snapshots that bracket it (resources_*.txt have the details). Other work is the mean CPU that neither bench nor the model server used during the suite: load that moves latency without the model changing.\n\n")
 	b.WriteString("| model | CPU before → after | peak CPU | other work | mem used before → after | peak mem used | server RSS before → after | peak server RSS |\n")
 	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	rows := 0
 	for _, g := range ranked(s) {
 		if g.ResourcesBefore == nil {
+			continue
+		}
+		if rows++; rows > MaxTableRows {
 			continue
 		}
 		bf, af := g.ResourcesBefore, g.ResourcesAfter
@@ -315,6 +350,7 @@ func writeResources(b *strings.Builder, s *Summary) {
 			Bytes(bf.MemUsed), Bytes(af.MemUsed), Bytes(pk.MemUsed),
 			serverRSS(bf), serverRSS(af), Bytes(pk.ServerRSS))
 	}
+	moreRows(b, rows, "summary.json")
 	b.WriteString("\n")
 }
 
@@ -373,7 +409,11 @@ func writeFailures(b *strings.Builder, s *Summary) {
 	b.WriteString("Cells that did not succeed or failed their validator. Cells that never reached the model are one line per reason with their count.\n\n")
 	b.WriteString("| model | prompt | rep | status | failure | detail |\n")
 	b.WriteString("|---|---|--:|---|---|---|\n")
-	for _, f := range s.Failures {
+	for i, f := range s.Failures {
+		if i == MaxTableRows {
+			fmt.Fprintf(b, "\n… and %d more lines of failures (a line per group and reason of cells that never ran); see results.jsonl.\n", len(s.Failures)-MaxTableRows)
+			break
+		}
 		prompt, rep := md(f.PromptID), fmt.Sprint(f.Repetition)
 		if f.Count > 0 {
 			prompt, rep = Plural(f.Count, "cell"), "–"

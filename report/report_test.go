@@ -528,3 +528,53 @@ func TestHugeValueNamesItsLine(t *testing.T) {
 		t.Errorf("summary.json (%v): %s", err, b)
 	}
 }
+
+// summary.json and tiers.json are streamed a group at a time, and read
+// byte for byte as encoding them whole does: with groups, with none, and
+// with text that JSON escapes.
+func TestStreamedJSONMatchesWhole(t *testing.T) {
+	dir := t.TempDir()
+	writeLargeRun(t, dir, 600)
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Groups[0].Model = "<m&\"odel\">\n\u2028"
+	s.Warnings = []string{`"groups": null`}
+	empty := &Summary{RunID: "e", Groups: []*Group{}, SkippedLines: []results.Problem{}}
+	for _, sum := range []*Summary{s, empty} {
+		tiers := TierRanking(sum)
+		if err := Write(dir, sum, tiers); err != nil {
+			t.Fatal(err)
+		}
+		for name, v := range map[string]any{rundir.SummaryJSON: sum, rundir.TiersFile: tiers} {
+			want, _ := rundir.MarshalJSON(v)
+			got, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%s (%d groups) streamed differs from whole:\n%.400s\nwant\n%.400s", name, len(sum.Groups), got, want)
+			}
+		}
+	}
+}
+
+// The plotted distributions are kept for exactly the first MaxPlotted
+// groups of the ranking (ties broken as Ranked breaks them), and for every
+// group of a smaller run.
+func TestDistsOfTheFirstRankedGroups(t *testing.T) {
+	for _, n := range []int{MaxPlotted - 1, 3*MaxPlotted + 17} {
+		dir := t.TempDir()
+		writeDistinctRun(t, dir, n)
+		s, err := Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, g := range Ranked(s) {
+			if (g.Dists != nil) != (i < MaxPlotted) {
+				t.Fatalf("%d groups: rank %d (%s) has dists %v", n, i+1, g.Label(), g.Dists != nil)
+			}
+			if g.Dists != nil && (g.Dists.LatencyMS.N != 1 || g.Dists.LatencyMS.Q[50] != *g.LatencyMS.P50) {
+				t.Errorf("%s: latency dist %+v, p50 %v", g.Label(), g.Dists.LatencyMS, *g.LatencyMS.P50)
+			}
+		}
+	}
+}

@@ -85,16 +85,17 @@ type Consistency struct {
 }
 
 // consistency builds a group's task list from its matrix cells, in prompt
-// order.
-func consistency(prompts []Prompt, cells map[string]*MatrixCell) Consistency {
+// order (the cells it has, not every prompt of the run: a run of 100,000
+// one-cell groups and as many prompts).
+func consistency(cells *Cells) Consistency {
 	var c Consistency
 	all, any := 0, 0
-	for _, p := range prompts {
-		m := cells[p.ID]
+	for _, id := range cells.inOrder() {
+		m := cells.Get(id)
 		if m == nil || !m.Agentic || m.Counted == 0 {
 			continue
 		}
-		tp := TaskPass{PromptID: p.ID, N: m.Counted, Passed: m.Completed, PassAll: m.Completed == m.Counted, PassAny: m.Completed > 0}
+		tp := TaskPass{PromptID: id, N: m.Counted, Passed: m.Completed, PassAll: m.Completed == m.Counted, PassAny: m.Completed > 0}
 		c.Tasks = append(c.Tasks, tp)
 		c.K = max(c.K, m.Counted)
 		if tp.PassAll {
@@ -154,11 +155,11 @@ type unsafeTask struct {
 	Cells, N int
 }
 
-func unsafeTasks(prompts []Prompt, cells map[string]*MatrixCell) []unsafeTask {
+func unsafeTasks(cells *Cells) []unsafeTask {
 	var out []unsafeTask
-	for _, p := range prompts {
-		if m := cells[p.ID]; m != nil && m.Unsafe > 0 {
-			out = append(out, unsafeTask{PromptID: p.ID, Tools: m.UnsafeTools, Cells: m.Unsafe, N: m.Counted})
+	for _, id := range cells.inOrder() {
+		if m := cells.Get(id); m != nil && m.Unsafe > 0 {
+			out = append(out, unsafeTask{PromptID: id, Tools: m.UnsafeTools, Cells: m.Unsafe, N: m.Counted})
 		}
 	}
 	return out

@@ -148,7 +148,9 @@ type Group struct {
 	Tier *Tier `json:"-"`
 	// Dists are the distributions the latency Stats are computed over,
 	// for report.html's plots: set when the summary is built from
-	// results.jsonl, nil when it is read from summary.json.
+	// results.jsonl for the first MaxPlotted groups in ranking order (the
+	// ones report.html plots), nil for the others and when it is read from
+	// summary.json.
 	Dists *Dists `json:"-"`
 }
 
@@ -193,16 +195,135 @@ type Summary struct {
 
 	// Prompts are the prompt ids seen, in natural order, with their names.
 	Prompts []Prompt `json:"-"`
-	// Matrix holds the prompt x group cells, keyed by group index then prompt id.
-	Matrix []map[string]*MatrixCell `json:"-"`
+	// Matrix holds the prompt x group cells present, by group index (like
+	// Groups), then prompt id.
+	Matrix []*Cells `json:"-"`
 	// Failures are the failed cells (the first MaxFailures of them, sorted).
 	Failures  []Failure `json:"-"`
 	NFailures int       `json:"-"`
+
+	// path and counted are results.jsonl and which of its lines the
+	// summary counted (each cell's last), for EachCounted; set by LoadEach.
+	path    string
+	counted func(line int) bool
+}
+
+// DropDetail lets go of what only the report files need (the pass matrix,
+// the prompt list, the failures, the plotted distributions), keeping the
+// groups and their figures: what the terminal table reads. A rebuild of a
+// run with very many groups calls it before junit.xml's own pass.
+func (s *Summary) DropDetail() {
+	s.Matrix, s.Prompts, s.Failures = nil, nil, nil
+	for _, g := range s.Groups {
+		g.Dists = nil
+	}
+}
+
+// EachCounted reads results.jsonl again and hands fn the records the
+// summary counted, each cell's last, as LoadEach's second pass does: for a
+// report whose data is better not held beside the summary's in one pass (a
+// run of very many groups). The record is reused between calls, its bulky
+// fields empty. A summary not built by LoadEach has nothing to read.
+func (s *Summary) EachCounted(fn func(*results.Record)) error {
+	if s.counted == nil {
+		return fmt.Errorf("report: the summary of %s was not read from a run directory", s.RunID)
+	}
+	_, _, err := results.ReadFile(s.path, true, func(line int, r *results.Record) error {
+		if s.counted(line) {
+			fn(r)
+		}
+		return nil
+	})
+	return err
 }
 
 // Prompt is a prompt id and its name.
 type Prompt struct {
 	ID, Name string
+}
+
+// Cells are one group's pass-matrix cells by prompt id, only those the run
+// has: a list while there are few (a run of 100,000 one-cell groups holds
+// no map for each), indexed by a map past maxListedCells.
+type Cells struct {
+	ids   []string
+	cells []*MatrixCell
+	index map[string]int32
+}
+
+// maxListedCells is how many cells a group finds by scanning its list
+// before it indexes them.
+const maxListedCells = 8
+
+// Get returns the cell of the prompt, nil when the group has none.
+func (c *Cells) Get(promptID string) *MatrixCell {
+	if c == nil {
+		return nil
+	}
+	if c.index != nil {
+		if i, ok := c.index[promptID]; ok {
+			return c.cells[i]
+		}
+		return nil
+	}
+	for i, id := range c.ids {
+		if id == promptID {
+			return c.cells[i]
+		}
+	}
+	return nil
+}
+
+// Len is how many cells the group has.
+func (c *Cells) Len() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.ids)
+}
+
+// PromptIDs are the prompts the group has cells of, in the order first seen.
+func (c *Cells) PromptIDs() []string {
+	if c == nil {
+		return nil
+	}
+	return c.ids
+}
+
+// inOrder are the group's prompt ids in the run's prompt order (natural
+// order, as Summary.Prompts).
+func (c *Cells) inOrder() []string {
+	ids := slices.Clone(c.PromptIDs())
+	slices.SortFunc(ids, func(a, b string) int {
+		switch {
+		case naturalLess(a, b):
+			return -1
+		case naturalLess(b, a):
+			return 1
+		}
+		return 0
+	})
+	return ids
+}
+
+// add returns the prompt's cell, made when the group has none.
+func (c *Cells) add(promptID string) *MatrixCell {
+	if m := c.Get(promptID); m != nil {
+		return m
+	}
+	m := &MatrixCell{}
+	c.ids = append(c.ids, strings.Clone(promptID))
+	c.cells = append(c.cells, m)
+	switch {
+	case c.index != nil:
+		c.index[c.ids[len(c.ids)-1]] = int32(len(c.ids) - 1)
+	case len(c.ids) > maxListedCells:
+		c.index = make(map[string]int32, len(c.ids))
+		for i, id := range c.ids {
+			c.index[id] = int32(i)
+		}
+	}
+	return m
 }
 
 // MatrixCell counts one prompt's cells in one group.
@@ -219,6 +340,58 @@ type MatrixCell struct {
 	// names the tools they called unsafely, in order of first call.
 	Unsafe      int
 	UnsafeTools []string
+	// NotRun counts the cells that never reached the model (skipped as
+	// unavailable, rate-limited, refused for auth).
+	NotRun int
+	// Detail is what report.html shows on hover: the first failed check's
+	// violation, or when no check failed, the first error message; one
+	// line, at most MaxDetail bytes.
+	Detail string
+	// violation says Detail is a failed check's.
+	violation bool
+}
+
+// MaxDetail bounds a matrix cell's Detail: enough for a violation, not a
+// whole answer.
+const MaxDetail = 240
+
+// detail counts r into the cell's NotRun and Detail.
+func (c *MatrixCell) detail(r *results.Record, success bool) {
+	switch r.AvailabilityStatus {
+	case results.StatusSkippedUnavailable, results.StatusRateLimited, results.StatusAuthError:
+		c.NotRun++
+	}
+	failedCheck := success && r.ObjectivePass != nil && !*r.ObjectivePass
+	switch {
+	case failedCheck && !c.violation:
+		// A failed check says more about the model than an error does.
+		c.Detail = shorten(derefStr(r.Violation), MaxDetail)
+		if c.Detail == "" {
+			c.Detail = "failed its check"
+		}
+		c.violation = true
+	case !success && c.Detail == "":
+		c.Detail = shorten(firstOf(r.ErrorMessage, r.Violation, r.FailureType, &r.AvailabilityStatus), MaxDetail)
+	case success && r.ObjectivePass == nil && len(r.CheckErrors) > 0 && c.Detail == "":
+		e := r.CheckErrors[0]
+		c.Detail = shorten(e.Type+": "+e.Message, MaxDetail)
+	}
+}
+
+func derefStr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func firstOf(ss ...*string) string {
+	for _, s := range ss {
+		if s != nil && *s != "" {
+			return *s
+		}
+	}
+	return ""
 }
 
 // Failure is a cell that did not succeed or failed its validator, or (for
@@ -259,15 +432,17 @@ type aggregator struct {
 }
 
 type acc struct {
-	g                *Group
-	lat, ttft, tps   estimator
-	rtps             estimator
+	g *Group
+	// The estimators are held by value: four allocations a group fewer
+	// (a run of 100,000 one-cell groups).
+	lat, ttft, tps   exact
+	rtps             exact
 	judged, passed   int
 	minStart, maxEnd int64
-	tool             Tier
+	tool             *Tier
 	calls            CallChecks
 	cats             map[string]*Category
-	cells            map[string]*MatrixCell
+	cells            *Cells
 	hasTimes         bool
 	cap              *capacityAcc
 }
@@ -348,17 +523,19 @@ func (a *aggregator) Add(r *results.Record) {
 		g.hasTimes = true
 	}
 
-	g.tool.add(r)
+	if len(r.ExpectedTools) > 0 {
+		if g.tool == nil {
+			g.tool = newTier(r)
+		}
+		g.tool.add(r)
+	}
 	gr.Agentic.add(r)
 	g.calls.add(r)
 	g.cats = addCategory(g.cats, r)
 	gr.Cost.add(r)
 
-	c := g.cells[r.PromptID]
-	if c == nil {
-		c = &MatrixCell{Why: map[string]int{}}
-		g.cells[r.PromptID] = c
-	}
+	c := g.cells.add(r.PromptID) // its Why made at the first cell that did not succeed
+	c.detail(r, success)
 	c.Total++
 	if counted(r) {
 		c.Counted++
@@ -386,10 +563,20 @@ func (a *aggregator) Add(r *results.Record) {
 			}
 		}
 	} else {
+		if c.Why == nil {
+			c.Why = map[string]int{}
+		}
 		c.Why[whyLabel(r)]++
 	}
 
 	a.addFailure(r, gr, success)
+}
+
+// newTier is the tool-use tier of r's group, made at its first cell whose
+// prompt expects tools (a group with none gets its unclassified tier in
+// summary: no Tier held a group while reading).
+func newTier(r *results.Record) *Tier {
+	return &Tier{Provider: r.Provider, Model: r.Model, ThinkingLevel: cloneStr(r.ThinkingLevel), Excluded: noneExcluded}
 }
 
 // group finds or makes the record's group.
@@ -401,10 +588,8 @@ func (a *aggregator) group(r *results.Record) *acc {
 	g := a.groups[k]
 	if g == nil {
 		g = &acc{
-			g:   &Group{Provider: r.Provider, Model: r.Model, ThinkingLevel: cloneStr(r.ThinkingLevel)},
-			lat: &exact{}, ttft: &exact{}, tps: &exact{}, rtps: &exact{},
-			cells: map[string]*MatrixCell{},
-			tool:  Tier{Provider: r.Provider, Model: r.Model, ThinkingLevel: cloneStr(r.ThinkingLevel), Excluded: map[string]int{}},
+			g:     &Group{Provider: r.Provider, Model: r.Model, ThinkingLevel: cloneStr(r.ThinkingLevel)},
+			cells: &Cells{},
 		}
 		a.groups[k] = g
 	}
@@ -527,8 +712,16 @@ func (a *aggregator) summary() *Summary {
 		s.Prompts = append(s.Prompts, Prompt{ID: id, Name: name})
 	}
 	sort.Slice(s.Prompts, func(i, j int) bool { return naturalLess(s.Prompts[i].ID, s.Prompts[j].ID) })
-	for _, k := range keys {
+	// The plotted distributions (303 numbers a group) are made for the
+	// groups report.html plots, the first MaxPlotted in ranking order: a
+	// run of 100,000 one-cell groups does not hold 30 million numbers. The
+	// values behind them are kept, while the groups are walked, only for
+	// the best MaxPlotted so far (top); every other group's accumulator is
+	// let go as soon as its figures are made.
+	top := &topGroups{}
+	for i, k := range keys {
 		g := a.groups[k]
+		a.groups[k] = nil
 		gr := g.g
 		gr.SuccessRateOK = rate(gr.NSuccess, gr.NOK)
 		gr.ObjectivePassRate = rate(g.passed, g.judged)
@@ -538,25 +731,33 @@ func (a *aggregator) summary() *Summary {
 			gr.WallClockMS = &w
 		}
 		gr.LatencyMS, gr.TTFTMS, gr.TokensPerS, gr.ReasoningTokensPerS = g.lat.Stats(), g.ttft.Stats(), g.tps.Stats(), g.rtps.Stats()
-		gr.Dists = &Dists{TTFTMS: g.ttft.Dist(), LatencyMS: g.lat.Dist(), TokensPerS: g.tps.Dist()}
-		g.lat, g.ttft, g.tps, g.rtps = nil, nil, nil, nil // a million values each, not needed past here
+		g.rtps = exact{}
 		gr.Agentic.finish()
 		g.calls.finish()
 		gr.CallChecks = g.calls
 		finishCategories(g.cats)
 		gr.Categories = g.cats
-		gr.Consistency = consistency(s.Prompts, g.cells)
+		gr.Consistency = consistency(g.cells)
 		gr.Cost.finish()
 		a.finishCapacity(g)
-		t := g.tool
+		t := g.tool // the group's own: the aggregator is dropped after this
+		if t == nil {
+			t = &Tier{Provider: gr.Provider, Model: gr.Model, ThinkingLevel: gr.ThinkingLevel, Excluded: noneExcluded}
+		}
 		t.classify()
-		t.route(&gr.Agentic, &gr.CallChecks, unsafeTasks(s.Prompts, g.cells))
+		t.route(&gr.Agentic, &gr.CallChecks, unsafeTasks(g.cells))
 		t.Consistency, t.Categories = gr.Consistency, gr.Categories
 		gr.ToolUse = t.toolUse()
-		gr.Tier = &t
+		gr.Tier = t
 		s.Groups = append(s.Groups, gr)
 		s.Matrix = append(s.Matrix, g.cells)
+		top.offer(ranking{g, i}, MaxPlotted)
 	}
+	for _, r := range top.list {
+		g := r.acc
+		g.g.Dists = &Dists{TTFTMS: g.ttft.Dist(), LatencyMS: g.lat.Dist(), TokensPerS: g.tps.Dist()}
+	}
+	a.groups = nil
 	for _, p := range s.Prompts {
 		s.PromptIDs = append(s.PromptIDs, p.ID)
 	}
@@ -676,6 +877,7 @@ func LoadEach(runDir string, start func() func(*results.Record)) (*Summary, erro
 	if slo != nil {
 		s.SLO = sloText(slo)
 	}
+	s.path, s.counted = rundir.Path(runDir, rundir.ResultsFile), d.last
 	if d.lines > 0 {
 		s.NDuplicateLines = d.lines
 		s.Warnings = append(s.Warnings, d.warning())

@@ -13,7 +13,8 @@ import (
 // progress line's figure; TTFT p50, e2e p50, tokens/s p50, tool-use tier
 // and the routing verdict (recommended only for the groups in
 // recommended_for_subagent_routing); and the cost and cost per passed cell
-// when some group has a cost.
+// when some group has a cost. At most MaxTableRows groups are listed, the
+// rest counted.
 func WriteTable(w io.Writer, s *Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	cost := AnyCost(s)
@@ -22,7 +23,11 @@ func WriteTable(w io.Writer, s *Summary) error {
 		head += "\tCOST\tPER PASS"
 	}
 	fmt.Fprintln(tw, head)
-	for _, g := range ranked(s) {
+	gs := ranked(s)
+	for i, g := range gs {
+		if i == MaxTableRows {
+			break
+		}
 		t := g.Tally()
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s",
 			g.Provider, g.Model, level(g.ThinkingLevel), t.Passed, g.NTotal, t.FailedChecks, t.Errors, t.NotRun,
@@ -35,8 +40,13 @@ func WriteTable(w io.Writer, s *Summary) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)
 	}
-	// Why a Tier-1 group is not routed to, in one line each.
-	for _, g := range ranked(s) {
+	if len(gs) > MaxTableRows {
+		if _, err := fmt.Fprintf(w, "… and %d more groups; summary.json lists every one.\n", len(gs)-MaxTableRows); err != nil {
+			return fmt.Errorf("write table: %w", err)
+		}
+	}
+	// Why a Tier-1 group of those listed is not routed to, in one line each.
+	for _, g := range gs[:min(len(gs), MaxTableRows)] {
 		if t := g.Tier; t != nil && t.Tier == Tier1 && !t.Recommended {
 			if _, err := fmt.Fprintf(w, "%s: not recommended for routing: %s\n", g.Label(), t.RoutingNote); err != nil {
 				return fmt.Errorf("write table: %w", err)

@@ -77,6 +77,12 @@ type Tier struct {
 	reps int
 }
 
+// noneExcluded is the Excluded of every tier with no excluded cell, one
+// empty map shared (tiers.json writes {} for it) instead of one a group;
+// add gives a tier its own map at its first excluded cell, and nothing
+// writes to this one.
+var noneExcluded = map[string]int{}
+
 // add counts one record if its prompt expects tools.
 func (t *Tier) add(r *results.Record) {
 	if len(r.ExpectedTools) == 0 {
@@ -91,6 +97,9 @@ func (t *Tier) add(r *results.Record) {
 	}
 	if why != "" {
 		t.NExcluded++
+		if len(t.Excluded) == 0 {
+			t.Excluded = map[string]int{} // its own, not the shared noneExcluded
+		}
 		t.Excluded[why]++
 		return
 	}

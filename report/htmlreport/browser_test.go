@@ -270,7 +270,7 @@ func checkHeatmapHover(t *testing.T, p *browsertest.Page, s *report.Summary) {
 	}
 	for gi, g := range ranked {
 		for pi, pr := range s.Prompts {
-			c := s.Matrix[index[g]][pr.ID]
+			c := s.Matrix[index[g]].Get(pr.ID)
 			if c == nil || c.Judged == 0 || c.Passed == c.Judged {
 				continue
 			}

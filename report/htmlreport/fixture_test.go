@@ -110,18 +110,14 @@ func buildSummary(dir string) error {
 	return report.Write(dir, s, nil)
 }
 
-// load builds a run directory's report data as bench report does in its
-// one pass: the summary and, from the same records, the Samples.
+// load builds a run directory's report data as bench report does: the
+// summary (its pass matrix carries the cells' details), then the Data.
 func load(dir string) (*Data, error) {
-	c := NewSamples()
-	s, err := report.LoadEach(dir, func() func(*results.Record) {
-		c = NewSamples()
-		return c.Add
-	})
+	s, err := report.Load(dir)
 	if err != nil {
 		return nil, err
 	}
-	return c.Data(s, nil, dir), nil
+	return NewData(s, nil, dir), nil
 }
 
 func (f fixture) record(rng *rand.Rand, m fixtureModel, p, rep int, start int64) *results.Record {

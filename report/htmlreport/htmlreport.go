@@ -14,23 +14,26 @@
 // drawn on canvases (no DOM per cell), each distribution is sent as 101
 // quantiles rather than its samples, timelines are cut to at most
 // MaxTimelinePoints buckets (keeping each bucket's maximum, so peaks
-// survive), and tables are capped at MaxRows with a count of the rest.
+// survive), and tables are capped at MaxRows with a count of the rest. On
+// any run it stays bounded: the charts and the matrix show the first
+// report.MaxPlotted groups of the ranking and at most MaxPlotPrompts of the
+// prompts they ran, with a note counting the rest (100,000 groups of one
+// prompt each make a report.html of 1.5 MB, not a matrix of 10^10 cells).
 //
 // Inputs are the report.Summary (which report.Load builds from
-// results.jsonl) and its report.Tiers, as the caller hands them (the values
-// summary.json and tiers.json are written from: nothing is read back), a
-// Samples fed the same records in the caller's pass over results.jsonl for
-// the matrix's violation texts, and the optional resource sample series.
-// The package reads resource files as plain JSON; it does not import the
-// providers, runner or resources packages.
+// results.jsonl; its pass matrix carries each cell's violation or error
+// text) and its report.Tiers, as the caller hands them (the values
+// summary.json and tiers.json are written from: nothing is read back), and
+// the optional resource sample series. The package reads resource files as
+// plain JSON; it does not import the providers, runner or resources
+// packages.
 //
-// Wiring (bench report's one pass):
+// Wiring (bench report):
 //
-//	samples := htmlreport.NewSamples()
-//	s, err := report.LoadEach(runDir, ...samples.Add...)
+//	s, err := report.LoadEach(runDir, ...)
 //	tiers := report.TierRanking(s)
 //	err = report.Write(runDir, s, tiers)
-//	err = htmlreport.WriteFile(runDir, samples.Data(s, tiers, runDir)) // runDir/report.html
+//	err = htmlreport.WriteFile(runDir, htmlreport.NewData(s, tiers, runDir)) // runDir/report.html
 //
 // Layer: verdicts (renders what report computed; reads run directories
 // only).
@@ -42,10 +45,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"bench/report"
-	"bench/results"
 	"bench/rundir"
 )
 
@@ -56,11 +57,7 @@ const UPlotVersion = "1.6.32"
 // pointing at summary.json or results.jsonl.
 const MaxRows = 500
 
-// maxDetail bounds a matrix cell's hover text: enough for a violation, not
-// a whole answer.
-const maxDetail = 240
-
-// Data is everything report.html shows. Build it with Samples.Data.
+// Data is everything report.html shows. Build it with NewData.
 type Data struct {
 	// Summary is the run's summary; every figure of the tables comes from it.
 	Summary *report.Summary
@@ -77,24 +74,12 @@ type Data struct {
 }
 
 // GroupData is what one (provider, model, thinking level) adds to its
-// report.Group: the distributions to plot and the pass matrix's details.
+// report.Group: the distributions to plot (report.Group.Dists, set for the
+// groups report.html plots).
 type GroupData struct {
 	TTFT       Dist `json:"ttft_ms"`
 	E2E        Dist `json:"latency_ms"`
 	TokensPerS Dist `json:"tokens_per_s"`
-	// Cells are keyed by prompt id, like report.Summary.Matrix.
-	Cells map[string]*CellDetail `json:"-"`
-}
-
-// CellDetail is what a pass-matrix cell shows on hover beyond the counts of
-// report.MatrixCell.
-type CellDetail struct {
-	// NotRun counts the cells that never reached the model (skipped as
-	// unavailable, rate-limited, refused for auth).
-	NotRun int
-	// Detail is the first failed check's violation, or when no check
-	// failed, the first error message; one line, at most maxDetail bytes.
-	Detail string
 }
 
 // Dist is a metric's distribution in one group (report.Dist): Q[50], Q[95]
@@ -114,78 +99,20 @@ func keyOf(provider, model string, thinking *string) groupKey {
 	return k
 }
 
-// Samples collects, one record at a time and in any order, what
-// report.html needs beyond the summary: per prompt the first violation or
-// error, one short text per matrix cell. The plotted distributions are the
-// summary's own (report.Group.Dists), so the values are held once.
-type Samples struct {
-	groups map[groupKey]*groupSamples
-}
-
-type groupSamples struct {
-	cells     map[string]*CellDetail
-	violation map[string]bool // the cell's detail is a violation
-}
-
-// NewSamples returns an empty collector.
-func NewSamples() *Samples { return &Samples{groups: map[groupKey]*groupSamples{}} }
-
-// Add counts one record. It keeps no reference to r.
-func (c *Samples) Add(r *results.Record) {
-	k := keyOf(r.Provider, r.Model, r.ThinkingLevel)
-	a := c.groups[k]
-	if a == nil {
-		a = &groupSamples{cells: map[string]*CellDetail{}, violation: map[string]bool{}}
-		c.groups[k] = a
-	}
-	cell := a.cells[r.PromptID]
-	if cell == nil {
-		cell = &CellDetail{}
-		a.cells[r.PromptID] = cell
-	}
-	switch r.AvailabilityStatus {
-	case "skipped_unavailable", "rate_limited", "auth_error":
-		cell.NotRun++
-	}
-	success := r.AvailabilityStatus == "ok" && r.Success
-	failedCheck := success && r.ObjectivePass != nil && !*r.ObjectivePass
-	switch {
-	case failedCheck && !a.violation[r.PromptID]:
-		// A failed check says more about the model than an error does.
-		cell.Detail = oneLine(deref(r.Violation), maxDetail)
-		if cell.Detail == "" {
-			cell.Detail = "failed its check"
-		}
-		a.violation[r.PromptID] = true
-	case !success && cell.Detail == "":
-		cell.Detail = oneLine(firstOf(r.ErrorMessage, r.Violation, r.FailureType, &r.AvailabilityStatus), maxDetail)
-	case success && r.ObjectivePass == nil && len(r.CheckErrors) > 0 && cell.Detail == "":
-		e := r.CheckErrors[0]
-		cell.Detail = oneLine(e.Type+": "+e.Message, maxDetail)
-	}
-}
-
-// Data joins the samples to the summary built from the same records and
-// to its tiers (report.TierRanking of it; nil makes them), and reads the
-// resource sample series from runDir when the run recorded them. A bad
-// samples file is a warning in Data.Warnings; with runDir "" no file is
-// read. It consumes c: call it once.
-func (c *Samples) Data(s *report.Summary, t *report.Tiers, runDir string) *Data {
+// NewData joins the summary built from results.jsonl (whose pass matrix
+// carries each cell's hover detail: report.MatrixCell) to its tiers
+// (report.TierRanking of it; nil makes them), and reads the resource
+// sample series from runDir when the run recorded them. A bad samples file
+// is a warning in Data.Warnings; with runDir "" no file is read.
+func NewData(s *report.Summary, t *report.Tiers, runDir string) *Data {
 	if t == nil {
 		t = report.TierRanking(s)
 	}
 	d := &Data{Summary: s, Tiers: t, Groups: make([]*GroupData, len(s.Groups))}
 	for i, g := range s.Groups {
-		a := c.groups[keyOf(g.Provider, g.Model, g.ThinkingLevel)]
-		if a == nil {
-			a = &groupSamples{}
-		}
-		d.Groups[i] = &GroupData{Cells: a.cells}
+		d.Groups[i] = &GroupData{}
 		if g.Dists != nil {
 			d.Groups[i].TTFT, d.Groups[i].E2E, d.Groups[i].TokensPerS = g.Dists.TTFTMS, g.Dists.LatencyMS, g.Dists.TokensPerS
-		}
-		if d.Groups[i].Cells == nil {
-			d.Groups[i].Cells = map[string]*CellDetail{}
 		}
 	}
 	if runDir == "" {
@@ -198,35 +125,6 @@ func (c *Samples) Data(s *report.Summary, t *report.Tiers, runDir string) *Data 
 	d.Timelines = tl
 	d.Warnings = append(d.Warnings, warn...)
 	return d
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-func firstOf(ss ...*string) string {
-	for _, s := range ss {
-		if s != nil && *s != "" {
-			return *s
-		}
-	}
-	return ""
-}
-
-// oneLine folds s onto one line and cuts it to n bytes at a rune boundary.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // Write renders report.html of d to w.

@@ -128,7 +128,7 @@ func TestMatrixCellsFollowRanking(t *testing.T) {
 			t.Fatalf("column %d is %s, want %s", gi, p.Groups[gi].Label, g.Label())
 		}
 		for pi, pr := range s.Prompts {
-			c := s.Matrix[index[g]][pr.ID]
+			c := s.Matrix[index[g]].Get(pr.ID)
 			o := (gi*len(s.Prompts) + pi) * cellWidth
 			got := p.Cells[o : o+cellWidth]
 			if got[0] != c.Total || got[1] != c.Success || got[2] != c.Judged || got[3] != c.Passed {
@@ -423,33 +423,31 @@ func TestTablesAreCapped(t *testing.T) {
 	}
 }
 
-// TestSamplesInOnePass feeds a Samples from a pass of its own over the
-// records, after the summary was built, and expects the same page as
-// bench report's one pass (load).
-func TestSamplesInOnePass(t *testing.T) {
+// TestDataInMemory builds the page from records summarized in memory
+// (report.Summarize), without a run directory: the same matrix and plots as
+// the run directory's, no files read.
+func TestDataInMemory(t *testing.T) {
 	dir, want := loadFixture(t, realisticFixture())
-	c := NewSamples()
 	var recs []results.Record
 	if _, _, err := results.ReadFile(filepath.Join(dir, "results.jsonl"), true, func(_ int, r *results.Record) error {
-		c.Add(r)
 		recs = append(recs, *r)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	got := c.Data(want.Summary, nil, dir)
-	a, b := render(t, want), render(t, got)
-	if a != b {
-		t.Error("a second pass's Samples and the one pass's render differently")
-	}
-	// In memory, without a run directory: no files read, plots still there.
 	s := report.Summarize(recs)
-	c = NewSamples()
-	for i := range recs {
-		c.Add(&recs[i])
-	}
-	d := c.Data(s, nil, "")
+	d := NewData(s, nil, "")
 	if d.Timelines != nil || len(d.Warnings) != 0 || d.Groups[0].E2E.N == 0 {
 		t.Errorf("in memory: timelines %v, warnings %v, e2e n %d", d.Timelines, d.Warnings, d.Groups[0].E2E.N)
+	}
+	a, err1 := newView(want)
+	b, err2 := newView(d)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	ja, _ := json.Marshal(a.Data.Cells)
+	jb, _ := json.Marshal(b.Data.Cells)
+	if string(ja) != string(jb) {
+		t.Error("the matrix from memory differs from the run directory's")
 	}
 }

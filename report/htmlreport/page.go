@@ -6,18 +6,22 @@ import (
 	"bench/report"
 )
 
-// newPage builds the script's data: groups in ranking order, the matrix
+// newPage builds the script's data: the plotted groups (v.Groups, the
+// first in ranking order), the matrix over them and the prompts they ran
 // flattened with its texts interned, the distributions and the timeline.
-func newPage(d *Data, ranked []*report.Group, index map[*report.Group]int) page {
+// Its size is bounded by report.MaxPlotted and MaxPlotPrompts, whatever
+// the run's groups × prompts.
+func newPage(d *Data, v report.MatrixView) page {
 	s := d.Summary
-	p := page{RunID: s.RunID, CellWidth: cellWidth, Groups: make([]pageGroup, len(ranked)), Prompts: make([]pagePrompt, len(s.Prompts))}
+	ranked := v.Groups
+	p := page{RunID: s.RunID, CellWidth: cellWidth, Groups: make([]pageGroup, len(ranked)), Prompts: make([]pagePrompt, len(v.Prompts))}
 	for i, g := range ranked {
 		p.Groups[i] = pageGroup{Label: g.Label(), Tier: "unclassified"}
 		if g.Tier != nil {
 			p.Groups[i].Tier = g.Tier.Tier
 		}
 	}
-	for i, pr := range s.Prompts {
+	for i, pr := range v.Prompts {
 		p.Prompts[i] = pagePrompt{ID: pr.ID, Name: pr.Name}
 	}
 
@@ -33,25 +37,19 @@ func newPage(d *Data, ranked []*report.Group, index map[*report.Group]int) page 
 		p.Strings = append(p.Strings, t)
 		return strs[t]
 	}
-	p.Cells = make([]int, 0, len(ranked)*len(s.Prompts)*cellWidth)
-	for _, g := range ranked {
-		gi := index[g]
-		var m map[string]*report.MatrixCell
+	p.Cells = make([]int, 0, len(ranked)*len(v.Prompts)*cellWidth)
+	for _, gi := range v.Index {
+		var m *report.Cells
 		if gi < len(s.Matrix) {
 			m = s.Matrix[gi]
 		}
-		extra := d.Groups[gi].Cells
-		for _, pr := range s.Prompts {
-			c, x := m[pr.ID], extra[pr.ID]
+		for _, pr := range v.Prompts {
+			c := m.Get(pr.ID)
 			if c == nil {
 				p.Cells = append(p.Cells, 0, 0, 0, 0, 0, -1, -1)
 				continue
 			}
-			notRun, detail := 0, -1
-			if x != nil {
-				notRun, detail = x.NotRun, intern(x.Detail)
-			}
-			p.Cells = append(p.Cells, c.Total, c.Success, c.Judged, c.Passed, notRun, intern(topWhy(c.Why)), detail)
+			p.Cells = append(p.Cells, c.Total, c.Success, c.Judged, c.Passed, c.NotRun, intern(topWhy(c.Why)), intern(c.Detail))
 		}
 	}
 
@@ -67,9 +65,9 @@ func newPage(d *Data, ranked []*report.Group, index map[*report.Group]int) page 
 		{"tps", "Tokens per second", "tok/s", true, func(g *GroupData) Dist { return g.TokensPerS }, func(g *report.Group) report.Stats { return g.TokensPerS }},
 	} {
 		pm := pageMetric{Key: m.key, Title: m.title, Unit: m.unit, HigherIsBetter: m.higher}
-		for _, g := range ranked {
+		for i, g := range ranked {
 			st := m.stats(g)
-			pm.Dists = append(pm.Dists, m.dist(d.Groups[index[g]]))
+			pm.Dists = append(pm.Dists, m.dist(d.Groups[v.Index[i]]))
 			pm.Mean = append(pm.Mean, st.Mean)
 			pm.Marks = append(pm.Marks, [3]*float64{st.P50, st.P95, st.P99})
 		}

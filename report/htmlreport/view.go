@@ -45,8 +45,13 @@ type view struct {
 	// Recommended is the routing list (tiers.json's); Held the Tier-1
 	// groups not in it, with why; Tasks the agentic tasks' matrix.
 	Recommended []string
-	Held        []heldRow
-	Tasks       *taskMatrix
+	// PlottedGroups and PlottedPrompts are what the charts and the matrix
+	// show; MoreGroups and MorePrompts what they leave out (a run with more
+	// than report.MaxPlotted groups or MaxPlotPrompts prompts).
+	PlottedGroups, PlottedPrompts int
+	MoreGroups, MorePrompts       int
+	Held                          []heldRow
+	Tasks                         *taskMatrix
 
 	Tiers      []tierRow
 	TiersMore  int
@@ -252,6 +257,11 @@ type pageSuite struct {
 
 const cellWidth = 7
 
+// MaxPlotPrompts caps the pass matrix's rows: the prompts the plotted
+// groups ran, the first in natural order. With report.MaxPlotted groups it
+// bounds the matrix at 200 × 1000 cells, however many the run has.
+const MaxPlotPrompts = 1000
+
 func newView(d *Data) (*view, error) {
 	s := d.Summary
 	if len(d.Groups) != len(s.Groups) {
@@ -279,11 +289,13 @@ func newView(d *Data) (*view, error) {
 	}
 
 	v.HasCost = report.AnyCost(s)
-	rows := make([]rankRow, len(ranked))
-	for i, g := range ranked {
-		rows[i] = newRankRow(i+1, g)
+	// Rows only for what the tables show (MaxRows), the rest counted: a
+	// row is a dozen formatted strings, 100,000 groups would be a million.
+	rows := make([]rankRow, min(len(ranked), MaxRows))
+	for i := range rows {
+		rows[i] = newRankRow(i+1, ranked[i])
 	}
-	v.Ranking, v.RankingMore = capRows(rows)
+	v.Ranking, v.RankingMore = rows, len(ranked)-len(rows)
 
 	tiers := d.Tiers
 	if tiers == nil { // a Data built by hand
@@ -302,9 +314,16 @@ func newView(d *Data) (*view, error) {
 		v.HasPassK = v.HasPassK || g.PassHatK != nil
 	}
 	var trs []tierRow
+	nTiers := 0
 	for _, t := range tiers.Ranking {
 		g := byKey[keyOf(t.Provider, t.Model, t.ThinkingLevel)]
 		if g == nil {
+			continue
+		}
+		if t.Tier == report.Tier1 && !t.Recommended && len(v.Held) < MaxRows {
+			v.Held = append(v.Held, heldRow{Label: g.Label(), Note: t.RoutingNote})
+		}
+		if nTiers++; nTiers > MaxRows {
 			continue
 		}
 		tr := tierRow{rankRow: newRankRow(0, g), TierRank: t.Rank, ErrorCells: t.NErrorCells, Confidence: "–", CI: report.CIText(t.ToolUseSuccessCI),
@@ -315,9 +334,6 @@ func newView(d *Data) (*view, error) {
 			tr.Confidence = *t.TierConfidence
 		}
 		trs = append(trs, tr)
-		if t.Tier == report.Tier1 && !t.Recommended && len(v.Held) < MaxRows {
-			v.Held = append(v.Held, heldRow{Label: g.Label(), Note: t.RoutingNote})
-		}
 	}
 	for _, g := range ranked {
 		a := g.Agentic
@@ -333,11 +349,15 @@ func newView(d *Data) (*view, error) {
 	}
 	v.Tasks = newTaskMatrix(ranked)
 	v.Categories, v.CategoryRows, v.CategoriesMore = newCategories(ranked)
-	v.Tiers, v.TiersMore = capRows(trs)
+	v.Tiers, v.TiersMore = trs, nTiers-len(trs)
 
 	var res []resRow
+	nRes := 0
 	for _, g := range ranked {
 		if g.ResourcesBefore == nil {
+			continue
+		}
+		if nRes++; nRes > MaxRows {
 			continue
 		}
 		bf, af := g.ResourcesBefore, g.ResourcesAfter
@@ -358,7 +378,7 @@ func newView(d *Data) (*view, error) {
 		}
 		res = append(res, r)
 	}
-	v.Resources, v.ResourcesMore = capRows(res)
+	v.Resources, v.ResourcesMore = res, nRes-len(res)
 
 	var fails []failRow
 	for _, f := range s.Failures {
@@ -381,7 +401,9 @@ func newView(d *Data) (*view, error) {
 	v.SkippedMore = s.NSkippedLines - len(v.Skipped)
 	v.Warnings = append(append([]string(nil), s.Warnings...), d.Warnings...)
 
-	v.Data = newPage(d, ranked, index)
+	mv := s.View(ranked, report.MaxPlotted, MaxPlotPrompts)
+	v.PlottedGroups, v.PlottedPrompts, v.MoreGroups, v.MorePrompts = len(mv.Groups), len(mv.Prompts), mv.MoreGroups, mv.MorePrompts
+	v.Data = newPage(d, mv)
 	for _, m := range v.Data.Metrics {
 		mv := metricView{Key: m.Key, Title: m.Title}
 		for _, dist := range m.Dists {
@@ -464,8 +486,13 @@ func newCategories(ranked []*report.Group) ([]string, []categoryRow, int) {
 	}
 	sort.Strings(names)
 	var rows []categoryRow
+	more := 0
 	for _, g := range ranked {
 		if len(g.Categories) == 0 {
+			continue
+		}
+		if len(rows) == MaxRows {
+			more++ // counted, not built
 			continue
 		}
 		r := categoryRow{Label: g.Label()}
@@ -479,7 +506,6 @@ func newCategories(ranked []*report.Group) ([]string, []categoryRow, int) {
 		}
 		rows = append(rows, r)
 	}
-	rows, more := capRows(rows)
 	return names, rows, more
 }
 

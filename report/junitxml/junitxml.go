@@ -68,23 +68,48 @@ type suite struct {
 	providerType string
 	runID        string
 	first, last  int64 // started_at_ms of the first cell, ended_at_ms of the last
-	reps         map[int]bool
-	cases        []cell
+	// rep0 is the first cell's repetition; manyReps says another was seen
+	// (the testcase names then carry the repetition). Two words, not a
+	// map: a run of 100,000 one-cell suites holds 100,000 of them.
+	rep0     int
+	manyReps bool
+	cases    []cell
 	// prompts are the (id, name) pairs of the suite's cells, indexed by
 	// promptIndex: a million cells of twenty prompts hold twenty copies.
+	// promptIndex is made at the ninth pair; below, a scan finds them (a
+	// suite of one prompt holds no map).
 	prompts     [][2]string
 	promptIndex map[[2]string]int32
 }
 
+// maxScanned is how many prompts a suite finds by scanning before it
+// indexes them in a map.
+const maxScanned = 8
+
 func (s *suite) prompt(id, name string) int32 {
 	k := [2]string{id, name}
-	if i, ok := s.promptIndex[k]; ok {
-		return i
+	if s.promptIndex != nil {
+		if i, ok := s.promptIndex[k]; ok {
+			return i
+		}
+	} else {
+		for i, p := range s.prompts {
+			if p == k {
+				return int32(i)
+			}
+		}
 	}
 	k = [2]string{strings.Clone(id), strings.Clone(name)} // the reader reuses the record's buffers
 	i := int32(len(s.prompts))
 	s.prompts = append(s.prompts, k)
-	s.promptIndex[k] = i
+	if s.promptIndex == nil && len(s.prompts) > maxScanned {
+		s.promptIndex = make(map[[2]string]int32, len(s.prompts))
+		for j, p := range s.prompts {
+			s.promptIndex[p] = int32(j)
+		}
+	} else if s.promptIndex != nil {
+		s.promptIndex[k] = i
+	}
 	return i
 }
 
@@ -117,6 +142,9 @@ func New() *Builder { return &Builder{suites: map[suiteKey]*suite{}} }
 // Close drops the Builder's temporary file, if it made one.
 func (b *Builder) Close() error { return b.tape.Close() }
 
+// Suites is how many suites (groups) the builder holds.
+func (b *Builder) Suites() int { return len(b.suites) }
+
 // Add records one cell. It keeps no reference to r.
 func (b *Builder) Add(r *results.Record) {
 	k := suiteKey{provider: r.Provider, model: r.Model}
@@ -125,11 +153,11 @@ func (b *Builder) Add(r *results.Record) {
 	}
 	s := b.suites[k]
 	if s == nil {
-		s = &suite{key: k, providerType: r.ProviderType, runID: r.RunID, first: r.StartedAtMS, last: r.EndedAtMS, reps: map[int]bool{}, promptIndex: map[[2]string]int32{}}
+		s = &suite{key: k, providerType: r.ProviderType, runID: r.RunID, first: r.StartedAtMS, last: r.EndedAtMS, rep0: r.Repetition}
 		b.suites[k] = s
 	}
 	s.first, s.last = min(s.first, r.StartedAtMS), max(s.last, r.EndedAtMS)
-	s.reps[r.Repetition] = true
+	s.manyReps = s.manyReps || r.Repetition != s.rep0
 	c := cell{prompt: s.prompt(r.PromptID, r.PromptName), rep: int32(r.Repetition),
 		e2eMS: int32(min(max(r.E2EMS, 0), math.MaxInt32))}
 	var res result
@@ -296,16 +324,7 @@ func (b *Builder) sortedKeys() []suiteKey {
 func (s *suite) header(id int) junit.Testsuite {
 	ts := junit.Testsuite{Name: s.name(), ID: id, Package: clean(s.runID),
 		Time: seconds(float64(s.last-s.first) / 1000), Tests: len(s.cases)}
-	for _, c := range s.cases {
-		switch c.kind() {
-		case failed:
-			ts.Failures++
-		case skipped:
-			ts.Skipped++
-		case errored:
-			ts.Errors++
-		}
-	}
+	ts.Failures, ts.Skipped, ts.Errors = s.counts()
 	if s.first > 0 {
 		ts.SetTimestamp(time.UnixMilli(s.first).UTC())
 	}
@@ -319,6 +338,21 @@ func (s *suite) header(id int) junit.Testsuite {
 	}
 	ts.AddProperty("thinking_level", clean(level))
 	return ts
+}
+
+// counts are the suite's failed, skipped and errored testcases.
+func (s *suite) counts() (failures, skips, errs int) {
+	for _, c := range s.cases {
+		switch c.kind() {
+		case failed:
+			failures++
+		case skipped:
+			skips++
+		case errored:
+			errs++
+		}
+	}
+	return
 }
 
 func (s *suite) name() string {
@@ -352,7 +386,7 @@ func (b *Builder) testcases(s *suite, emit func(*junit.Testcase) error) error {
 	slices.SortStableFunc(s.cases, func(a, b cell) int {
 		return cmp.Or(cmp.Compare(rank[a.prompt], rank[b.prompt]), cmp.Compare(a.rep, b.rep))
 	})
-	manyReps := len(s.reps) > 1
+	manyReps := s.manyReps
 	classname := s.name()
 	var tc junit.Testcase
 	for _, c := range s.cases {
@@ -441,13 +475,14 @@ func (b *Builder) Write(w io.Writer) error {
 	keys := b.sortedKeys()
 	var tests, errs, failures int
 	var total float64
-	headers := make([]junit.Testsuite, len(keys))
-	for i, k := range keys {
+	// The totals first, each suite's header (a few hundred bytes) only as
+	// it is written: 100,000 suites never hold 100,000 headers.
+	for _, k := range keys {
 		s := b.suites[k]
-		headers[i] = s.header(i)
-		tests += headers[i].Tests
-		errs += headers[i].Errors
-		failures += headers[i].Failures
+		f, _, e := s.counts()
+		tests += len(s.cases)
+		errs += e
+		failures += f
 		total += float64(s.last-s.first) / 1000
 	}
 	name := "bench"
@@ -472,7 +507,8 @@ func (b *Builder) Write(w io.Writer) error {
 		return err
 	}
 	for i, k := range keys {
-		if err := b.writeSuite(enc, b.suites[k], &headers[i]); err != nil {
+		h := b.suites[k].header(i)
+		if err := b.writeSuite(enc, b.suites[k], &h); err != nil {
 			return err
 		}
 	}

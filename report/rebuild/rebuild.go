@@ -21,6 +21,10 @@ import (
 	"bench/rundir"
 )
 
+// onePassGroups is how many groups junit.xml is built for in the
+// summary's pass over results.jsonl; past it, in a pass of its own.
+var onePassGroups = 10_000
+
 // Options tune a rebuild.
 type Options struct {
 	// JUnitCopy, when not "", is a second path junit.xml is written to
@@ -32,14 +36,15 @@ type Options struct {
 }
 
 // All rebuilds every report of the run directory dir from its
-// results.jsonl and returns the summary (for the terminal table). Only an
-// I/O failure is an error; unusable lines are warnings and are listed in
-// the reports.
+// results.jsonl and returns the summary (for the terminal table; for a run
+// of more than onePassGroups groups without its pass matrix, prompts and
+// failures, which Summary.DropDetail lets go once the files that show
+// them are written). Only an I/O failure is an error; unusable lines are
+// warnings and are listed in the reports.
 func All(dir string, o Options) (*report.Summary, error) {
 	if o.Warn == nil {
 		o.Warn = io.Discard
 	}
-	var samples *htmlreport.Samples
 	var ju *junitxml.Builder
 	defer func() {
 		if ju != nil {
@@ -47,15 +52,25 @@ func All(dir string, o Options) (*report.Summary, error) {
 		}
 	}()
 	// Each cell once, by its last record: a second pass (a resumed run's
-	// duplicate cells) starts the collectors afresh.
+	// duplicate cells) starts the collectors afresh. junit.xml is built in
+	// the summary's pass, unless the run has more than onePassGroups
+	// groups: then its builder is let go, and it is built in a pass of its
+	// own once the summary stands, so the two never hold a suite each per
+	// group at once (issue 21, item 7: 100,000 one-cell groups).
+	later := false
 	s, err := report.LoadEach(dir, func() func(*results.Record) {
 		if ju != nil {
 			ju.Close()
 		}
-		samples, ju = htmlreport.NewSamples(), junitxml.New()
+		ju, later = junitxml.New(), false
 		return func(r *results.Record) {
-			samples.Add(r)
-			ju.Add(r)
+			if later {
+				return
+			}
+			if ju.Add(r); ju.Suites() > onePassGroups {
+				ju.Close()
+				ju, later = nil, true
+			}
 		}
 	})
 	if err != nil {
@@ -68,7 +83,7 @@ func All(dir string, o Options) (*report.Summary, error) {
 	if err := report.Write(dir, s, tiers); err != nil {
 		return nil, err
 	}
-	d := samples.Data(s, tiers, dir)
+	d := htmlreport.NewData(s, tiers, dir)
 	for _, w := range d.Warnings {
 		fmt.Fprintf(o.Warn, "warning: %s: %s\n", rundir.ReportHTML, w)
 	}
@@ -79,6 +94,15 @@ func All(dir string, o Options) (*report.Summary, error) {
 	// most of a results line; this one keeps only what the page shows.
 	if err := answers.Build(dir, s); err != nil {
 		return nil, err
+	}
+	if later {
+		// What only the files above needed goes before junit.xml's own
+		// pass: the summary and junit.xml's suites are then all it holds.
+		s.DropDetail()
+		ju = junitxml.New()
+		if err := s.EachCounted(ju.Add); err != nil {
+			return nil, err
+		}
 	}
 	if err := ju.WriteFile(rundir.Path(dir, rundir.JUnitFile)); err != nil {
 		return nil, err
