@@ -22,6 +22,7 @@ import (
 
 // A fake sharded run: suites are models m0..m(suites-1) of provider p, each
 // with prompts P0..P2; suite k belongs to shard k%n+1 as plan.Shard deals.
+// Entry judge has no models (it only judges): no suite, no cell.
 
 const testConfig = `{
   "run": {
@@ -40,6 +41,14 @@ const testConfig = `{
       "models": ["m0", "m1", "m2", "m3", "m4"],
       "thinking_levels": [null],
       "base_url": "http://127.0.0.1:11434"
+    },
+    {
+      "name": "judge",
+      "type": "ollama",
+      "concurrency": 1,
+      "models": [],
+      "thinking_levels": [null],
+      "base_url": "http://127.0.0.1:11435"
     }
   ],
   "prompts": {"files": ["prompts.yaml"], "only": null},

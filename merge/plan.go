@@ -67,8 +67,11 @@ func planOf(s *shard) (p *shardPlan, ok bool) {
 		typ, _ := pv["type"].(string)
 		models, _ := pv["models"].([]any)
 		levels, _ := pv["thinking_levels"].([]any)
-		if name == "" || len(models) == 0 {
+		if name == "" {
 			return nil, false
+		}
+		if len(models) == 0 {
+			continue // an entry that only judges: no cells of its own
 		}
 		if len(levels) == 0 {
 			levels = []any{nil}
