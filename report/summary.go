@@ -208,12 +208,13 @@ type Summary struct {
 	counted func(line int) bool
 }
 
-// DropDetail lets go of what only the report files need (the pass matrix,
-// the prompt list, the failures, the plotted distributions), keeping the
-// groups and their figures: what the terminal table reads. A rebuild of a
-// run with very many groups calls it before junit.xml's own pass.
+// DropDetail lets go of what only summary.md and report.html need (the
+// pass matrix, the failures, the plotted distributions), keeping the
+// groups with their figures and the prompts: what the terminal table and
+// answers.html read. A rebuild of a run with very many groups calls it once
+// those files are written, before answers.html's and junit.xml's passes.
 func (s *Summary) DropDetail() {
-	s.Matrix, s.Prompts, s.Failures = nil, nil, nil
+	s.Matrix, s.Failures = nil, nil
 	for _, g := range s.Groups {
 		g.Dists = nil
 	}

@@ -37,9 +37,9 @@ type Options struct {
 
 // All rebuilds every report of the run directory dir from its
 // results.jsonl and returns the summary (for the terminal table; for a run
-// of more than onePassGroups groups without its pass matrix, prompts and
-// failures, which Summary.DropDetail lets go once the files that show
-// them are written). Only an I/O failure is an error; unusable lines are
+// of more than onePassGroups groups without its pass matrix and failures,
+// which Summary.DropDetail lets go once the files that show them are
+// written). Only an I/O failure is an error; unusable lines are
 // warnings and are listed in the reports.
 func All(dir string, o Options) (*report.Summary, error) {
 	if o.Warn == nil {
@@ -90,15 +90,18 @@ func All(dir string, o Options) (*report.Summary, error) {
 	if err := htmlreport.WriteFile(dir, d); err != nil {
 		return nil, err
 	}
+	if later {
+		// What only the files above needed goes before the passes below:
+		// the summary's groups and answers.html's page, then junit.xml's
+		// suites, are then all it holds.
+		s.DropDetail()
+	}
 	// A pass of its own: the summary's reads past the answers, which are
 	// most of a results line; this one keeps only what the page shows.
 	if err := answers.Build(dir, s); err != nil {
 		return nil, err
 	}
 	if later {
-		// What only the files above needed goes before junit.xml's own
-		// pass: the summary and junit.xml's suites are then all it holds.
-		s.DropDetail()
 		ju = junitxml.New()
 		if err := s.EachCounted(ju.Add); err != nil {
 			return nil, err
