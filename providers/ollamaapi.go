@@ -294,6 +294,10 @@ func ollamaPS(ctx context.Context, root string, c creds) ([]string, error) {
 	res, err := sideClient.Do(req)
 	if err != nil {
 		if f := NetFailure(err, c.secrets); f != nil {
+			if f.Status == results.StatusSkippedUnavailable {
+				// Down, as the other side calls say it (Unreachable).
+				return nil, fmt.Errorf("GET %s: %w (%s)", shown, ErrUnreachable, strings.ReplaceAll(f.Type, "_", " "))
+			}
 			return nil, fmt.Errorf("GET %s: %s", shown, f.Message)
 		}
 		return nil, fmt.Errorf("GET %s: %s", shown, c.secrets.Clean(err.Error(), maxMessage))

@@ -114,7 +114,13 @@ func (w *residency) poll() {
 	case errors.Is(err, providers.ErrNotResident):
 		w.turnOff(err.Error())
 	case err != nil:
-		if w.fails++; w.fails >= maxResidencyFails {
+		switch w.fails++; {
+		case w.fails < maxResidencyFails:
+		case providers.Unreachable(err):
+			// The server is down: the run's end says what to start, once
+			// per provider; a warning with the dial error adds nothing.
+			w.off = true
+		default:
 			w.turnOff(fmt.Sprintf("%d answers in a row failed, the last: %v", w.fails, err))
 		}
 	default:

@@ -372,6 +372,10 @@ func comparable(t *testing.T, recs []results.Record) []string {
 		r.TTFTMS, r.TTFOMS, r.TTFRMS, r.TokensPerS, r.ReasoningTokensPerS = nil, nil, nil, nil, nil
 		r.QueueMS, r.LoadMS, r.ColdStart = nil, nil, false
 		r.Timeline, r.ProviderMetrics = nil, nil
+		// The serving metrics are timings too (the load work's).
+		r.ITLMS, r.TPOTMS, r.PrefillTokensPerS = nil, nil, nil
+		r.StageStartUS, r.EndedAtUS = 0, 0
+		r.ScheduledAtMS, r.SentAtMS, r.ScheduleSlipMS, r.SlotWaitMS = nil, nil, nil, nil
 		for i := range r.ToolCallDetails {
 			r.ToolCallDetails[i].ID = "" // the server makes them up
 		}
