@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -216,10 +217,9 @@ providers:
 // the stages after it are recorded as not run, naming the stage.
 func TestSweepStopsWhenServerFalls(t *testing.T) {
 	srv := loadserver.New(loadserver.Service{Tokens: 4}, nil)
-	n := 0
+	var n atomic.Int64 // requests come concurrently at c=2
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n++
-		if n > 6 {
+		if n.Add(1) > 6 {
 			// The server is gone: connections are cut.
 			hj, _ := w.(http.Hijacker)
 			c, _, _ := hj.Hijack()
