@@ -67,20 +67,12 @@ func parseHistoryFlags(args []string, stderr io.Writer) (history.Options, *histo
 		fmt.Fprint(stderr, historyUsage)
 		fs.PrintDefaults()
 	}
-	var pos []string
-	for {
-		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-			return opt, f, nil, exitcode.OK, false
-		} else if err != nil {
-			return opt, f, nil, exitcode.Usage, false
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return opt, f, nil, exitcode.OK, false
+	} else if err != nil {
+		return opt, f, nil, exitcode.Usage, false
 	}
-	var err error
 	opt.FailOnChange = splitList(f.failOn)
 	if opt.Detector.MinMagnitude, err = parsePercent(f.minChange); err != nil {
 		err = fmt.Errorf("--min-change: %w", err)

@@ -68,6 +68,12 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench merge: %v\n", err)
 		return exitcode.IO
 	}
+	printMerged(stdout, res)
+	return mergeReach(res.Dir, f.allowUnavailable, stderr)
+}
+
+// printMerged says what a merge put together, and where.
+func printMerged(stdout io.Writer, res *merge.Result) {
 	m := res.Info.Merge
 	note := ""
 	switch {
@@ -79,7 +85,6 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 		note = fmt.Sprintf(" (partial: %d of %d shards incomplete)", len(m.Problems), m.Count)
 	}
 	fmt.Fprintf(stdout, "bench: merged %d of %d shards, %d records%s into %s\n", len(m.Shards), m.Count, res.Records, note, res.Dir)
-	return mergeReach(res.Dir, f.allowUnavailable, stderr)
 }
 
 // mergeReach is the merged run's exit 4, decided over all its cells.
