@@ -78,7 +78,13 @@ func (parents) AddRecord(*results.Record) error { return nil }
 func (p parents) TraceParent(c plan.Cell) string {
 	return fmt.Sprintf("00-%032x-%016x-01", 1, cellIndex(p.pl, c))
 }
+func (parents) JudgeTraceParent(plan.Cell) string  { return "" }
 func (parents) SuiteTraceParent(plan.Suite) string { return "" }
+
+// parents must stay a WithTraceParent: if the interface grows and it does
+// not, the runner stops asking it and every benchmark that pairs cells
+// with the server's timings by traceparent finds one timing for all.
+var _ output.WithTraceParent = parents{}
 
 // cellIndex numbers a cell by its prompt (P0, P1, ...), unique in a sweep.
 func cellIndex(pl *plan.Plan, c plan.Cell) int {
