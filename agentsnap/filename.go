@@ -17,6 +17,9 @@ type Key struct {
 	ThinkingLevel string
 	PromptID      string
 	Repetition    int
+	// Stage is the cell's load stage ("" without a load profile): a sweep
+	// sends the same prompts and repetitions once per stage.
+	Stage string
 }
 
 // String is the key for messages, every part unambiguous.
@@ -25,8 +28,12 @@ func (k Key) String() string {
 	if k.ThinkingLevel != "" {
 		tl = fmt.Sprintf("%q", k.ThinkingLevel)
 	}
-	return fmt.Sprintf("{provider %q (%q) model %q thinking %s prompt %q rep %d}",
-		k.Provider, k.ProviderType, k.Model, tl, k.PromptID, k.Repetition)
+	stage := ""
+	if k.Stage != "" {
+		stage = fmt.Sprintf(" stage %q", k.Stage)
+	}
+	return fmt.Sprintf("{provider %q (%q) model %q thinking %s prompt %q rep %d%s}",
+		k.Provider, k.ProviderType, k.Model, tl, k.PromptID, k.Repetition, stage)
 }
 
 // Longest slug of each part, so a name stays far below the 255-byte limit
@@ -36,13 +43,16 @@ const (
 	maxModel    = 64
 	maxThinking = 16
 	maxPrompt   = 32
+	maxStage    = 16
 )
 
 // FileName is the snapshot file name of a cell:
 //
 //	<provider>__<model>__<thinking>__<prompt_id>__r<repetition>__<hash>.json
 //
-// e.g. ollama_openai__qwen3-4b__none__p3__r0__1f0c6a39c2d5e4b7.json.
+// e.g. ollama_openai__qwen3-4b__none__p3__r0__1f0c6a39c2d5e4b7.json; a
+// cell of a load stage has the stage after the repetition
+// (…__r0__c-4__<hash>.json).
 //
 // The readable parts are slugs: ASCII letters lower-cased; a-z, 0-9, "_",
 // "-" and "." kept ("." becomes "-" in the provider, so no name starts with
@@ -58,18 +68,23 @@ const (
 // Write refuses to overwrite a file holding another cell even then.
 //
 // The result uses only [a-z0-9._-], is lower case (safe on case-insensitive
-// filesystems), never starts with "." or "-", and is at most 188 bytes.
+// filesystems), never starts with "." or "-", and is at most 206 bytes.
 func FileName(k Key) string {
 	thinking := "none"
 	if k.ThinkingLevel != "" {
 		thinking = slug(k.ThinkingLevel, maxThinking, true)
 	}
-	return fmt.Sprintf("%s__%s__%s__%s__r%d__%s.json",
+	stage := ""
+	if k.Stage != "" {
+		stage = "__" + slug(k.Stage, maxStage, true)
+	}
+	return fmt.Sprintf("%s__%s__%s__%s__r%d%s__%s.json",
 		slug(k.Provider, maxProvider, false),
 		slug(k.Model, maxModel, true),
 		thinking,
 		slug(k.PromptID, maxPrompt, true),
 		k.Repetition,
+		stage,
 		keyHash(k))
 }
 
@@ -106,7 +121,9 @@ func slug(s string, max int, keepDot bool) string {
 
 // keyHash is 16 hex digits of the SHA-256 of an injective encoding of k:
 // each string as its byte length (uvarint) then its bytes, then the
-// repetition as a varint.
+// repetition as a varint, then, for a cell of a load stage only (so the
+// names of every other cell are what they always were), the stage as a
+// string.
 func keyHash(k Key) string {
 	h := sha256.New()
 	var n [binary.MaxVarintLen64]byte
@@ -115,5 +132,9 @@ func keyHash(k Key) string {
 		h.Write([]byte(s))
 	}
 	h.Write(n[:binary.PutVarint(n[:], int64(k.Repetition))])
+	if k.Stage != "" {
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(k.Stage)))])
+		h.Write([]byte(k.Stage))
+	}
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }

@@ -17,8 +17,8 @@ func checkSafe(t *testing.T, k Key, name string) {
 	if !safeName.MatchString(name) {
 		t.Errorf("FileName(%s) = %q: not only [a-z0-9._-] or starts with . or -", k, name)
 	}
-	if len(name) > 188 {
-		t.Errorf("FileName(%s) is %d bytes, want <= 188", k, len(name))
+	if len(name) > 206 {
+		t.Errorf("FileName(%s) is %d bytes, want <= 206", k, len(name))
 	}
 	if strings.Contains(name, "/") || strings.Contains(name, `\`) || name == "." || name == ".." {
 		t.Errorf("FileName(%s) = %q is a path, not a name", k, name)
@@ -45,6 +45,9 @@ func TestFileName(t *testing.T) {
 		{Key{Provider: "con.x", Model: "..", PromptID: "../../etc/passwd"}, "con-x__x__none__etc-passwd__r0__"},
 		{Key{Provider: "", Model: "", PromptID: "", Repetition: -1}, "x__x__none__x__r-1__"},
 		{Key{Provider: "p", Model: strings.Repeat("very-long-model-name/", 40), PromptID: "P0"}, "p__very-long-model-name-very-long-model-name-very-long-model-name-v__none__p0__r0__"},
+		{Key{Provider: "p", Model: "m", PromptID: "P0", Stage: "c=4"}, "p__m__none__p0__r0__c-4__"},
+		{Key{Provider: strings.Repeat("p", 99), Model: strings.Repeat("m", 99), ThinkingLevel: strings.Repeat("t", 99), PromptID: strings.Repeat("x", 99), Repetition: -1 << 62, Stage: "rate=" + strings.Repeat("9", 99)},
+			strings.Repeat("p", 24) + "__" + strings.Repeat("m", 64) + "__" + strings.Repeat("t", 16) + "__" + strings.Repeat("x", 32) + "__r-4611686018427387904__rate-99999999999__"},
 	} {
 		name := FileName(tc.key)
 		checkSafe(t, tc.key, name)
@@ -55,6 +58,25 @@ func TestFileName(t *testing.T) {
 		if FileName(tc.key) != name {
 			t.Errorf("FileName(%s) is not deterministic", tc.key)
 		}
+	}
+}
+
+// A sweep sends the same prompts and repetitions once per stage: each
+// stage's cell has its own file, and a cell without a stage keeps the name
+// (and hash) it had before stages were part of the key.
+func TestFileNameStages(t *testing.T) {
+	k := Key{Provider: "p", ProviderType: "ollama_openai", Model: "m", PromptID: "P0"}
+	seen := map[string]bool{FileName(k): true}
+	for _, st := range []string{"c=1", "c=2", "rate=2.5", "rate=25", "warmup"} {
+		k.Stage = st
+		name := FileName(k)
+		if seen[name] {
+			t.Errorf("stage %q shares the name %s", st, name)
+		}
+		seen[name] = true
+	}
+	if got := FileName(Key{Provider: "ollama_openai", ProviderType: "ollama_openai", Model: "qwen3:4b", PromptID: "P3"}); got != "ollama_openai__qwen3-4b__none__p3__r0__bfff479dccb12c8f.json" {
+		t.Errorf("an unstaged cell's name changed: %s", got)
 	}
 }
 

@@ -2,10 +2,10 @@ package agentsnap
 
 import "bench/results"
 
-// KeyFor is the snapshot key of a results key: the same six fields.
+// KeyFor is the snapshot key of a results key: the same seven fields.
 func KeyFor(k results.Key) Key {
 	return Key{Provider: k.Provider, ProviderType: k.ProviderType, Model: k.Model,
-		ThinkingLevel: k.ThinkingLevel, PromptID: k.PromptID, Repetition: k.Repetition}
+		ThinkingLevel: k.ThinkingLevel, PromptID: k.PromptID, Repetition: k.Repetition, Stage: k.Stage}
 }
 
 // FromRecord is the snapshot of a finished cell, built from its

@@ -82,6 +82,8 @@ type Fingerprint struct {
 	// ThinkingLevel is null when the cell has none, as in results.jsonl.
 	ThinkingLevel *string `json:"thinking_level"`
 	Repetition    int     `json:"repetition"`
+	// Stage is the cell's load stage, absent without a load profile.
+	Stage string `json:"stage,omitempty"`
 	// ServerVersion and ModelDigest are set when the provider reports them
 	// (the CLI version for a CLI provider).
 	ServerVersion string `json:"server_version,omitempty"`
@@ -161,7 +163,7 @@ func NewTool(name string, args json.RawMessage, result string) Tool {
 // Write(dir, k, s) accepts it. The caller fills in the rest.
 func New(k Key) *Snapshot {
 	s := &Snapshot{Version: Version, Model: k.Model, Tools: []Tool{}, Fingerprint: Fingerprint{
-		Provider: k.Provider, ProviderType: k.ProviderType, PromptID: k.PromptID, Repetition: k.Repetition,
+		Provider: k.Provider, ProviderType: k.ProviderType, PromptID: k.PromptID, Repetition: k.Repetition, Stage: k.Stage,
 	}}
 	if k.ThinkingLevel != "" {
 		tl := k.ThinkingLevel
@@ -178,6 +180,7 @@ func KeyOf(s *Snapshot) Key {
 		Model:        s.Model,
 		PromptID:     s.Fingerprint.PromptID,
 		Repetition:   s.Fingerprint.Repetition,
+		Stage:        s.Fingerprint.Stage,
 	}
 	if s.Fingerprint.ThinkingLevel != nil {
 		k.ThinkingLevel = *s.Fingerprint.ThinkingLevel
