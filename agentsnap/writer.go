@@ -29,6 +29,10 @@ const writers = 4
 // is one of a run's outputs (package output): AddRecord is called once per
 // record, from one goroutine, and Stop once the run has ended.
 type Writer struct {
+	// Skip, when set, says which records get no snapshot (the cells of a
+	// load stage, unless load.snapshots asks for them).
+	Skip func(*results.Record) bool
+
 	dir     string
 	prompts map[string]Prompt
 	env     Env
@@ -79,6 +83,9 @@ func (w *Writer) work() {
 // first write failure seen so far (once), so the run warns early; the run
 // goes on either way.
 func (w *Writer) AddRecord(r *results.Record) error {
+	if w.Skip != nil && w.Skip(r) {
+		return w.firstErr()
+	}
 	p, ok := w.prompts[r.PromptID]
 	s := FromRecord(r, Input(p.System, p.Text))
 	w.env.Fill(s)

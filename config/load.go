@@ -63,6 +63,14 @@ type LoadProfile struct {
 	// cells or more did not answer: the later stages' cells are recorded
 	// as not run (sweep_stopped), naming the stage that broke.
 	StopErrorRate float64 `yaml:"stop_error_rate" json:"stop_error_rate"`
+	// Snapshots keeps an agent snapshot (snapshots/) for each cell of the
+	// profile's stages. Off by default: a stage's cells are one prompt set
+	// sent hundreds or thousands of times, whose per-request snapshots say
+	// nothing a diff could use, and a file created per request costs more
+	// of the generator's CPU than the request itself (BenchmarkRequestCost;
+	// results.jsonl keeps every answer, and compare builds its snapshots
+	// from it).
+	Snapshots bool `yaml:"snapshots" json:"snapshots,omitempty"`
 
 	// Line is where the block starts, for errors found after decoding.
 	Line int `yaml:"-" json:"-"`

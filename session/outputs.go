@@ -154,7 +154,22 @@ func (s *session) snapshots() (*agentsnap.Writer, error) {
 	for _, p := range s.cfg.PromptSet {
 		prompts[p.ID] = agentsnap.Prompt{System: p.System, Text: p.Prompt}
 	}
-	return agentsnap.NewWriter(s.dir.Path, prompts, snapshotEnv(s.inv))
+	w, err := agentsnap.NewWriter(s.dir.Path, prompts, snapshotEnv(s.inv))
+	if err != nil {
+		return nil, err
+	}
+	w.Skip = s.noSnapshot()
+	return w, nil
+}
+
+// noSnapshot says which records get no snapshot: the cells of a load
+// stage whose entry's profile has not asked for them (load.snapshots).
+func (s *session) noSnapshot() func(*results.Record) bool {
+	keep := map[string]bool{}
+	for _, p := range s.cfg.Providers {
+		keep[p.Name] = p.Load == nil || p.Load.Snapshots
+	}
+	return func(r *results.Record) bool { return r.Stage != "" && !keep[r.Provider] }
 }
 
 // snapshotEnv turns the inventory's probes into the fingerprints' setup.

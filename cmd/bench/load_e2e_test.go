@@ -110,6 +110,7 @@ providers:
       arrival: poisson
       seed: 3
       requests: 30
+      snapshots: true
 `, hs.URL)
 	code, stdout, stderr, recs, dir := runBench(t, cfg)
 	if code != 0 {
@@ -117,6 +118,23 @@ providers:
 	}
 	run := filepath.Join(dir, "runs", "e2e")
 	sum := readSummary(t, run)
+	// A load stage's cells get no agent snapshot unless their profile asks
+	// (load.snapshots): the poisson entry's do, the closed loop's do not.
+	snaps, _ := filepath.Glob(filepath.Join(run, rundir.SnapshotsDir, "*.json"))
+	wantSnaps := 0
+	for _, r := range recs {
+		if r.Provider == "poisson" {
+			wantSnaps++
+		}
+	}
+	for _, f := range snaps {
+		if !strings.HasPrefix(filepath.Base(f), "poisson__") {
+			t.Errorf("snapshot %s of a closed-loop load cell", filepath.Base(f))
+		}
+	}
+	if len(snaps) != wantSnaps {
+		t.Errorf("%d snapshots, want one per poisson cell (%d)", len(snaps), wantSnaps)
+	}
 	var log []loadserver.Entry
 	for range 100 {
 		if log = fake.Log(); len(log) >= len(recs) {
