@@ -113,9 +113,12 @@ func (r *sweep) warmup(si int, w *residency) {
 			fmt.Fprintf(r.o.Log, "bench: warm-up of %s failed (its cells run anyway): %v\n", suiteName(s.Provider, s.Model, s.ThinkingLevel), res.Err)
 		}
 	}
-	if w != nil {
+	if w != nil && !timedOut {
 		// What the server holds now, so the suite's first cells are not
-		// taken for cold ones on a reading from before the load.
+		// taken for cold ones on a reading from before the load. Not after
+		// a warm-up that got no answer within its bound: the server has
+		// just shown it does not answer, and the reading would wait out a
+		// bound of its own before the first cell.
 		w.poll()
 	}
 	r.outs.SuiteWarmup(s, res)

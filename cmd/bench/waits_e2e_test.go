@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"bench/internal/exitcode"
 	"bench/internal/testpeer/faultserver"
@@ -180,5 +181,37 @@ func TestSilentServerWaitsTheCellTimeout(t *testing.T) {
 	}
 	if v, tags := countEndpoint(s, faultserver.EndpointVersion), countEndpoint(s, faultserver.EndpointTags); v != 1 || tags != 0 {
 		t.Errorf("asked the version %d times and the list %d times; want once and never", v, tags)
+	}
+}
+
+// The same silent server behind an ollama_openai entry, whose warm-up
+// loads the model through Ollama's native API first: the load reaches the
+// cell timeout, so the second warm-up request is not made, and the first
+// cell follows. The test logs the wait from launch to the first cell's
+// request (issue 21 asks for the figure; no wall time is asserted).
+func TestSilentServerOpenAIEntry(t *testing.T) {
+	s := faultserver.Start(t)
+	for _, p := range []string{"/api/version", "/api/tags", "/api/ps", "/api/chat", "/v1/chat/completions", "/v1/models"} {
+		s.Override(p, faultserver.StallHeaders)
+	}
+	dir := benchDir(t, "run:\n  timeout: 2s\n", fmt.Sprintf("providers:\n  - type: ollama_openai\n    base_url: %s/v1\n    models: [ok]\n", s.URL()), "T0")
+	start := time.Now()
+	cmd, stdout, stderr := startIn(t, dir, "run", "--config", "bench.yaml", "--run-id", "w")
+	for st := range s.Stalled() {
+		if st.Endpoint == faultserver.EndpointChat {
+			t.Logf("first cell's request %.2f s after launch", time.Since(start).Seconds())
+			break
+		}
+	}
+	code := exitCode(cmd.Wait())
+	recs := readRecords(t, filepath.Join(dir, "runs", "w", "results.jsonl"))
+	if len(recs) != 1 || class(recs[0]) != "error/timeout" {
+		t.Fatalf("exit %d, %d records\n%s%s", code, len(recs), stdout, stderr)
+	}
+	if !strings.Contains(stderr.String(), "warm-up of ollama_openai/ok failed (its cells run anyway): no answer within 2s") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	if n := countEndpoint(s, faultserver.EndpointChat); n != 1 {
+		t.Errorf("%d requests to /v1/chat/completions; want the one cell's (the warm-up stops at its timed-out load)", n)
 	}
 }
