@@ -30,8 +30,11 @@ func stopAtStall(t *testing.T, s *faultserver.Server, dir, endpoint string) (int
 			break
 		}
 	}
+	sent := time.Now()
 	cmd.Process.Signal(syscall.SIGINT)
 	code := exitCode(cmd.Wait())
+	// The figure issue 21 asks for (2-4 s before): logged, not asserted.
+	t.Logf("exit %.3f s after Ctrl-C at %s", time.Since(sent).Seconds(), endpoint)
 	if !strings.Contains(stderr.String(), "stopping") {
 		t.Errorf("no acknowledgement of Ctrl-C:\n%s", stderr)
 	}
