@@ -144,10 +144,12 @@ type Prompt struct {
 
 // Checks returns every validator spec of the prompt, single form first.
 func (p *Prompt) Checks() []validators.Spec {
-	var out []validators.Spec
-	if p.Validator != nil {
-		out = append(out, *p.Validator)
+	if p.Validator == nil {
+		// The prompt's own list, capped so a caller's append copies it.
+		return p.Validators[:len(p.Validators):len(p.Validators)]
 	}
+	out := make([]validators.Spec, 0, 1+len(p.Validators))
+	out = append(out, *p.Validator)
 	return append(out, p.Validators...)
 }
 
@@ -171,8 +173,15 @@ func (p *Prompt) ExpectedTools() []string {
 // judged on its reply's native function calls, so every provider must
 // offer its functions natively (the Claude Code CLI over MCP).
 func (p *Prompt) BFCL() *validators.Spec {
-	for _, c := range p.Checks() {
-		if c.Type == validators.TypeBFCL {
+	// Asked for every cell: walked in place rather than through Checks,
+	// whose copy of every spec is most of a cell's scoring allocations.
+	if v := p.Validator; v != nil && v.Type == validators.TypeBFCL {
+		c := *v
+		return &c
+	}
+	for i := range p.Validators {
+		if p.Validators[i].Type == validators.TypeBFCL {
+			c := p.Validators[i]
 			return &c
 		}
 	}

@@ -263,6 +263,7 @@ func readChatStream(body io.Reader, secrets Secrets, resp *Response, emit EmitFu
 		tools.report(resp)
 	}()
 	sr := newSSEReaderCap(body, resp.keepLimit())
+	defer sr.release()
 	for {
 		ev, err := sr.Next()
 		if errors.Is(err, io.EOF) {

@@ -472,6 +472,7 @@ func readResponsesStream(ctx context.Context, body io.Reader, secrets Secrets, r
 		text: newCapped(limit), reasoning: newCapped(limit), tools: newToolBudget(limit)}
 	defer s.finish()
 	sr := newSSEReaderCap(body, resp.keepLimit())
+	defer sr.release()
 	for {
 		sev, err := sr.Next()
 		if err != nil {

@@ -6,6 +6,8 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime/debug"
 	"sort"
 	"sync/atomic"
 	"testing"
@@ -280,4 +282,27 @@ func indexOf(s, sub string) int {
 		}
 	}
 	return -1
+}
+
+// A load stage raises the collector's target; with stages of two lanes
+// overlapping, it is put back when the last one ends, to what it was.
+func TestCollectLess(t *testing.T) {
+	if os.Getenv("GOGC") != "" {
+		t.Skip("GOGC is set: collectLess leaves it as it is")
+	}
+	gc := func() int { p := debug.SetGCPercent(-1); debug.SetGCPercent(p); return p }
+	before := gc()
+	endA := collectLess()
+	endB := collectLess()
+	if gc() != stageGCPercent {
+		t.Fatalf("GC percent %d during two stages", gc())
+	}
+	endA()
+	if gc() != stageGCPercent {
+		t.Errorf("GC percent %d with one stage still running", gc())
+	}
+	endB()
+	if gc() != before {
+		t.Errorf("GC percent %d after the stages, want %d", gc(), before)
+	}
 }
