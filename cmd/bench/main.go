@@ -40,7 +40,10 @@ func setProgName(arg0 string) {
 
 func main() {
 	setProgName(os.Args[0])
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	stop := startProfile(os.Stderr)
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 const usage = `bench: benchmark LLMs across models, prompts and providers.
