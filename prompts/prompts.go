@@ -156,15 +156,23 @@ func (p *Prompt) Checks() []validators.Spec {
 // ExpectedTools returns the union of expected_tools over the prompt's
 // tool_invocation checks; empty means the prompt expects no tool use.
 func (p *Prompt) ExpectedTools() []string {
+	// Asked for every cell: the checks are walked in place, and nothing is
+	// allocated for a prompt that expects no tool (most of them).
 	var out []string
-	seen := map[string]bool{}
-	for _, c := range p.Checks() {
-		for _, t := range append(c.ExpectedTools, c.BFCLExpected()...) {
-			if !seen[t] {
-				seen[t] = true
-				out = append(out, t)
+	add := func(c *validators.Spec) {
+		for _, list := range [][]string{c.ExpectedTools, c.BFCLExpected()} {
+			for _, t := range list {
+				if !slices.Contains(out, t) {
+					out = append(out, t)
+				}
 			}
 		}
+	}
+	if p.Validator != nil {
+		add(p.Validator)
+	}
+	for i := range p.Validators {
+		add(&p.Validators[i])
 	}
 	return out
 }
