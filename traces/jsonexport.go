@@ -3,25 +3,18 @@ package traces
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
-
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 )
 
 // newJSONClient is OTLP/HTTP with the JSON encoding (http/json): the Go
-// SDK's HTTP client sends protobuf only, so bench posts the same messages
-// as OTLP/JSON itself. It takes the endpoint and headers from the traces:
-// block or the standard variables, as the SDK's client would.
+// SDK's HTTP client sends protobuf only, so bench posts OTLP/JSON itself,
+// encoded straight from its span records (jsonenc.go). It takes the
+// endpoint and headers from the traces: block or the standard variables,
+// as the SDK's client would.
 func newJSONClient(e Export) *jsonClient {
 	getenv := e.getenv
 	u := ""
@@ -52,22 +45,15 @@ type jsonClient struct {
 	hc      *http.Client
 }
 
-func (c *jsonClient) Start(context.Context) error { return nil }
+func (c *jsonClient) stop() { c.hc.CloseIdleConnections() }
 
-func (c *jsonClient) Stop(context.Context) error {
-	c.hc.CloseIdleConnections()
-	return nil
-}
-
-// UploadTraces posts one ExportTraceServiceRequest as OTLP/JSON.
-func (c *jsonClient) UploadTraces(ctx context.Context, rs []*tracepb.ResourceSpans) error {
-	if err := decodeSpans(rs); err != nil {
-		return fmt.Errorf("otlp http/json: %w", err)
-	}
-	body, err := marshalJSON(&coltracepb.ExportTraceServiceRequest{ResourceSpans: rs})
-	if err != nil {
-		return fmt.Errorf("otlp http/json: %w", err)
-	}
+// post sends one ExportTraceServiceRequest: head, the batch's Span objects
+// and tail. The body is a copy made for the request: the transport may
+// still be reading it after the response has come (http.RoundTripper's
+// contract), while the batch's buffer goes back to be filled again.
+func (c *jsonClient) post(ctx context.Context, head, spans, tail []byte) error {
+	body := make([]byte, 0, len(head)+len(spans)+len(tail))
+	body = append(append(append(body, head...), spans...), tail...)
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
@@ -88,47 +74,4 @@ func (c *jsonClient) UploadTraces(ctx context.Context, rs []*tracepb.ResourceSpa
 		return fmt.Errorf("otlp http/json: %s: %s", res.Status, bytes.TrimSpace(msg))
 	}
 	return nil
-}
-
-// decodeSpans turns the encoded spans a batch's ScopeSpans carries (see
-// otlpenc.go) into its Spans: protojson writes fields, not bytes.
-func decodeSpans(rs []*tracepb.ResourceSpans) error {
-	for _, r := range rs {
-		for _, ss := range r.ScopeSpans {
-			m := ss.ProtoReflect()
-			raw := m.GetUnknown()
-			if len(raw) == 0 {
-				continue
-			}
-			m.SetUnknown(nil)
-			if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(raw, ss); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// idField is an id as protojson writes it (base64); OTLP/JSON wants hex.
-var idField = regexp.MustCompile(`"(traceId|spanId|parentSpanId)":\s*"([A-Za-z0-9+/=]*)"`)
-
-// marshalJSON is the OTLP/JSON encoding: protobuf's JSON mapping with
-// enums as integers and trace and span ids as hex rather than base64, as
-// the OTLP specification fixes.
-func marshalJSON(req *coltracepb.ExportTraceServiceRequest) ([]byte, error) {
-	b, err := protojson.MarshalOptions{UseEnumNumbers: true}.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	var bad error
-	b = idField.ReplaceAllFunc(b, func(m []byte) []byte {
-		sub := idField.FindSubmatch(m)
-		raw, err := base64.StdEncoding.DecodeString(string(sub[2]))
-		if err != nil {
-			bad = fmt.Errorf("id %s: %w", sub[1], err)
-			return m
-		}
-		return []byte(`"` + string(sub[1]) + `":"` + hex.EncodeToString(raw) + `"`)
-	})
-	return b, bad
 }

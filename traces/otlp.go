@@ -145,10 +145,11 @@ func httpTracesURL(endpoint string) string {
 	return u.String()
 }
 
-// newClient makes the protocol's OTLP client: the exporters' own for grpc
-// and http/protobuf (their endpoint, header, TLS and compression settings
-// and OTEL_* variables), bench's for http/json. Retries are bounded by the
-// timeout, so a dead collector costs at most that per batch.
+// newClient makes the protocol's OTLP client for grpc and http/protobuf:
+// the exporters' own (their endpoint, header, TLS and compression settings
+// and OTEL_* variables). Retries are bounded by the timeout, so a dead
+// collector costs at most that per batch. http/json is bench's own client
+// (newJSONClient), which is handed the request body bench encodes.
 func newClient(e Export) otlptrace.Client {
 	switch e.Protocol {
 	case "grpc":
@@ -161,8 +162,6 @@ func newClient(e Export) otlptrace.Client {
 			opts = append(opts, otlptracegrpc.WithHeaders(e.Headers))
 		}
 		return otlptracegrpc.NewClient(opts...)
-	case "http/json":
-		return newJSONClient(e)
 	default:
 		opts := []otlptracehttp.Option{otlptracehttp.WithTimeout(e.Timeout),
 			otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: true, InitialInterval: 100 * time.Millisecond, MaxInterval: time.Second, MaxElapsedTime: e.Timeout})}
@@ -191,13 +190,18 @@ const (
 )
 
 // otlpOut sends the spans over OTLP. Each span is encoded straight from
-// bench's span record (otlpenc.go) into its batch as it is emitted; a
-// goroutine sends the batches through the protocol's client. Starting and
+// bench's span record (otlpenc.go, jsonenc.go for http/json) into its
+// batch as it is emitted; a goroutine sends the batches through the
+// protocol's client. Starting and
 // ending each span through the SDK's Tracer, or handing its ReadOnlySpan
 // snapshot to the SDK's batch processor, cost 40-57 µs a cell against the
 // NDJSON's 9 (BenchmarkTracedRun).
 type otlpOut struct {
-	client  otlptrace.Client
+	client otlptrace.Client // grpc, http/protobuf; nil for http/json
+	// json is http/json's client, which posts the body bench encodes;
+	// head and tail are that body around a batch's spans.
+	json       *jsonClient
+	head, tail []byte
 	tid     trace.TraceID
 	timeout time.Duration
 	warn    func(error)
@@ -220,7 +224,8 @@ type otlpOut struct {
 
 // otlpBatch is one request's spans, encoded: buf holds the repeated
 // ScopeSpans.spans field (tag, length and Span encoding for each), which
-// goes out as the fields of the batch's ScopeSpans. Once sent, a batch is
+// goes out as the fields of the batch's ScopeSpans; for http/json, the
+// Span objects, comma-separated, of the spans array. Once sent, a batch is
 // reused whole: no buffer is allocated per span or per batch in a long
 // run, and sending it copies the buffer once, not span by span.
 type otlpBatch struct {
@@ -260,21 +265,28 @@ func newOTLP(ctx context.Context, e Export, tid trace.TraceID, version string, w
 	if err != nil && res == nil {
 		return nil, err
 	}
+	if e.Protocol == "http/json" {
+		return startOTLP(nil, newJSONClient(e), res, tid, version, e.Timeout, warn), nil
+	}
 	client := newClient(e)
 	if err := client.Start(ctx); err != nil {
 		return nil, err
 	}
-	return startOTLP(client, res, tid, version, e.Timeout, warn), nil
+	return startOTLP(client, nil, res, tid, version, e.Timeout, warn), nil
 }
 
-// startOTLP starts sending through a started client.
-func startOTLP(client otlptrace.Client, res *resource.Resource, tid trace.TraceID, version string, timeout time.Duration, warn func(error)) *otlpOut {
+// startOTLP starts sending through a started client, or through json
+// (http/json) when client is nil.
+func startOTLP(client otlptrace.Client, json *jsonClient, res *resource.Resource, tid trace.TraceID, version string, timeout time.Duration, warn func(error)) *otlpOut {
 	o := &otlpOut{
-		client: client, tid: tid, timeout: timeout, warn: warn,
+		client: client, json: json, tid: tid, timeout: timeout, warn: warn,
 		res: resourceProto(res), resSchema: res.SchemaURL(),
 		scope: &commonpb.InstrumentationScope{Name: "bench/traces", Version: version}, scopeSchm: semconv.SchemaURL,
 		queue: make(chan *otlpBatch, otlpQueueBatches), free: make(chan *otlpBatch, 2),
 		tick: time.NewTicker(otlpBatchDelay), done: make(chan struct{}),
+	}
+	if json != nil {
+		o.head, o.tail = jsonEnvelope(res, o.resSchema, o.scope.Name, o.scope.Version, o.scopeSchm)
 	}
 	go o.send()
 	return o
@@ -305,9 +317,16 @@ func (o *otlpOut) emit(spans []span) {
 			o.cur = o.batch()
 		}
 		c := o.cur
-		o.span = pbSpan(o.span[:0], o.tid, &spans[i])
-		c.buf = appendTag(c.buf, fScopeSpans, protowire.BytesType)
-		c.buf = pbAppendBytes(c.buf, o.span)
+		if o.json != nil {
+			if c.spans > 0 {
+				c.buf = append(c.buf, ',')
+			}
+			c.buf = jsonSpan(c.buf, o.tid, &spans[i])
+		} else {
+			o.span = pbSpan(o.span[:0], o.tid, &spans[i])
+			c.buf = appendTag(c.buf, fScopeSpans, protowire.BytesType)
+			c.buf = pbAppendBytes(c.buf, o.span)
+		}
 		c.spans++
 		if c.full() {
 			o.flushLocked()
@@ -378,6 +397,12 @@ func (o *otlpOut) send() {
 func (o *otlpOut) upload(b *otlpBatch) {
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
+	if o.json != nil {
+		if err := o.json.post(ctx, o.head, b.buf, o.tail); err != nil {
+			o.warn(err)
+		}
+		return
+	}
 	ss := &tracepb.ScopeSpans{Scope: o.scope, SchemaUrl: o.scopeSchm}
 	ss.ProtoReflect().SetUnknown(b.buf)
 	rs := &tracepb.ResourceSpans{Resource: o.res, SchemaUrl: o.resSchema, ScopeSpans: []*tracepb.ScopeSpans{ss}}
@@ -405,7 +430,11 @@ func (o *otlpOut) shutdown() {
 	}()
 	select {
 	case <-o.done:
-		_ = o.client.Stop(ctx)
+		if o.json != nil {
+			o.json.stop()
+		} else {
+			_ = o.client.Stop(ctx)
+		}
 	case <-ctx.Done():
 		o.warn(fmt.Errorf("the collector did not take the spans within %s (traces.timeout)", o.timeout))
 	}

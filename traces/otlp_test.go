@@ -2,7 +2,6 @@ package traces
 
 import (
 	"bytes"
-	"encoding/base64"
 	"net"
 	"reflect"
 	"strings"
@@ -290,14 +289,5 @@ func TestResolveExport(t *testing.T) {
 				t.Errorf("on %v protocol %s notes %v", e.On, e.Protocol, notes)
 			}
 		})
-	}
-}
-
-// marshalJSON writes ids as hex and enums as numbers, as OTLP/JSON wants.
-func TestMarshalJSONIDsHex(t *testing.T) {
-	in := base64.StdEncoding.EncodeToString([]byte{0xab, 0xcd})
-	b := idField.ReplaceAll([]byte(`{"spanId": "`+in+`"}`), []byte("x"))
-	if string(b) != `{x}` {
-		t.Fatalf("pattern does not allow protojson's space: %s", b)
 	}
 }

@@ -164,7 +164,7 @@ func TestOTLPEncodingMatchesSDK(t *testing.T) {
 	for _, rounds := range []int{1, 1 + 2*otlpBatchSpans/len(spans)} {
 		bench := &captureClient{wire: true}
 		var warned []error
-		o := startOTLP(bench, res, tid, "v1", 10*time.Second, func(err error) { warned = append(warned, err) })
+		o := startOTLP(bench, nil, res, tid, "v1", 10*time.Second, func(err error) { warned = append(warned, err) })
 		for r := 0; r < rounds; r++ {
 			o.emit(spans)
 		}
