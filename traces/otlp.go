@@ -202,9 +202,9 @@ type otlpOut struct {
 	// head and tail are that body around a batch's spans.
 	json       *jsonClient
 	head, tail []byte
-	tid     trace.TraceID
-	timeout time.Duration
-	warn    func(error)
+	tid        trace.TraceID
+	timeout    time.Duration
+	warn       func(error)
 	// res and scope are the resource and scope every batch carries.
 	res                  *resourcepb.Resource
 	scope                *commonpb.InstrumentationScope
