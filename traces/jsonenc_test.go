@@ -11,6 +11,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"regexp"
 	"strings"
@@ -28,6 +29,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"bench/internal/testpeer/otelcoltest"
 )
 
 // protojsonOracle is how bench wrote OTLP/JSON before jsonenc.go: the
@@ -341,5 +344,58 @@ func TestJSONClientPost(t *testing.T) {
 	err := c.post(context.Background(), nil, []byte("{}"), nil)
 	if err == nil || !strings.Contains(err.Error(), "400") || !strings.Contains(err.Error(), "bad body") || strings.Contains(err.Error(), secretText) {
 		t.Errorf("error %v", err)
+	}
+}
+
+// The real OpenTelemetry Collector takes bench's http/json bodies and its
+// file exporter writes the same spans, resource and scope as it does for
+// the same spans sent as http/protobuf: spans of every shape, odd strings,
+// NaN and ±Infinity, 64-bit integers and 100 KB strings included.
+func TestOTLPJSONCollectorSameAsProtobuf(t *testing.T) {
+	tid, spans := everySpan(t)
+	spans = append(spans, oddSpans(tid)...)
+	res := resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName("bench"), attribute.String("odd", "\"\\\x01\u2028"))
+	written := map[string][]any{}
+	heads := map[string]map[string]any{}
+	for _, protocol := range []string{"http/protobuf", "http/json"} {
+		col := otelcoltest.Start(t)
+		e := Export{On: true, Protocol: protocol, Endpoint: col.HTTPEndpoint(), Timeout: 10 * time.Second, getenv: func(string) string { return "" }}
+		var o *otlpOut
+		if protocol == "http/json" {
+			o = startOTLP(nil, newJSONClient(e), res, tid, "v1", e.Timeout, func(err error) { t.Error(err) })
+		} else {
+			c := newClient(e)
+			if err := c.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			o = startOTLP(c, nil, res, tid, "v1", e.Timeout, func(err error) { t.Error(err) })
+		}
+		o.emit(spans)
+		o.shutdown()
+		col.WaitSpans(t, len(spans), 30*time.Second)
+		col.Stop()
+		raw, err := os.ReadFile(col.OutputPath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
+			h, s := splitBody(t, line)
+			heads[protocol] = h
+			written[protocol] = append(written[protocol], s...)
+		}
+	}
+	got, want := written["http/json"], written["http/protobuf"]
+	if len(got) != len(spans) || len(want) != len(spans) {
+		t.Fatalf("the collector wrote %d spans from http/json, %d from http/protobuf, want %d", len(got), len(want), len(spans))
+	}
+	if !reflect.DeepEqual(heads["http/json"], heads["http/protobuf"]) {
+		t.Errorf("resource and scope from http/json\n%v\nfrom http/protobuf\n%v", heads["http/json"], heads["http/protobuf"])
+	}
+	for i := range got {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			g, _ := json.Marshal(got[i])
+			w, _ := json.Marshal(want[i])
+			t.Errorf("span %d (%.40q) as the collector wrote it:\nfrom http/json     %.2000s\nfrom http/protobuf %.2000s", i, spans[i].name, g, w)
+		}
 	}
 }
