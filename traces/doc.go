@@ -1,9 +1,10 @@
 // Package traces writes a bench run as one execution trace: a span tree in
 // NDJSON in the run directory (the execution-trace spec's Span lines, file
 // traces/{timestamp}_bench-run_{trace-id}.jsonl) and, when configured, the
-// same tree over OTLP: each span encoded as OTLP protobuf straight from its
-// record (otlpenc.go), in batches, sent through the OTLP exporters' own
-// clients (grpc, http/protobuf) or bench's (http/json).
+// same tree over OTLP: each span encoded straight from its record, as OTLP
+// protobuf (otlpenc.go) sent in batches through the OTLP exporters' own
+// clients (grpc, http/protobuf), or as OTLP/JSON (jsonenc.go) posted by
+// bench's own client (http/json).
 //
 // The tree (spec kind, OTLP kind):
 //

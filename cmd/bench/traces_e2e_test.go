@@ -160,7 +160,7 @@ func writtenUS(t *testing.T, s traces.Span) int64 {
 // traceparent of its cell's span.
 func TestTraceToRealCollector(t *testing.T) {
 	s := needServer(t)
-	for _, protocol := range []string{"http/protobuf", "grpc"} {
+	for _, protocol := range []string{"http/protobuf", "grpc", "http/json"} {
 		t.Run(strings.ReplaceAll(protocol, "/", "_"), func(t *testing.T) {
 			col := otelcoltest.Start(t)
 			proxy, hdr := traceparentProxy(t, s.URL())
