@@ -42,9 +42,11 @@ if [ "$#" -eq 0 ]; then
 	# report over results.jsonl, run.json and config.json. A new input is
 	# minimized for at most 2 s, so a find cannot stall the run. Skipped
 	# when extra arguments narrow the test run (scripts/test.sh -run X).
+	# And the OTLP/JSON string encoder, whose input (an error message, a
+	# model's name) comes from outside: six targets, two minutes in all.
 	fuzz="${BENCH_FUZZTIME:-20s}"
 	for target in "compare FuzzResultsFile" "compare FuzzConfigFile" "compare FuzzRunFile" \
-		"merge FuzzMerge" "report/rebuild FuzzReport"; do
+		"merge FuzzMerge" "report/rebuild FuzzReport" "traces FuzzJSONString"; do
 		set -- $target
 		go test -run '^$' -fuzz "^$2\$" -fuzztime "$fuzz" -fuzzminimizetime 2s "./$1"
 	done
