@@ -127,13 +127,21 @@ type capacityAcc struct {
 
 // slo is what the aggregator judges goodput against.
 func (a *aggregator) addCapacity(g *acc, r *results.Record, speed bool) {
+	success := r.AvailabilityStatus == results.StatusOK && r.Success
+	serving := speed && success && (r.ITLMS != nil || r.TPOTMS != nil || r.PrefillTokensPerS != nil)
+	judged := r.Stage != "warmup" && a.slo != nil && sent(r)
 	c := g.cap
 	if c == nil {
-		c = &capacityAcc{stages: map[string]*Stage{}, tpot: &exact{}, prefill: &exact{}}
+		// Made at the group's first cell with something to count: a
+		// group without serving figures, stages or an slo: block holds
+		// none (a run of 100,000 one-cell groups, issue 21 item 7).
+		if !serving && !judged && r.Stage == "" {
+			return
+		}
+		c = &capacityAcc{tpot: &exact{}, prefill: &exact{}}
 		g.cap = c
 	}
-	success := r.AvailabilityStatus == results.StatusOK && r.Success
-	if speed && success {
+	if serving {
 		c.itl.Add(r.ITLMS)
 		if r.TPOTMS != nil {
 			c.tpot.Add(*r.TPOTMS)
@@ -144,7 +152,7 @@ func (a *aggregator) addCapacity(g *acc, r *results.Record, speed bool) {
 	}
 	// The group's goodput counts every sent cell but the warm-up's, over
 	// all its stages.
-	if r.Stage != "warmup" && a.slo != nil && sent(r) {
+	if judged {
 		c.judged++
 		if a.meets(r) {
 			c.good++
@@ -155,6 +163,9 @@ func (a *aggregator) addCapacity(g *acc, r *results.Record, speed bool) {
 	}
 	st := c.stages[r.Stage]
 	if st == nil {
+		if c.stages == nil {
+			c.stages = map[string]*Stage{}
+		}
 		st = &Stage{Stage: r.Stage, Mode: r.StageMode, Warmup: r.Stage == "warmup",
 			acc: &stageAcc{ttft: &exact{}, itl: &exact{}, tpot: &exact{}, e2e: &exact{}, slip: &exact{}, wait: &exact{}, firstSent: math.Inf(1), firstDue: math.Inf(1)}}
 		c.stages[r.Stage] = st

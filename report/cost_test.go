@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -40,11 +41,11 @@ func TestGroupCost(t *testing.T) {
 	if *g.InputTokensTotal != 2200 || *g.OutputTokensTotal != 420 || *g.CachedInputTokensTotal != 1100 || g.ReasoningTokensTotal != nil {
 		t.Errorf("tokens in %d out %d cached %d reasoning %v", *g.InputTokensTotal, *g.OutputTokensTotal, *g.CachedInputTokensTotal, g.ReasoningTokensTotal)
 	}
-	if g.NCostKnown != 4 || g.CostMissing[pricing.NoTokens] != 1 || len(g.CostMissing) != 1 {
+	if g.NCostKnown != 4 || g.CostMissing.Get(pricing.NoTokens) != 1 || len(g.CostMissing) != 1 {
 		t.Errorf("known %d missing %v", g.NCostKnown, g.CostMissing)
 	}
 	other := s.Groups[1]
-	if other.CostUSDTotal != nil || other.CostPerPassedCell != nil || other.CostMissing[pricing.NoPrice] != 1 {
+	if other.CostUSDTotal != nil || other.CostPerPassedCell != nil || other.CostMissing.Get(pricing.NoPrice) != 1 {
 		t.Errorf("unpriced group: total %v per pass %v missing %v; want no cost and the reason", deref(other.CostUSDTotal), deref(other.CostPerPassedCell), other.CostMissing)
 	}
 
@@ -70,5 +71,46 @@ func TestFormatUSD(t *testing.T) {
 		if got := FormatUSD(&v); got != want {
 			t.Errorf("%v: %s, want %s", v, got, want)
 		}
+	}
+}
+
+// cost_missing is the JSON object the map it once was wrote, byte for
+// byte (keys sorted, HTML as the encoder escapes it), and reads back.
+func TestReasonCountsJSON(t *testing.T) {
+	var c ReasonCounts
+	for _, why := range []string{"zeta <b>", pricing.NoPrice, "zeta <b>", pricing.NoTokens} {
+		c.add(why)
+	}
+	m := map[string]int{"zeta <b>": 2, pricing.NoPrice: 1, pricing.NoTokens: 1}
+	for _, escape := range []bool{true, false} {
+		enc := func(v any) string {
+			var b strings.Builder
+			e := json.NewEncoder(&b)
+			e.SetEscapeHTML(escape)
+			e.SetIndent("", "  ")
+			if err := e.Encode(struct {
+				V any `json:"cost_missing,omitempty"`
+			}{v}); err != nil {
+				t.Fatal(err)
+			}
+			return b.String()
+		}
+		if got, want := enc(c), enc(m); got != want {
+			t.Errorf("escape %v: got %s, want %s", escape, got, want)
+		}
+	}
+	var back struct {
+		CostMissing ReasonCounts `json:"cost_missing,omitempty"`
+	}
+	data, _ := json.Marshal(struct {
+		CostMissing ReasonCounts `json:"cost_missing,omitempty"`
+	}{c})
+	if err := json.Unmarshal(data, &back); err != nil || back.CostMissing.Get("zeta <b>") != 2 || len(back.CostMissing) != 3 {
+		t.Errorf("read back %v (%v) from %s", back.CostMissing, err, data)
+	}
+	if data, _ := json.Marshal(struct {
+		CostMissing ReasonCounts `json:"cost_missing,omitempty"`
+	}{nil}); string(data) != "{}" {
+		t.Errorf("no missing cost: %s, want the field left out", data)
 	}
 }

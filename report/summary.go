@@ -446,6 +446,7 @@ type acc struct {
 	cells            *Cells
 	hasTimes         bool
 	cap              *capacityAcc
+	cost             costAcc
 }
 
 func newAggregator() *aggregator {
@@ -533,7 +534,7 @@ func (a *aggregator) Add(r *results.Record) {
 	gr.Agentic.add(r)
 	g.calls.add(r)
 	g.cats = addCategory(g.cats, r)
-	gr.Cost.add(r)
+	gr.Cost.add(&g.cost, r)
 
 	c := g.cells.add(r.PromptID) // its Why made at the first cell that did not succeed
 	c.detail(r, success)
@@ -739,7 +740,7 @@ func (a *aggregator) summary() *Summary {
 		finishCategories(g.cats)
 		gr.Categories = g.cats
 		gr.Consistency = consistency(g.cells)
-		gr.Cost.finish()
+		gr.Cost.finish(&g.cost)
 		a.finishCapacity(g)
 		t := g.tool // the group's own: the aggregator is dropped after this
 		if t == nil {
