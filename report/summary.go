@@ -196,7 +196,10 @@ type Summary struct {
 	// Prompts are the prompt ids seen, in natural order, with their names.
 	Prompts []Prompt `json:"-"`
 	// Matrix holds the prompt x group cells present, by group index (like
-	// Groups), then prompt id.
+	// Groups), then prompt id: for the first MaxPlotted groups in ranking
+	// order, the most any report shows (report.html's matrix, summary.md's
+	// first MaxMatrixGroups); nil for the others, whose cells are let go
+	// once their figures are made (a run of 100,000 one-cell groups).
 	Matrix []*Cells `json:"-"`
 	// Failures are the failed cells (the first MaxFailures of them, sorted).
 	Failures  []Failure `json:"-"`
@@ -213,10 +216,19 @@ type Summary struct {
 // groups with their figures and the prompts: what the terminal table and
 // answers.html read. A rebuild of a run with very many groups calls it once
 // those files are written, before answers.html's and junit.xml's passes.
+//
+// It also lets go of the tool-use tier (tiers.json's, 352 bytes a group)
+// of every group past the terminal table's MaxTableRows, in Ranked's
+// order: the table shows the tiers of those it lists only.
 func (s *Summary) DropDetail() {
 	s.Matrix, s.Failures = nil, nil
 	for _, g := range s.Groups {
 		g.Dists = nil
+	}
+	if len(s.Groups) > MaxTableRows {
+		for _, g := range ranked(s)[MaxTableRows:] {
+			g.Tier = nil
+		}
 	}
 }
 
@@ -226,17 +238,29 @@ func (s *Summary) DropDetail() {
 // run of very many groups). The record is reused between calls, its bulky
 // fields empty. A summary not built by LoadEach has nothing to read.
 func (s *Summary) EachCounted(fn func(*results.Record)) error {
+	return s.EachCountedLine(true, func(_ int, r *results.Record) { fn(r) })
+}
+
+// EachCountedLine is EachCounted with each record's line in results.jsonl,
+// and its bulky fields too unless skipBulk: a report of every answer
+// (answers.html) then sees each cell once, with no index of the cells to
+// find a later record of one.
+func (s *Summary) EachCountedLine(skipBulk bool, fn func(line int, r *results.Record)) error {
 	if s.counted == nil {
 		return fmt.Errorf("report: the summary of %s was not read from a run directory", s.RunID)
 	}
-	_, _, err := results.ReadFile(s.path, true, func(line int, r *results.Record) error {
+	_, _, err := results.ReadFile(s.path, skipBulk, func(line int, r *results.Record) error {
 		if s.counted(line) {
-			fn(r)
+			fn(line, r)
 		}
 		return nil
 	})
 	return err
 }
+
+// FromRunDir says the summary was read from a run directory (LoadEach):
+// EachCounted and EachCountedLine can read its records again.
+func (s *Summary) FromRunDir() bool { return s.counted != nil }
 
 // Prompt is a prompt id and its name.
 type Prompt struct {
@@ -697,19 +721,7 @@ func (a *aggregator) summary() *Summary {
 	for k := range a.groups {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.provider != b.provider {
-			return a.provider < b.provider
-		}
-		if a.model != b.model {
-			return a.model < b.model
-		}
-		if a.hasThinking != b.hasThinking {
-			return !a.hasThinking
-		}
-		return levelRank(a.thinking) < levelRank(b.thinking) || (levelRank(a.thinking) == levelRank(b.thinking) && a.thinking < b.thinking)
-	})
+	sort.Slice(keys, func(i, j int) bool { return keyLess(keys[i], keys[j]) })
 	for id, name := range a.prompts {
 		s.Prompts = append(s.Prompts, Prompt{ID: id, Name: name})
 	}
@@ -719,8 +731,10 @@ func (a *aggregator) summary() *Summary {
 	// run of 100,000 one-cell groups does not hold 30 million numbers. The
 	// values behind them are kept, while the groups are walked, only for
 	// the best MaxPlotted so far (top); every other group's accumulator is
-	// let go as soon as its figures are made.
+	// let go as soon as its figures are made, and its pass-matrix cells
+	// with it (no report shows them).
 	top := &topGroups{}
+	s.Matrix = make([]*Cells, len(keys))
 	for i, k := range keys {
 		g := a.groups[k]
 		a.groups[k] = nil
@@ -752,12 +766,12 @@ func (a *aggregator) summary() *Summary {
 		gr.ToolUse = t.toolUse()
 		gr.Tier = t
 		s.Groups = append(s.Groups, gr)
-		s.Matrix = append(s.Matrix, g.cells)
 		top.offer(ranking{g, i}, MaxPlotted)
 	}
 	for _, r := range top.list {
 		g := r.acc
 		g.g.Dists = &Dists{TTFTMS: g.ttft.Dist(), LatencyMS: g.lat.Dist(), TokensPerS: g.tps.Dist()}
+		s.Matrix[r.index] = g.cells
 	}
 	a.groups = nil
 	for _, p := range s.Prompts {
@@ -784,6 +798,86 @@ func (a *aggregator) summary() *Summary {
 	})
 	s.NFailures = a.nFail
 	return s
+}
+
+// keyLess orders groups as summary.json lists them: by provider, model and
+// thinking level (null first, then by effort).
+func keyLess(a, b groupKey) bool {
+	if a.provider != b.provider {
+		return a.provider < b.provider
+	}
+	if a.model != b.model {
+		return a.model < b.model
+	}
+	if a.hasThinking != b.hasThinking {
+		return !a.hasThinking
+	}
+	return levelRank(a.thinking) < levelRank(b.thinking) || (levelRank(a.thinking) == levelRank(b.thinking) && a.thinking < b.thinking)
+}
+
+func keyOfGroup(provider, model string, thinking *string) groupKey {
+	k := groupKey{provider: provider, model: model}
+	if thinking != nil {
+		k.thinking, k.hasThinking = *thinking, true
+	}
+	return k
+}
+
+// GroupFinder finds a record's group in Summary.Groups: by binary search
+// when the groups are in summary.json's order (a summary built from
+// results.jsonl), else through a map. A report that looks up every
+// record of a run of 100,000 groups (answers.html) then holds no map of
+// them.
+type GroupFinder struct {
+	groups []*Group
+	byKey  map[groupKey]int
+}
+
+// NewGroupFinder is the finder of s's groups.
+func NewGroupFinder(s *Summary) *GroupFinder {
+	f := &GroupFinder{groups: s.Groups}
+	for i := 1; i < len(s.Groups); i++ {
+		a, b := s.Groups[i-1], s.Groups[i]
+		if !keyLess(keyOfGroup(a.Provider, a.Model, a.ThinkingLevel), keyOfGroup(b.Provider, b.Model, b.ThinkingLevel)) {
+			f.byKey = make(map[groupKey]int, len(s.Groups))
+			for j, g := range s.Groups {
+				f.byKey[keyOfGroup(g.Provider, g.Model, g.ThinkingLevel)] = j
+			}
+			break
+		}
+	}
+	return f
+}
+
+// Find returns the index in Summary.Groups of the group of provider,
+// model and thinking level, or -1 when the summary has none.
+func (f *GroupFinder) Find(provider, model string, thinking *string) int {
+	k := keyOfGroup(provider, model, thinking)
+	if f.byKey != nil {
+		if i, ok := f.byKey[k]; ok {
+			return i
+		}
+		return -1
+	}
+	i := sort.Search(len(f.groups), func(i int) bool {
+		g := f.groups[i]
+		return !keyLess(keyOfGroup(g.Provider, g.Model, g.ThinkingLevel), k)
+	})
+	if i < len(f.groups) && keyOfGroup(f.groups[i].Provider, f.groups[i].Model, f.groups[i].ThinkingLevel) == k {
+		return i
+	}
+	return -1
+}
+
+// RankedIndex are the indexes in s.Groups of Ranked(s)'s groups, in its
+// order: Ranked(s)[r] is s.Groups[RankedIndex(s)[r]].
+func RankedIndex(s *Summary) []int {
+	idx := make([]int, len(s.Groups))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(i, j int) bool { return rankLess(s.Groups[idx[i]], s.Groups[idx[j]]) })
+	return idx
 }
 
 // levelRank orders thinking levels by effort rather than alphabetically.

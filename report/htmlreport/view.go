@@ -305,9 +305,28 @@ func newView(d *Data) (*view, error) {
 		g := report.Group{Provider: m.Provider, Model: m.Model, ThinkingLevel: m.ThinkingLevel}
 		v.Recommended = append(v.Recommended, g.Label())
 	}
-	byKey := make(map[groupKey]*report.Group, len(s.Groups))
+	// A tier's group: the one it is the tier of (TierRanking's), found by
+	// pointer, 100,000 groups in a map of 16-byte entries; by key only
+	// when some tier is no group's own (Tiers built apart), and then the
+	// key map is made once.
+	byTier := make(map[*report.Tier]*report.Group, len(s.Groups))
 	for _, g := range s.Groups {
-		byKey[keyOf(g.Provider, g.Model, g.ThinkingLevel)] = g
+		if g.Tier != nil {
+			byTier[g.Tier] = g
+		}
+	}
+	var byKey map[groupKey]*report.Group
+	groupOf := func(t *report.Tier) *report.Group {
+		if g := byTier[t]; g != nil {
+			return g
+		}
+		if byKey == nil {
+			byKey = make(map[groupKey]*report.Group, len(s.Groups))
+			for _, g := range s.Groups {
+				byKey[keyOf(g.Provider, g.Model, g.ThinkingLevel)] = g
+			}
+		}
+		return byKey[keyOf(t.Provider, t.Model, t.ThinkingLevel)]
 	}
 	for _, g := range s.Groups {
 		v.HasAgentic = v.HasAgentic || g.Agentic.NAgentic > 0
@@ -316,7 +335,7 @@ func newView(d *Data) (*view, error) {
 	var trs []tierRow
 	nTiers := 0
 	for _, t := range tiers.Ranking {
-		g := byKey[keyOf(t.Provider, t.Model, t.ThinkingLevel)]
+		g := groupOf(t)
 		if g == nil {
 			continue
 		}
