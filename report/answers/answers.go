@@ -34,6 +34,7 @@
 package answers
 
 import (
+	"bufio"
 	"bytes"
 	_ "embed"
 	"encoding/json"
@@ -119,35 +120,59 @@ type Prompt struct {
 // flags]];
 // turns [[text, error, [[name, args, result, flags]], more_calls]] and,
 // after the last turn shown, the number of turns not shown.
-type Cell [18]any
+//
+// In memory it is a struct of the numbers (128 bytes, where the array of
+// 18 interfaces took 288 and a box for most numbers): a page holds every
+// cell of the run until it is written (issue 21, item 7: 100,000 cells).
+type Cell struct {
+	group, prompt, rep, line, status, verdict, text, textBytes, keptBytes, reasoning, violation, errText int32
+
+	ttft  *int64
+	e2e   int64
+	out   *int
+	cost  *float64
+	calls [][3]int
+	turns []any
+}
+
+// MarshalJSON writes the cell as the array described above.
+func (c Cell) MarshalJSON() ([]byte, error) {
+	return json.Marshal([18]any{int(c.group), int(c.prompt), int(c.rep), int(c.line), int(c.status), int(c.verdict),
+		int(c.text), int(c.textBytes), int(c.keptBytes), int(c.reasoning), int(c.violation), int(c.errText),
+		c.ttft, c.e2e, c.out, c.cost, c.calls, c.turns})
+}
 
 // Builder collects the cells of a run, one record at a time.
 type Builder struct {
-	page   *Page
-	cap    int
-	used   int
-	index  map[string]int
-	groups map[groupKey]int
+	page  *Page
+	cap   int
+	used  int
+	index map[string]int32
+	// find finds a record's group in the summary; rank is the page's
+	// place of each (report.Ranked's order), by the summary's index.
+	find   *report.GroupFinder
+	rank   []int32
 	prompt map[string]int
 	// cells holds each cell's place in page.Cells by key, so a later
-	// record of a cell (a resumed run) replaces the earlier one.
+	// record of a cell (a resumed run) replaces the earlier one; nil when
+	// the records come each cell once (Build over a summary's counted
+	// lines), so a run of 100,000 cells holds no index of them.
 	cells map[results.Key]int
-}
-
-type groupKey struct {
-	provider, model, thinking string
-	has                       bool
 }
 
 // NewBuilder starts the page of the run s summarises; cells is how many
 // cells the run has (the per-text cap depends on it).
 func NewBuilder(s *report.Summary, cells int) *Builder {
 	b := &Builder{page: &Page{RunID: s.RunID, Budget: BudgetBytes, Source: rundir.ResultsFile, Strings: []string{}, Cells: []Cell{}},
-		index: map[string]int{}, groups: map[groupKey]int{}, prompt: map[string]int{}, cells: map[results.Key]int{}}
+		index: map[string]int32{}, prompt: map[string]int{}, cells: map[results.Key]int{}}
 	b.cap = TextCap(cells)
 	b.page.Cap = b.cap
-	for _, g := range report.Ranked(s) {
-		b.groups[keyOf(g.Provider, g.Model, g.ThinkingLevel)] = len(b.page.Groups)
+	b.find = report.NewGroupFinder(s)
+	b.rank = make([]int32, len(s.Groups))
+	b.page.Groups = make([]Group, 0, len(s.Groups))
+	for r, i := range report.RankedIndex(s) {
+		g := s.Groups[i]
+		b.rank[i] = int32(r)
 		b.page.Groups = append(b.page.Groups, Group{Label: g.Label(), Provider: g.Provider})
 	}
 	for _, p := range s.Prompts {
@@ -166,18 +191,10 @@ func TextCap(n int) int {
 	return min(MaxTextBytes, max(MinTextBytes, BudgetBytes/(2*n)))
 }
 
-func keyOf(provider, model string, thinking *string) groupKey {
-	k := groupKey{provider: provider, model: model}
-	if thinking != nil {
-		k.thinking, k.has = *thinking, true
-	}
-	return k
-}
-
 // text interns s cut at n bytes (at a rune boundary, invalid UTF-8
 // replaced as JSON will): its index, or -1 for "". Past the budget a text
 // is dropped (-1) and counted.
-func (b *Builder) text(s string, n int) int {
+func (b *Builder) text(s string, n int) int32 {
 	if s == "" {
 		return -1
 	}
@@ -190,7 +207,7 @@ func (b *Builder) text(s string, n int) int {
 		return -1
 	}
 	b.used += len(s)
-	b.index[s] = len(b.page.Strings)
+	b.index[s] = int32(len(b.page.Strings))
 	b.page.Strings = append(b.page.Strings, s)
 	return b.index[s]
 }
@@ -213,10 +230,11 @@ func cut(s string, n int) string {
 // Add takes one record (with its bulky fields: answer, reasoning, tool
 // calls) found at line of results.jsonl. It keeps no reference to r.
 func (b *Builder) Add(line int, r *results.Record) {
-	g, ok := b.groups[keyOf(r.Provider, r.Model, r.ThinkingLevel)]
-	if !ok {
+	gi := b.find.Find(r.Provider, r.Model, r.ThinkingLevel)
+	if gi < 0 {
 		return
 	}
+	g := b.rank[gi]
 	p, ok := b.prompt[r.PromptID]
 	if !ok {
 		return
@@ -237,15 +255,17 @@ func (b *Builder) Add(line int, r *results.Record) {
 		}
 	}
 	small := max(b.cap/2, 64)
-	c := Cell{g, p, r.Repetition, line, b.text(status, 200), verdict,
-		b.text(r.RawOutput, b.cap), max(r.RawOutputBytes, len(r.RawOutput)), len(r.RawOutput),
-		b.text(r.Reasoning, small), b.text(deref(r.Violation), small), b.text(deref(r.ErrorMessage), small),
-		r.TTFTMS, r.E2EMS, r.OutputTokens, r.CostUSD, b.calls(r), b.turns(r)}
-	if i, ok := b.cells[r.Key()]; ok {
-		b.page.Cells[i] = c
-		return
+	c := Cell{group: int32(g), prompt: int32(p), rep: int32(r.Repetition), line: int32(line), status: b.text(status, 200), verdict: int32(verdict),
+		text: b.text(r.RawOutput, b.cap), textBytes: int32(max(r.RawOutputBytes, len(r.RawOutput))), keptBytes: int32(len(r.RawOutput)),
+		reasoning: b.text(r.Reasoning, small), violation: b.text(deref(r.Violation), small), errText: b.text(deref(r.ErrorMessage), small),
+		ttft: r.TTFTMS, e2e: r.E2EMS, out: r.OutputTokens, cost: r.CostUSD, calls: b.calls(r), turns: b.turns(r)}
+	if b.cells != nil {
+		if i, ok := b.cells[r.Key()]; ok {
+			b.page.Cells[i] = c
+			return
+		}
+		b.cells[r.Key()] = len(b.page.Cells)
 	}
-	b.cells[r.Key()] = len(b.page.Cells)
 	b.page.Cells = append(b.page.Cells, c)
 	b.page.Reps = max(b.page.Reps, r.Repetition+1)
 }
@@ -269,7 +289,7 @@ func (b *Builder) calls(r *results.Record) [][3]int {
 		if c.SchemaValid != nil && !*c.SchemaValid {
 			flags |= flagSchemaInvalid
 		}
-		out = append(out, [3]int{b.text(c.Name, 200), b.text(argsText(c.Arguments), small), flags})
+		out = append(out, [3]int{int(b.text(c.Name, 200)), int(b.text(argsText(c.Arguments), small)), flags})
 	}
 	return out
 }
@@ -301,9 +321,9 @@ func (b *Builder) turns(r *results.Record) []any {
 					flags |= f.bit
 				}
 			}
-			calls = append(calls, [4]int{b.text(c.Name, 200), b.text(argsText(c.Arguments), part), b.text(c.Result, part), flags})
+			calls = append(calls, [4]int{int(b.text(c.Name, 200)), int(b.text(argsText(c.Arguments), part)), int(b.text(c.Result, part)), flags})
 		}
-		out = append(out, []any{b.text(t.Text, part), b.text(t.Error, part), calls, max(0, len(t.Calls)-MaxCalls)})
+		out = append(out, []any{int(b.text(t.Text, part)), int(b.text(t.Error, part)), calls, max(0, len(t.Calls)-MaxCalls)})
 	}
 	return out
 }
@@ -347,17 +367,22 @@ type view struct {
 	Cap       int
 	Budget    string
 	Dropped   int
-	Data      *Page
+	Data      any // the *Page, or WriteFile's marker
 	AppJS     template.JS
 	AppCSS    template.CSS
 	ReportRef string
 }
 
-// Write renders answers.html of p to w.
-func Write(w io.Writer, p *Page) error {
-	v := view{RunID: p.RunID, Cap: p.Cap, Budget: fmt.Sprintf("%d MiB", p.Budget>>20), Dropped: p.Dropped, Data: p,
+func newView(p *Page) view {
+	return view{RunID: p.RunID, Cap: p.Cap, Budget: fmt.Sprintf("%d MiB", p.Budget>>20), Dropped: p.Dropped, Data: p,
 		AppJS: template.JS(appJS), AppCSS: template.CSS(appCSS), ReportRef: rundir.ReportHTML,
 		Counts: fmt.Sprintf("%s, %s, %s", report.Plural(len(p.Cells), "cell"), report.Plural(len(p.Groups), "group"), report.Plural(len(p.Prompts), "prompt"))}
+}
+
+// Write renders answers.html of p to w, the page built whole in memory
+// (WriteFile streams the same bytes to a file).
+func Write(w io.Writer, p *Page) error {
+	v := newView(p)
 	var buf bytes.Buffer
 	if err := pageTemplate.Execute(&buf, v); err != nil {
 		return fmt.Errorf("render %s: %w", rundir.AnswersHTML, err)
@@ -369,19 +394,132 @@ func Write(w io.Writer, p *Page) error {
 // Build reads dir's results.jsonl (answers and all) into the page of the
 // run s summarises, each cell by its last record, and writes
 // dir/answers.html. Unusable lines were the summary's to report; here
-// they are skipped.
+// they are skipped. A summary read from the run directory names the
+// lines it counted: only those are read, each cell once, so the page
+// needs no index of its cells to replace an earlier record of one.
 func Build(dir string, s *report.Summary) error {
-	b := NewBuilder(s, s.NRecords-s.NDuplicateLines)
-	_, _, err := results.ReadFile(rundir.Path(dir, rundir.ResultsFile), false, func(line int, r *results.Record) error {
-		b.Add(line, r)
-		return nil
-	})
+	n := s.NRecords - s.NDuplicateLines
+	b := NewBuilder(s, n)
+	var err error
+	if s.FromRunDir() {
+		b.cells = nil
+		b.page.Cells = make([]Cell, 0, max(n, 0))
+		err = s.EachCountedLine(false, b.Add)
+	} else {
+		_, _, err = results.ReadFile(rundir.Path(dir, rundir.ResultsFile), false, func(line int, r *results.Record) error {
+			b.Add(line, r)
+			return nil
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", rundir.AnswersHTML, dir, err)
 	}
-	var buf bytes.Buffer
-	if err := Write(&buf, b.Page()); err != nil {
+	return WriteFile(rundir.Path(dir, rundir.AnswersHTML), b.Page())
+}
+
+// WriteFile writes answers.html of p to path (atomically), as Write
+// would, byte for byte, but streamed: the page's data is encoded an item
+// at a time into the file, so the ~15 MB page of 100,000 cells is never
+// held whole, nor its JSON, nor the template's escaped copy of it (issue
+// 21, item 7).
+func WriteFile(path string, p *Page) error {
+	f, err := rundir.CreateAtomic(path)
+	if err != nil {
 		return err
 	}
-	return rundir.WriteFile(rundir.Path(dir, rundir.AnswersHTML), buf.Bytes())
+	w := bufio.NewWriterSize(f, 256<<10)
+	if err := writeStreamed(w, p); err != nil {
+		f.Abort()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
+}
+
+// dataMarker stands for the page's data in the rendered template, which
+// writeStreamed then cuts at it.
+const dataMarker = "bench-answers-data-\ufffe-here"
+
+// marker marshals as dataMarker's JSON string.
+type marker struct{}
+
+func (marker) MarshalJSON() ([]byte, error) { return json.Marshal(dataMarker) }
+
+// writeStreamed renders the page around a marker and writes the data in
+// its place, the arrays of groups, prompts, strings and cells one item at
+// a time: the bytes are those of Write, which html/template gives
+// json.Marshal's output (already escaping <, >, &, U+2028 and U+2029).
+func writeStreamed(w io.Writer, p *Page) error {
+	v := newView(p)
+	v.Data = marker{}
+	var page bytes.Buffer
+	if err := pageTemplate.Execute(&page, v); err != nil {
+		return fmt.Errorf("render %s: %w", rundir.AnswersHTML, err)
+	}
+	mark, _ := json.Marshal(dataMarker)
+	head, tail, ok := bytes.Cut(page.Bytes(), mark)
+	if !ok || bytes.Contains(tail, mark) {
+		// The run's own text holds the marker: the page the plain way.
+		return Write(w, p)
+	}
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	// The page without its arrays, then each array's items in the place
+	// of its null, in the struct's order.
+	shell := *p
+	shell.Groups, shell.Prompts, shell.Strings, shell.Cells = nil, nil, nil, nil
+	data, err := json.Marshal(&shell)
+	if err != nil {
+		return fmt.Errorf("render %s: %w", rundir.AnswersHTML, err)
+	}
+	arrays := []struct {
+		key  string
+		n    int
+		item func(i int) any
+	}{
+		{"groups", len(p.Groups), func(i int) any { return &p.Groups[i] }},
+		{"prompts", len(p.Prompts), func(i int) any { return &p.Prompts[i] }},
+		{"strings", len(p.Strings), func(i int) any { return p.Strings[i] }},
+		{"cells", len(p.Cells), func(i int) any { return p.Cells[i] }},
+	}
+	nils := []bool{p.Groups == nil, p.Prompts == nil, p.Strings == nil, p.Cells == nil}
+	for k, a := range arrays {
+		null := []byte(`"` + a.key + `":null`)
+		at := bytes.Index(data, null)
+		if at < 0 {
+			return fmt.Errorf("render %s: no %s in the page's data", rundir.AnswersHTML, a.key)
+		}
+		at += len(null) - len("null")
+		if _, err := w.Write(data[:at]); err != nil {
+			return err
+		}
+		data = data[at+len("null"):]
+		if nils[k] {
+			io.WriteString(w, "null")
+			continue
+		}
+		io.WriteString(w, "[")
+		for i := range a.n {
+			item, err := json.Marshal(a.item(i))
+			if err != nil {
+				return fmt.Errorf("render %s: %w", rundir.AnswersHTML, err)
+			}
+			if i > 0 {
+				io.WriteString(w, ",")
+			}
+			if _, err := w.Write(item); err != nil {
+				return err
+			}
+		}
+		io.WriteString(w, "]")
+	}
+	if _, err := w.Write(data); err != nil {
+		return err
+	}
+	_, err = w.Write(tail)
+	return err
 }
