@@ -65,6 +65,14 @@ func (e *exact) Quantile(p float64) float64 {
 	return percentile(e.ints, p)
 }
 
+// stats is Stats of e, the figures of no value when e is nil.
+func (e *exact) stats() Stats {
+	if e == nil {
+		return Stats{}
+	}
+	return e.Stats()
+}
+
 func (e *exact) Stats() Stats {
 	if e.xs != nil {
 		return stats(e.xs)
