@@ -125,6 +125,9 @@ func RoundUSD(v float64) *float64 {
 // AnyCost says whether some group of s has a known cost: the terminal
 // table, summary.md and report.html show cost only then.
 func AnyCost(s *Summary) bool {
+	if s.droppedCost {
+		return true // a group DropGroups let go had one
+	}
 	for _, g := range s.Groups {
 		if g.CostUSDTotal != nil {
 			return true

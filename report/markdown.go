@@ -517,12 +517,20 @@ func cores(pct *float64) string {
 func ColdWarnings(s *Summary) []string {
 	var out []string
 	for _, g := range ranked(s) {
-		reached := g.NOK + g.NError
-		if reached == 0 || 2*g.NColdStart <= reached {
-			continue
+		if w := coldWarning(g); w != "" {
+			out = append(out, w)
 		}
-		out = append(out, fmt.Sprintf("%s: %d of %d cells that reached the model were cold starts (the model was loading); "+
-			"its latency percentiles are over the %d others only", g.Label(), g.NColdStart, reached, max(0, reached-g.NColdStart)))
 	}
-	return out
+	// The groups DropGroups let go rank after those kept.
+	return append(out, s.droppedCold...)
+}
+
+// coldWarning is ColdWarnings' line of g, "" when it needs none.
+func coldWarning(g *Group) string {
+	reached := g.NOK + g.NError
+	if reached == 0 || 2*g.NColdStart <= reached {
+		return ""
+	}
+	return fmt.Sprintf("%s: %d of %d cells that reached the model were cold starts (the model was loading); "+
+		"its latency percentiles are over the %d others only", g.Label(), g.NColdStart, reached, max(0, reached-g.NColdStart))
 }

@@ -209,6 +209,44 @@ type Summary struct {
 	// summary counted (each cell's last), for EachCounted; set by LoadEach.
 	path    string
 	counted func(line int) bool
+	// dropped counts the groups DropGroups let go; droppedCold are their
+	// ColdWarnings, droppedCost says one of them had a cost.
+	dropped     int
+	droppedCold []string
+	droppedCost bool
+}
+
+// DropGroups lets go of every group past the terminal table's first
+// MaxTableRows in ranking order, keeping what the table and ColdWarnings
+// say of them (how many there are, their warnings, whether one had a
+// cost). A rebuild of a run with very many groups calls it once every
+// file that lists the groups is written, before junit.xml's pass: a group
+// is about a kilobyte, 100 MB for a run of 100,000 one-cell groups (issue
+// 21, item 7). Groups then lists the groups kept; the summary's other
+// readers (EachCounted, Prompts) are unchanged.
+func (s *Summary) DropGroups() {
+	if len(s.Groups) <= MaxTableRows {
+		return
+	}
+	gs := ranked(s)
+	keep := make(map[*Group]bool, MaxTableRows)
+	for _, g := range gs[:MaxTableRows] {
+		keep[g] = true
+	}
+	for _, g := range gs[MaxTableRows:] {
+		if w := coldWarning(g); w != "" {
+			s.droppedCold = append(s.droppedCold, w)
+		}
+		s.droppedCost = s.droppedCost || g.CostUSDTotal != nil
+	}
+	kept := make([]*Group, 0, MaxTableRows)
+	for _, g := range s.Groups {
+		if keep[g] {
+			kept = append(kept, g)
+		}
+	}
+	s.dropped += len(s.Groups) - len(kept)
+	s.Groups, s.Matrix = kept, nil
 }
 
 // DropDetail lets go of what only summary.md and report.html need (the
@@ -828,26 +866,29 @@ func keyOfGroup(provider, model string, thinking *string) groupKey {
 
 // GroupFinder finds a record's group in Summary.Groups: by binary search
 // when the groups are in summary.json's order (a summary built from
-// results.jsonl), else through a map. A report that looks up every
-// record of a run of 100,000 groups (answers.html) then holds no map of
-// them.
+// results.jsonl), else through a map. It holds the groups' keys, not the
+// groups: a report that looks up every record of a run of 100,000 groups
+// (answers.html) holds no map of them, and the summary may let its groups
+// go (DropGroups) while the finder is used.
 type GroupFinder struct {
-	groups []*Group
-	byKey  map[groupKey]int
+	keys  []groupKey
+	byKey map[groupKey]int
 }
 
 // NewGroupFinder is the finder of s's groups.
 func NewGroupFinder(s *Summary) *GroupFinder {
-	f := &GroupFinder{groups: s.Groups}
-	for i := 1; i < len(s.Groups); i++ {
-		a, b := s.Groups[i-1], s.Groups[i]
-		if !keyLess(keyOfGroup(a.Provider, a.Model, a.ThinkingLevel), keyOfGroup(b.Provider, b.Model, b.ThinkingLevel)) {
-			f.byKey = make(map[groupKey]int, len(s.Groups))
-			for j, g := range s.Groups {
-				f.byKey[keyOfGroup(g.Provider, g.Model, g.ThinkingLevel)] = j
-			}
-			break
+	f := &GroupFinder{keys: make([]groupKey, len(s.Groups))}
+	sorted := true
+	for i, g := range s.Groups {
+		f.keys[i] = keyOfGroup(g.Provider, g.Model, g.ThinkingLevel)
+		sorted = sorted && (i == 0 || keyLess(f.keys[i-1], f.keys[i]))
+	}
+	if !sorted {
+		f.byKey = make(map[groupKey]int, len(f.keys))
+		for i, k := range f.keys {
+			f.byKey[k] = i
 		}
+		f.keys = nil
 	}
 	return f
 }
@@ -862,11 +903,8 @@ func (f *GroupFinder) Find(provider, model string, thinking *string) int {
 		}
 		return -1
 	}
-	i := sort.Search(len(f.groups), func(i int) bool {
-		g := f.groups[i]
-		return !keyLess(keyOfGroup(g.Provider, g.Model, g.ThinkingLevel), k)
-	})
-	if i < len(f.groups) && keyOfGroup(f.groups[i].Provider, f.groups[i].Model, f.groups[i].ThinkingLevel) == k {
+	i := sort.Search(len(f.keys), func(i int) bool { return !keyLess(f.keys[i], k) })
+	if i < len(f.keys) && f.keys[i] == k {
 		return i
 	}
 	return -1

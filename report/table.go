@@ -40,8 +40,8 @@ func WriteTable(w io.Writer, s *Summary) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)
 	}
-	if len(gs) > MaxTableRows {
-		if _, err := fmt.Fprintf(w, "… and %d more groups; summary.json lists every one.\n", len(gs)-MaxTableRows); err != nil {
+	if more := len(gs) - min(len(gs), MaxTableRows) + s.dropped; more > 0 {
+		if _, err := fmt.Fprintf(w, "… and %d more groups; summary.json lists every one.\n", more); err != nil {
 			return fmt.Errorf("write table: %w", err)
 		}
 	}

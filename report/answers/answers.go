@@ -397,24 +397,45 @@ func Write(w io.Writer, p *Page) error {
 // they are skipped. A summary read from the run directory names the
 // lines it counted: only those are read, each cell once, so the page
 // needs no index of its cells to replace an earlier record of one.
-func Build(dir string, s *report.Summary) error {
+func Build(dir string, s *report.Summary) error { return Start(dir, s).Finish() }
+
+// Pass is answers.html's pass over a run, started (Start) and not yet
+// finished.
+type Pass struct {
+	dir string
+	s   *report.Summary
+	b   *Builder
+}
+
+// Start begins answers.html's pass over the run s summarises: what the
+// page needs of the summary's groups (their labels, keys and ranking
+// order) is taken now, so the caller may let them go
+// (report.Summary.DropGroups) before Finish reads the answers.
+func Start(dir string, s *report.Summary) *Pass {
 	n := s.NRecords - s.NDuplicateLines
-	b := NewBuilder(s, n)
-	var err error
+	p := &Pass{dir: dir, s: s, b: NewBuilder(s, n)}
 	if s.FromRunDir() {
-		b.cells = nil
-		b.page.Cells = make([]Cell, 0, max(n, 0))
-		err = s.EachCountedLine(false, b.Add)
+		p.b.cells = nil
+		p.b.page.Cells = make([]Cell, 0, max(n, 0))
+	}
+	return p
+}
+
+// Finish reads the answers and writes dir/answers.html.
+func (p *Pass) Finish() error {
+	var err error
+	if p.s.FromRunDir() {
+		err = p.s.EachCountedLine(false, p.b.Add)
 	} else {
-		_, _, err = results.ReadFile(rundir.Path(dir, rundir.ResultsFile), false, func(line int, r *results.Record) error {
-			b.Add(line, r)
+		_, _, err = results.ReadFile(rundir.Path(p.dir, rundir.ResultsFile), false, func(line int, r *results.Record) error {
+			p.b.Add(line, r)
 			return nil
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", rundir.AnswersHTML, dir, err)
+		return fmt.Errorf("%s %s: %w", rundir.AnswersHTML, p.dir, err)
 	}
-	return WriteFile(rundir.Path(dir, rundir.AnswersHTML), b.Page())
+	return WriteFile(rundir.Path(p.dir, rundir.AnswersHTML), p.b.Page())
 }
 
 // WriteFile writes answers.html of p to path (atomically), as Write

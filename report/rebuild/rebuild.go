@@ -39,7 +39,7 @@ type Options struct {
 // results.jsonl and returns the summary (for the terminal table; for a run
 // of more than onePassGroups groups without its pass matrix and failures,
 // which Summary.DropDetail lets go once the files that show them are
-// written). Only an I/O failure is an error; unusable lines are
+// written, and with only the groups the table lists, Summary.DropGroups). Only an I/O failure is an error; unusable lines are
 // warnings and are listed in the reports.
 func All(dir string, o Options) (*report.Summary, error) {
 	if o.Warn == nil {
@@ -98,7 +98,14 @@ func All(dir string, o Options) (*report.Summary, error) {
 	}
 	// A pass of its own: the summary's reads past the answers, which are
 	// most of a results line; this one keeps only what the page shows.
-	if err := answers.Build(dir, s); err != nil {
+	pass := answers.Start(dir, s)
+	if later {
+		// Every file that lists every group is written, and the page has
+		// what it needs of them: the groups past the terminal table's go
+		// too (about a kilobyte each).
+		s.DropGroups()
+	}
+	if err := pass.Finish(); err != nil {
 		return nil, err
 	}
 	if later {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"bench/report"
 	"bench/results"
 	"bench/rundir"
 )
@@ -78,7 +79,9 @@ func writeDistinct(tb testing.TB, dir string, n, dup int) {
 // 147 MB report.html and a 55 MB summary.md): the matrix and charts of the
 // first groups, tables capped with the rest counted. junit.xml, built in a
 // pass of its own past onePassGroups groups, is byte for byte the one-pass
-// file, resumed duplicates counted once.
+// file, resumed duplicates counted once; so is answers.html, though the
+// summary then lets go of the groups past the terminal table's before the
+// answers are read (DropGroups), and the table says the same.
 func TestDistinctRunReportsBounded(t *testing.T) {
 	const n = 3000
 	dir := t.TempDir()
@@ -88,6 +91,11 @@ func TestDistinctRunReportsBounded(t *testing.T) {
 		t.Fatalf("All: %v, %d groups, %d duplicate lines", err, len(s.Groups), s.NDuplicateLines)
 	}
 	onePass, _ := os.ReadFile(rundir.Path(dir, rundir.JUnitFile))
+	onePassAnswers, _ := os.ReadFile(rundir.Path(dir, rundir.AnswersHTML))
+	var onePassTable strings.Builder
+	if err := report.WriteTable(&onePassTable, s); err != nil {
+		t.Fatal(err)
+	}
 	for name, max := range map[string]int64{rundir.ReportHTML: 2 << 20, rundir.SummaryMD: 512 << 10} {
 		st, err := os.Stat(rundir.Path(dir, name))
 		if err != nil || st.Size() > max {
@@ -112,11 +120,18 @@ func TestDistinctRunReportsBounded(t *testing.T) {
 	defer func(n int) { onePassGroups = n }(onePassGroups)
 	onePassGroups = 100
 	s, err = All(dir, Options{})
-	if err != nil || len(s.Groups) != n || s.Matrix != nil {
-		t.Fatalf("two passes: %v, %d groups, matrix kept %v", err, len(s.Groups), s.Matrix != nil)
+	if err != nil || len(s.Groups) != report.MaxTableRows || s.Matrix != nil {
+		t.Fatalf("two passes: %v, %d groups kept, matrix kept %v", err, len(s.Groups), s.Matrix != nil)
 	}
 	twoPass, _ := os.ReadFile(rundir.Path(dir, rundir.JUnitFile))
 	if string(twoPass) != string(onePass) {
 		t.Error("junit.xml built in its own pass differs from the one-pass file")
+	}
+	if twoPassAnswers, _ := os.ReadFile(rundir.Path(dir, rundir.AnswersHTML)); len(onePassAnswers) == 0 || string(twoPassAnswers) != string(onePassAnswers) {
+		t.Error("answers.html with the groups let go differs from the one-pass page")
+	}
+	var table strings.Builder
+	if err := report.WriteTable(&table, s); err != nil || table.String() != onePassTable.String() || !strings.Contains(table.String(), "… and 2500 more groups") {
+		t.Errorf("the table with the groups let go (%v):\n%.300s\nwant\n%.300s", err, table.String(), onePassTable.String())
 	}
 }
