@@ -654,7 +654,7 @@ type groupCounts struct {
 	ThinkingLevel *string
 
 	NTotal, NOK, NSuccess, NSkippedUnavailable, NRateLimited, NError, NAuthError int
-	NColdStart, NCheckError                                                    int
+	NColdStart, NCheckError                                                      int
 
 	Agentic    Agentic
 	CallChecks CallChecks
@@ -794,14 +794,23 @@ func cloneStr(s *string) *string {
 // model and thinking level (null first).
 func (a *aggregator) summary() *Summary {
 	s := &Summary{RunID: a.runID, Source: rundir.ResultsFile, NRecords: a.nRecords, Methods: methods, SkippedLines: []results.Problem{}, Groups: []*Group{}}
-	keys := make([]groupKey, 0, len(a.groups))
-	for k := range a.groups {
-		keys = append(keys, k)
+	// The accumulators in a list, the maps let go: 100,000 groups' and
+	// prompts' entries are garbage before the groups are made.
+	accs := make([]*acc, 0, len(a.groups))
+	for _, g := range a.groups {
+		accs = append(accs, g)
 	}
-	sort.Slice(keys, func(i, j int) bool { return keyLess(keys[i], keys[j]) })
+	a.groups, a.last = nil, nil
+	keyOf := func(g *acc) groupKey { return keyOfGroup(g.n.Provider, g.n.Model, g.n.ThinkingLevel) }
+	sort.Slice(accs, func(i, j int) bool { return keyLess(keyOf(accs[i]), keyOf(accs[j])) })
+	s.Groups = make([]*Group, 0, len(accs))
+	if len(a.prompts) > 0 {
+		s.Prompts = make([]Prompt, 0, len(a.prompts))
+	}
 	for id, name := range a.prompts {
 		s.Prompts = append(s.Prompts, Prompt{ID: id, Name: name})
 	}
+	a.prompts = nil
 	sort.Slice(s.Prompts, func(i, j int) bool { return naturalLess(s.Prompts[i].ID, s.Prompts[j].ID) })
 	// The plotted distributions (303 numbers a group) are made for the
 	// groups report.html plots, the first MaxPlotted in ranking order: a
@@ -811,10 +820,9 @@ func (a *aggregator) summary() *Summary {
 	// let go as soon as its figures are made, and its pass-matrix cells
 	// with it (no report shows them).
 	top := &topGroups{}
-	s.Matrix = make([]*Cells, len(keys))
-	for i, k := range keys {
-		g := a.groups[k]
-		a.groups[k] = nil
+	s.Matrix = make([]*Cells, len(accs))
+	for i, g := range accs {
+		accs[i] = nil
 		gr := g.n.group()
 		g.n = groupCounts{}
 		g.g = gr
@@ -851,7 +859,6 @@ func (a *aggregator) summary() *Summary {
 		g.g.Dists = &Dists{TTFTMS: g.ttft.Dist(), LatencyMS: g.lat.Dist(), TokensPerS: g.tps.Dist()}
 		s.Matrix[r.index] = g.cells
 	}
-	a.groups = nil
 	for _, p := range s.Prompts {
 		s.PromptIDs = append(s.PromptIDs, p.ID)
 	}
