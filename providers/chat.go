@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	jsonv1 "github.com/go-json-experiment/json/v1"
@@ -162,37 +163,50 @@ func (c *chatCompletions) Stream(ctx context.Context, req Request, emit EmitFunc
 	return resp, err
 }
 
-// chatChunk is what bench reads of one streamed chunk.
+// chatChunk is what bench reads of one streamed chunk. The types are
+// named so decodeChunk (chatchunk.go) can build them by hand.
 type chatChunk struct {
-	Choices []struct {
-		Delta struct {
-			Content string `json:"content"`
-			// ReasoningContent is vLLM's and DeepSeek's name, Reasoning
-			// newer Ollama's and OpenRouter's.
-			ReasoningContent string `json:"reasoning_content"`
-			Reasoning        string `json:"reasoning"`
-			ToolCalls        []struct {
-				Index    *int   `json:"index"`
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens *int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-		CompletionTokensDetails *struct {
-			ReasoningTokens int `json:"reasoning_tokens"`
-		} `json:"completion_tokens_details"`
-	} `json:"usage"`
-	Error *chatError `json:"error"`
+	Choices []chatChoice `json:"choices"`
+	Usage   *chatUsage   `json:"usage"`
+	Error   *chatError   `json:"error"`
+}
+
+type chatChoice struct {
+	Delta        chatDelta `json:"delta"`
+	FinishReason string    `json:"finish_reason"`
+}
+
+type chatDelta struct {
+	Content string `json:"content"`
+	// ReasoningContent is vLLM's and DeepSeek's name, Reasoning
+	// newer Ollama's and OpenRouter's.
+	ReasoningContent string         `json:"reasoning_content"`
+	Reasoning        string         `json:"reasoning"`
+	ToolCalls        []chatToolCall `json:"tool_calls"`
+}
+
+type chatToolCall struct {
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type chatUsage struct {
+	PromptTokens            int                    `json:"prompt_tokens"`
+	CompletionTokens        int                    `json:"completion_tokens"`
+	PromptTokensDetails     *chatPromptDetails     `json:"prompt_tokens_details"`
+	CompletionTokensDetails *chatCompletionDetails `json:"completion_tokens_details"`
+}
+
+type chatPromptDetails struct {
+	CachedTokens *int `json:"cached_tokens"`
+}
+
+type chatCompletionDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
 }
 
 type chatError struct {
@@ -230,14 +244,21 @@ func chatErrorBody(raw []byte) (code, msg string) {
 
 var doneMarker = []byte("[DONE]")
 
-// chunkJSON decodes stream chunks with encoding/json's semantics (names
-// in any case, a name twice, invalid UTF-8, null leaving a field as it
-// is: what servers send, and FuzzReadChatStream checks both agree) on the
-// v2 decoder: one pass over the bytes instead of a validating pass and a
-// decoding one, and 2 allocations a chunk instead of 11. A chunk is decoded
-// per streamed token, so this is most of bench's cost per token
-// (BenchmarkChunkCost).
+// chunkJSON decodes the chunks decodeChunk gives up on, with
+// encoding/json's semantics (names in any case, a name twice, invalid
+// UTF-8, null leaving a field as it is; FuzzReadChatStream checks both
+// agree) on the v2 decoder: one pass over the bytes instead of a
+// validating pass and a decoding one, and 2 allocations a chunk instead of
+// 11. It was the decoder of every chunk until decodeChunk took that over:
+// a chunk is decoded per streamed token, and reflection made this a
+// quarter of bench's CPU per request (BenchmarkChunkCost,
+// BenchmarkDecodeChunk).
 var chunkJSON = jsonv1.DefaultOptionsV1()
+
+// chunkFallbacks counts the chunks decodeChunk gave up on, decoded with
+// chunkJSON instead: a test reads it to prove the fast path is the one
+// the recorded streams take.
+var chunkFallbacks atomic.Uint64
 
 // readChatStream reads chunks until [DONE] or the end of the body. A body
 // that ends without any choice finishing was cut short.
@@ -293,9 +314,13 @@ func readChatStream(body io.Reader, secrets Secrets, resp *Response, emit EmitFu
 			continue
 		}
 		var ch chatChunk
-		if err := jsonv2.Unmarshal(data, &ch, chunkJSON); err != nil {
-			return &Failure{Status: results.StatusError, Type: "invalid_stream",
-				Message: secrets.Clean(fmt.Sprintf("chunk is not JSON: %s", data), maxMessage), Err: err}
+		if !decodeChunk(data, &ch) {
+			chunkFallbacks.Add(1)
+			ch = chatChunk{}
+			if err := jsonv2.Unmarshal(data, &ch, chunkJSON); err != nil {
+				return &Failure{Status: results.StatusError, Type: "invalid_stream",
+					Message: secrets.Clean(fmt.Sprintf("chunk is not JSON: %s", data), maxMessage), Err: err}
+			}
 		}
 		if ch.Error != nil {
 			msg := ch.Error.Message
