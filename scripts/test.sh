@@ -43,10 +43,12 @@ if [ "$#" -eq 0 ]; then
 	# minimized for at most 2 s, so a find cannot stall the run. Skipped
 	# when extra arguments narrow the test run (scripts/test.sh -run X).
 	# And the OTLP/JSON string encoder, whose input (an error message, a
-	# model's name) comes from outside: six targets, two minutes in all.
+	# model's name) comes from outside, and the fast decoder of chat stream
+	# chunks against the general one: seven targets, under 2.5 minutes.
 	fuzz="${BENCH_FUZZTIME:-20s}"
 	for target in "compare FuzzResultsFile" "compare FuzzConfigFile" "compare FuzzRunFile" \
-		"merge FuzzMerge" "report/rebuild FuzzReport" "traces FuzzJSONString"; do
+		"merge FuzzMerge" "report/rebuild FuzzReport" "traces FuzzJSONString" \
+		"providers FuzzDecodeChunk"; do
 		set -- $target
 		go test -run '^$' -fuzz "^$2\$" -fuzztime "$fuzz" -fuzzminimizetime 2s "./$1"
 	done
