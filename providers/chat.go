@@ -285,6 +285,7 @@ func readChatStream(body io.Reader, secrets Secrets, resp *Response, emit EmitFu
 	}()
 	sr := newSSEReaderCap(body, resp.keepLimit())
 	defer sr.release()
+	sr.reuse = true // each event is decoded before the next is read
 	for {
 		ev, err := sr.Next()
 		if errors.Is(err, io.EOF) {

@@ -473,6 +473,7 @@ func readResponsesStream(ctx context.Context, body io.Reader, secrets Secrets, r
 	defer s.finish()
 	sr := newSSEReaderCap(body, resp.keepLimit())
 	defer sr.release()
+	sr.reuse = true // each event is decoded before the next is read
 	for {
 		sev, err := sr.Next()
 		if err != nil {
