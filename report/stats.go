@@ -89,12 +89,23 @@ func stats[T int32 | float64](xs []T) Stats {
 	for _, x := range xs {
 		sum += float64(x)
 	}
-	return Stats{
-		P50:  round(percentile(xs, 0.50)),
-		P95:  round(percentile(xs, 0.95)),
-		P99:  round(percentile(xs, 0.99)),
-		Mean: round(sum / float64(len(xs))),
+	st := Stats{P50: round(percentile(xs, 0.50))}
+	st.P95 = same(st.P50, round(percentile(xs, 0.95)))
+	st.P99 = same(st.P95, same(st.P50, round(percentile(xs, 0.99))))
+	st.Mean = same(st.P99, same(st.P95, same(st.P50, round(sum/float64(len(xs))))))
+	return st
+}
+
+// same is prev when it holds v's value, else v: a group of one cell (or of
+// equal values) then holds one number for its four figures, not four
+// allocations (9 of them saved a group over its three timing figures, 7 MB
+// on a run of 100,000 one-cell groups). Report figures are never written
+// through their pointers, so sharing one is safe.
+func same(prev, v *float64) *float64 {
+	if prev != nil && v != nil && *prev == *v {
+		return prev
 	}
+	return v
 }
 
 // Dist is a metric's distribution in one group, for plots: how many values,
@@ -152,8 +163,19 @@ func round(v float64) *float64 {
 
 // rate is num/den, null when den is 0.
 func rate(num, den int) *float64 {
-	if den == 0 {
+	switch {
+	case den == 0:
 		return nil
+	case num == den:
+		return &rateOne
+	case num == 0:
+		return &rateZero
 	}
 	return round(float64(num) / float64(den))
 }
+
+// rateOne and rateZero are the rates every group with all or none of its
+// cells passing shares (most groups of a large run: 8 bytes and an
+// allocation saved for each rate of each). Nothing writes a rate through
+// its pointer.
+var rateOne, rateZero = 1.0, 0.0

@@ -48,9 +48,32 @@ func ci(k, n int) *CI {
 	if n <= 0 {
 		return nil
 	}
-	lo, hi := Wilson(k, n)
-	return &CI{math.Floor(lo*1e4) / 1e4, math.Ceil(hi*1e4) / 1e4}
+	if n < len(smallCIs) && k >= 0 && k <= n {
+		return &smallCIs[n][k]
+	}
+	c := newCI(k, n)
+	return &c
 }
+
+// newCI is the written interval of k out of n, n > 0.
+func newCI(k, n int) CI {
+	lo, hi := Wilson(k, n)
+	return CI{math.Floor(lo*1e4) / 1e4, math.Ceil(hi*1e4) / 1e4}
+}
+
+// smallCIs are the intervals of k out of n for n below 8, made once and
+// shared: a run of very many groups of a cell or a few (100,000 in the
+// report benchmark) then holds eight of them, not one a group for each
+// interval. Nothing writes an interval through its pointer.
+var smallCIs = func() (t [8][]CI) {
+	for n := 1; n < len(t); n++ {
+		t[n] = make([]CI, n+1)
+		for k := range t[n] {
+			t[n][k] = newCI(k, n)
+		}
+	}
+	return t
+}()
 
 // Confidence of a tier: firm when the tool-use success interval lies
 // inside the tier's band, borderline when it reaches another tier.
