@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -363,22 +364,22 @@ func (s *chunkScanner) str(keep bool) (string, bool) {
 			case 't':
 				buf = append(buf, '\t')
 			case 'u':
-				r, ok := unhex4(s.b[j:])
+				r, ok := hex4(s.b, j)
 				if !ok {
 					return "", false
 				}
 				j += 4
-				if r >= 0xD800 && r < 0xE000 {
+				if utf16.IsSurrogate(r) {
 					// Only a high half followed by an escaped low half.
-					if r >= 0xDC00 || len(s.b)-j < 6 || s.b[j] != '\\' || s.b[j+1] != 'u' {
+					if !utf16IsHigh(r) || len(s.b)-j < 6 || s.b[j] != '\\' || s.b[j+1] != 'u' {
 						return "", false
 					}
-					lo, ok := unhex4(s.b[j+2:])
-					if !ok || lo < 0xDC00 || lo >= 0xE000 {
+					lo, ok := hex4(s.b, j+2)
+					if !ok || !utf16IsLow(lo) {
 						return "", false
 					}
 					j += 6
-					r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
+					r = utf16.DecodeRune(r, lo)
 				}
 				buf = utf8.AppendRune(buf, r)
 			default:
@@ -399,28 +400,6 @@ func (s *chunkScanner) str(keep bool) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// unhex4 reads four hex digits (secrets.go's hex4 reads a string).
-func unhex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 func (s *chunkScanner) choices(v *[]chatChoice) bool {

@@ -611,10 +611,10 @@ func jsonView(text string) (view []byte, pos []int32, ok bool) {
 			r = '\t'
 		case 'u':
 			if u, good := hex4(text, i+2); good {
-				n, r = 6, rune(u)
+				n, r = 6, u
 				if utf16IsHigh(r) {
-					if lo, good := hex4(text, i+8); good && text[i+6] == '\\' && text[i+7] == 'u' && utf16IsLow(rune(lo)) {
-						n, r = 12, (r-0xD800)<<10|(rune(lo)-0xDC00)+0x10000
+					if lo, good := hex4(text, i+8); good && text[i+6] == '\\' && text[i+7] == 'u' && utf16IsLow(lo) {
+						n, r = 12, (r-0xD800)<<10|(lo-0xDC00)+0x10000
 					} else {
 						r = utf8.RuneError
 					}
@@ -651,12 +651,15 @@ func unitEnd(pos []int32, j int) int {
 	return int(pos[k])
 }
 
-func hex4(s string, i int) (uint16, bool) {
-	if i+4 > len(s) {
+// hex4 reads the four hex digits at s[i:] (a \u escape's), in a string
+// or in bytes: the scrub and the chunk decoder both read escapes.
+func hex4[T string | []byte](s T, i int) (rune, bool) {
+	if i < 0 || i+4 > len(s) {
 		return 0, false
 	}
-	var u uint16
-	for _, c := range []byte(s[i : i+4]) {
+	var r rune
+	for k := i; k < i+4; k++ {
+		c := s[k]
 		switch {
 		case c >= '0' && c <= '9':
 			c -= '0'
@@ -667,9 +670,9 @@ func hex4(s string, i int) (uint16, bool) {
 		default:
 			return 0, false
 		}
-		u = u<<4 | uint16(c)
+		r = r<<4 | rune(c)
 	}
-	return u, true
+	return r, true
 }
 
 func utf16IsHigh(r rune) bool { return r >= 0xD800 && r < 0xDC00 }
