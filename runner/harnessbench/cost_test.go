@@ -35,9 +35,14 @@ func (discard) Critical()                       {}
 // request, split the lines, decode each chunk's JSON into the one field it
 // needs and keep the text.
 func bareClient(url, model string) (string, error) {
+	return bareWith(http.DefaultClient, url, model)
+}
+
+// bareWith is bareClient on a given client.
+func bareWith(c *http.Client, url, model string) (string, error) {
 	body, _ := json.Marshal(map[string]any{"model": model, "stream": true,
 		"messages": []map[string]string{{"role": "user", "content": "go"}}})
-	res, err := http.Post(url+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+	res, err := c.Post(url+"/v1/chat/completions", "application/json", bytes.NewReader(body))
 	if err != nil {
 		return "", err
 	}
@@ -68,6 +73,27 @@ func bareClient(url, model string) (string, error) {
 		if err != nil {
 			return "", err
 		}
+	}
+}
+
+// fourAtATime returns a function that runs cellsPerOp calls of one, 4 at
+// a time, as bench's cells run.
+func fourAtATime(b *testing.B, one func() error) func() {
+	return func() {
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 4)
+		for i := 0; i < cellsPerOp; i++ {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				if err := one(); err != nil {
+					b.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
 	}
 }
 
@@ -129,22 +155,7 @@ const cellsPerOp = 8
 // the named client.
 func cellRunner(b *testing.B, client, url, model string) func() {
 	if client == "bare" {
-		return func() {
-			var wg sync.WaitGroup
-			sem := make(chan struct{}, 4)
-			for i := 0; i < cellsPerOp; i++ {
-				wg.Add(1)
-				sem <- struct{}{}
-				go func() {
-					defer wg.Done()
-					defer func() { <-sem }()
-					if _, err := bareClient(url, model); err != nil {
-						b.Error(err)
-					}
-				}()
-			}
-			wg.Wait()
-		}
+		return fourAtATime(b, func() error { _, err := bareClient(url, model); return err })
 	}
 	cfg := sweepConfig(b, url, model, 4, cellsPerOp)
 	cfg.Providers[0].Warmup = false

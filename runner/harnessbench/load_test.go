@@ -1,14 +1,9 @@
 package harnessbench
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -168,60 +163,7 @@ func pooledBare(b *testing.B, url, model string) func() {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
 	c := &http.Client{Transport: tr}
-	return func() {
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, 4)
-		for i := 0; i < cellsPerOp; i++ {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				if err := bareWith(c, url, model); err != nil {
-					b.Error(err)
-				}
-			}()
-		}
-		wg.Wait()
-	}
-}
-
-// bareWith is bareClient on a given client.
-func bareWith(c *http.Client, url, model string) error {
-	body, _ := json.Marshal(map[string]any{"model": model, "stream": true,
-		"messages": []map[string]string{{"role": "user", "content": "go"}}})
-	res, err := c.Post(url+"/v1/chat/completions", "application/json", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	br := bufio.NewReader(res.Body)
-	var text strings.Builder
-	for {
-		line, err := br.ReadSlice('\n')
-		if len(line) > 6 && bytes.HasPrefix(line, []byte("data: ")) {
-			data := bytes.TrimSpace(line[6:])
-			if bytes.Equal(data, []byte("[DONE]")) {
-				return nil
-			}
-			var ch struct {
-				Choices []struct {
-					Delta struct {
-						Content string `json:"content"`
-					} `json:"delta"`
-				} `json:"choices"`
-			}
-			if err := json.Unmarshal(data, &ch); err != nil {
-				return err
-			}
-			for _, c := range ch.Choices {
-				text.WriteString(c.Delta.Content)
-			}
-		}
-		if err != nil {
-			return err
-		}
-	}
+	return fourAtATime(b, func() error { _, err := bareWith(c, url, model); return err })
 }
 
 // BenchmarkRequestCost is bench's CPU per request against a bare Go
