@@ -20,11 +20,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"bench/internal/record/slo"
+
 	"gopkg.in/yaml.v3"
 
+	"bench/internal/record/pricing"
 	"bench/internal/suggest"
 	"bench/internal/yamlerr"
-	"bench/pricing"
 	"bench/prompts"
 	"bench/validators"
 )
@@ -43,8 +45,8 @@ type Config struct {
 	// Load is the run-wide load profile (load.go); nil: closed loop at each
 	// entry's concurrency, as always.
 	Load *LoadProfile `yaml:"load" json:"load,omitempty"`
-	// SLO are the latency targets goodput is counted against (slo.go).
-	SLO *SLO `yaml:"slo" json:"slo,omitempty"`
+	// SLO are the latency targets goodput is counted against.
+	SLO *slo.SLO `yaml:"slo" json:"slo,omitempty"`
 
 	// Path is the config file; PromptSet the prompts the run will use, in order.
 	Path      string           `yaml:"-" json:"config_path"`
@@ -181,7 +183,7 @@ func (f *PromptFile) UnmarshalYAML(n *yaml.Node) error {
 			case "template":
 				f.Template = v.Value
 			default:
-				return &Error{Line: k.Line, Msg: fmt.Sprintf("unknown field %s%s (a data file entry is {path, template})", quoted(k.Value), suggest.Hint(k.Value, []string{"path", "template"}))}
+				return &Error{Line: k.Line, Msg: fmt.Sprintf("unknown field %s%s (a data file entry is {path, template})", yamlerr.Quoted(k.Value), suggest.Hint(k.Value, []string{"path", "template"}))}
 			}
 		}
 		if f.Path == "" {
@@ -229,7 +231,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	}
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
-		return &Error{Line: n.Line, Msg: fmt.Sprintf("%s is not a duration (use e.g. 120s or 2m)", quoted(n.Value))}
+		return &Error{Line: n.Line, Msg: fmt.Sprintf("%s is not a duration (use e.g. 120s or 2m)", yamlerr.Quoted(n.Value))}
 	}
 	*d = Duration(v)
 	return nil
@@ -411,7 +413,7 @@ func (c *Config) decodeProviders(d *decoder, n *yaml.Node, kinds Kinds) {
 		if typ != nil && typ.Kind == yaml.ScalarNode && typ.Tag == "!!str" {
 			k, ok := kinds.Kind(typ.Value)
 			if !ok {
-				d.fail(typ, at+".type", fmt.Sprintf("unknown provider type %s%s; one of %s", quoted(typ.Value),
+				d.fail(typ, at+".type", fmt.Sprintf("unknown provider type %s%s; one of %s", yamlerr.Quoted(typ.Value),
 					suggest.Hint(typ.Value, kinds.Names()), strings.Join(kinds.Names(), ", ")))
 				// A misspelled type must not hide the entry's other
 				// problems: its keys are checked against the kind it
@@ -437,7 +439,7 @@ func (c *Config) decodeProviders(d *decoder, n *yaml.Node, kinds Kinds) {
 				if slices.Contains(all, key) {
 					return ""
 				}
-				return fmt.Sprintf("unknown field %s%s", quoted(key), suggest.Hint(key, all))
+				return fmt.Sprintf("unknown field %s%s", yamlerr.Quoted(key), suggest.Hint(key, all))
 			}
 			for _, name := range kinds.Names() {
 				if other, _ := kinds.Kind(name); name != kind.Name() && slices.Contains(Keys(other.Options()), key) {
@@ -445,7 +447,7 @@ func (c *Config) decodeProviders(d *decoder, n *yaml.Node, kinds Kinds) {
 				}
 			}
 			all := append(Keys(&p), Keys(p.Options)...)
-			return fmt.Sprintf("unknown field %s%s", quoted(key), suggest.Hint(key, all))
+			return fmt.Sprintf("unknown field %s%s", yamlerr.Quoted(key), suggest.Hint(key, all))
 		}, targets...)
 		if lookupKey(item, "concurrency") == nil {
 			p.Concurrency = c.Run.Concurrency
@@ -557,7 +559,7 @@ func (c *Config) validate(v *validator, kinds Kinds) {
 		for j, t := range p.ThinkingLevels {
 			if t != nil && !slices.Contains(ThinkingLevels, *t) {
 				v.addPath([]any{"providers", i, "thinking_levels", j}, fmt.Sprintf("%s[%d]", field("thinking_levels"), j),
-					fmt.Sprintf("%s is not a thinking level; use null or one of %s", quoted(*t), strings.Join(ThinkingLevels, ", ")))
+					fmt.Sprintf("%s is not a thinking level; use null or one of %s", yamlerr.Quoted(*t), strings.Join(ThinkingLevels, ", ")))
 			}
 		}
 		if ok {
@@ -571,7 +573,7 @@ func (c *Config) validate(v *validator, kinds Kinds) {
 		field := fmt.Sprintf("prompts.suites[%d]", i)
 		switch {
 		case !slices.Contains(prompts.Suites, name):
-			v.addPath([]any{"prompts", "suites", i}, field, fmt.Sprintf("unknown suite %s; one of %s", quoted(name), strings.Join(prompts.Suites, ", ")))
+			v.addPath([]any{"prompts", "suites", i}, field, fmt.Sprintf("unknown suite %s; one of %s", yamlerr.Quoted(name), strings.Join(prompts.Suites, ", ")))
 		case slices.Index(c.Prompts.Suites, name) < i:
 			v.addPath([]any{"prompts", "suites", i}, field, fmt.Sprintf("%s is listed twice", name))
 		}
@@ -627,7 +629,7 @@ func (c *Config) CheckJudges() []error {
 		for _, s := range p.Checks() {
 			if s.Type == validators.TypeLLMJudge && !slices.Contains(names, s.Judge) {
 				errs = append(errs, &Error{File: p.Source, Line: s.Line, Field: "validator.judge",
-					Msg: fmt.Sprintf("%s names no provider entry%s (entries: %s); a judge is one of bench.yaml's providers", quoted(s.Judge), suggest.Hint(s.Judge, names), strings.Join(names, ", "))})
+					Msg: fmt.Sprintf("%s names no provider entry%s (entries: %s); a judge is one of bench.yaml's providers", yamlerr.Quoted(s.Judge), suggest.Hint(s.Judge, names), strings.Join(names, ", "))})
 			}
 		}
 	}
@@ -823,11 +825,11 @@ func (c *Config) validatePricing(v *validator) {
 			v.addPath([]any{"pricing", i}, at, "names neither a model nor a provider entry; give model:, provider: or both")
 			continue
 		case e.Provider != "" && entries[e.Provider] == nil:
-			v.addPath(path("provider"), at+".provider", fmt.Sprintf("%s is not the name of a provider entry", quoted(e.Provider)))
+			v.addPath(path("provider"), at+".provider", fmt.Sprintf("%s is not the name of a provider entry", yamlerr.Quoted(e.Provider)))
 		case e.Provider != "" && e.Model != "" && !slices.Contains(entries[e.Provider].Models, e.Model):
-			v.addPath(path("model"), at+".model", fmt.Sprintf("%s is not a model of provider entry %s", quoted(e.Model), quoted(e.Provider)))
+			v.addPath(path("model"), at+".model", fmt.Sprintf("%s is not a model of provider entry %s", yamlerr.Quoted(e.Model), yamlerr.Quoted(e.Provider)))
 		case e.Provider == "" && !models[e.Model]:
-			v.addPath(path("model"), at+".model", fmt.Sprintf("%s is not a model of any provider entry", quoted(e.Model)))
+			v.addPath(path("model"), at+".model", fmt.Sprintf("%s is not a model of any provider entry", yamlerr.Quoted(e.Model)))
 		}
 		if key, msg := e.Check(); key != "" {
 			v.addPath(path(key), at+"."+key, msg)

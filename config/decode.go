@@ -107,8 +107,8 @@ func (d *decoder) mapping(n *yaml.Node, path string, unknown func(key string) st
 		at := join(path, k.Value)
 		s, ok := byKey[k.Value]
 		if !ok {
-			at = join(path, shown(k.Value))
-			msg := fmt.Sprintf("unknown field %s%s", quoted(k.Value), suggest.Hint(k.Value, all))
+			at = join(path, yamlerr.Shown(k.Value))
+			msg := fmt.Sprintf("unknown field %s%s", yamlerr.Quoted(k.Value), suggest.Hint(k.Value, all))
 			if unknown != nil {
 				msg = unknown(k.Value)
 			}
@@ -161,7 +161,7 @@ func (d *decoder) value(n *yaml.Node, path string, v reflect.Value) {
 			return
 		}
 		if n.Kind == yaml.ScalarNode && n.Tag == "!!float" {
-			d.fail(n, path, fmt.Sprintf("must be a whole number, not %s", shown(n.Value)))
+			d.fail(n, path, fmt.Sprintf("must be a whole number, not %s", yamlerr.Shown(n.Value)))
 			return
 		}
 		i, err := strconv.ParseInt(n.Value, 0, 64)
@@ -213,7 +213,7 @@ func (d *decoder) value(n *yaml.Node, path string, v reflect.Value) {
 		m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			e := reflect.New(v.Type().Elem()).Elem()
-			d.value(n.Content[i+1], join(path, shown(n.Content[i].Value)), e)
+			d.value(n.Content[i+1], join(path, yamlerr.Shown(n.Content[i].Value)), e)
 			m.SetMapIndex(reflect.ValueOf(n.Content[i].Value).Convert(v.Type().Key()), e)
 		}
 		v.Set(m)
@@ -279,46 +279,17 @@ func describe(n *yaml.Node) string {
 	}
 	switch n.Tag {
 	case "!!str":
-		return "string " + shown(n.Value)
+		return "string " + yamlerr.Shown(n.Value)
 	case "!!int":
-		return "int " + shown(n.Value)
+		return "int " + yamlerr.Shown(n.Value)
 	case "!!float":
-		return "float " + shown(n.Value)
+		return "float " + yamlerr.Shown(n.Value)
 	case "!!bool":
 		return "bool " + n.Value
 	case "!!null":
 		return "null"
 	}
-	return shown(n.Value)
-}
-
-// notShown stands for a value an error message does not repeat.
-const notShown = "(a value that looks like a key; not repeated)"
-
-// shown is a value as an error message may repeat it. One that looks like
-// a credential (a long token of letters and digits, no space, not a path
-// or URL) is not repeated: a key pasted in the wrong place must not reach
-// a terminal or a CI log through the message that points at it.
-func shown(v string) string {
-	if looksLikeKey(v) {
-		return notShown
-	}
-	return v
-}
-
-// quoted is shown, quoted unless it is not shown.
-func quoted(v string) string {
-	if looksLikeKey(v) {
-		return notShown
-	}
-	return strconv.Quote(v)
-}
-
-func looksLikeKey(v string) bool {
-	if len(v) < 20 || strings.ContainsAny(v, " \t\n") || strings.Contains(v, "://") || strings.HasPrefix(v, "/") || strings.HasPrefix(v, ".") {
-		return false
-	}
-	return strings.ContainsAny(v, "0123456789") && strings.ContainsAny(strings.ToLower(v), "abcdefghijklmnopqrstuvwxyz")
+	return yamlerr.Shown(n.Value)
 }
 
 func join(path, key string) string {

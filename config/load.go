@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"bench/internal/yamlerr"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -120,7 +122,7 @@ func (s *Sweep) UnmarshalYAML(n *yaml.Node) error {
 			s.Auto = true
 			return nil
 		}
-		return &Error{Line: n.Line, Msg: fmt.Sprintf("%s is not a sweep: write auto, {concurrency: [1, 2, 4, 8]} or {rate: [1, 2, 4]}", quoted(n.Value))}
+		return &Error{Line: n.Line, Msg: fmt.Sprintf("%s is not a sweep: write auto, {concurrency: [1, 2, 4, 8]} or {rate: [1, 2, 4]}", yamlerr.Quoted(n.Value))}
 	}
 	if n.Kind == yaml.SequenceNode {
 		return &Error{Line: n.Line, Msg: "a bare list does not say what it sweeps: write {concurrency: [...]} or {rate: [...]}"}
@@ -139,7 +141,7 @@ func (s *Sweep) UnmarshalYAML(n *yaml.Node) error {
 			for _, e := range v.Content {
 				x, err := strconv.Atoi(e.Value)
 				if e.Kind != yaml.ScalarNode || err != nil {
-					return &Error{Line: e.Line, Msg: fmt.Sprintf("concurrency level %s is not a whole number", quoted(e.Value))}
+					return &Error{Line: e.Line, Msg: fmt.Sprintf("concurrency level %s is not a whole number", yamlerr.Quoted(e.Value))}
 				}
 				s.Concurrency = append(s.Concurrency, x)
 			}
@@ -148,12 +150,12 @@ func (s *Sweep) UnmarshalYAML(n *yaml.Node) error {
 			for _, e := range v.Content {
 				x, err := strconv.ParseFloat(e.Value, 64)
 				if e.Kind != yaml.ScalarNode || err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-					return &Error{Line: e.Line, Msg: fmt.Sprintf("rate %s is not a number", quoted(e.Value))}
+					return &Error{Line: e.Line, Msg: fmt.Sprintf("rate %s is not a number", yamlerr.Quoted(e.Value))}
 				}
 				s.Rate = append(s.Rate, x)
 			}
 		default:
-			return &Error{Line: k.Line, Msg: fmt.Sprintf("unknown field %s; a sweep has concurrency or rate", quoted(k.Value))}
+			return &Error{Line: k.Line, Msg: fmt.Sprintf("unknown field %s; a sweep has concurrency or rate", yamlerr.Quoted(k.Value))}
 		}
 	}
 	if s.Concurrency != nil && s.Rate != nil {
@@ -224,7 +226,7 @@ func (l *LoadProfile) validate(v *validator, path []any) {
 		add("rate", fmt.Sprintf("must be at most %d requests per second", MaxLoadRate))
 	}
 	if l.Arrival != "" && !slices.Contains(Arrivals, l.Arrival) {
-		add("arrival", fmt.Sprintf("%s is not an arrival shape; one of %s", quoted(l.Arrival), strings.Join(Arrivals, ", ")))
+		add("arrival", fmt.Sprintf("%s is not an arrival shape; one of %s", yamlerr.Quoted(l.Arrival), strings.Join(Arrivals, ", ")))
 	}
 	if l.Arrival != "" && !l.Open() && !l.Sweep.Auto {
 		add("arrival", "applies to an open loop: give a rate or a rate sweep")

@@ -14,8 +14,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"bench/internal/yamlerr"
-	"bench/scripted"
 	"bench/validators"
+	"bench/validators/scripted"
 )
 
 //go:embed default.yaml

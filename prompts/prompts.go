@@ -101,8 +101,8 @@ package prompts
 import (
 	"slices"
 
-	"bench/scripted"
 	"bench/validators"
+	"bench/validators/scripted"
 )
 
 // Tool is a tool a prompt offers the model, with its scripted results when

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"bench/bfcl"
 	"bench/validators"
+	"bench/validators/bfcl"
 )
 
 // The built-in suites a config or --suite names.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"bench/internal/record/results"
 	"bench/prompts"
-	"bench/results"
 )
 
 // history is a two-turn conversation after the prompt: a reply with two

@@ -16,7 +16,7 @@ import (
 	jsonv1 "github.com/go-json-experiment/json/v1"
 	openai "github.com/sashabaranov/go-openai"
 
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // chatCompletions speaks the OpenAI chat-completions streaming protocol

@@ -1,7 +1,6 @@
 package providers
 
 import (
-	"bench/results"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"syscall"
+
+	"bench/internal/record/results"
 )
 
 // HTTPFailure classifies an HTTP error status the same way for every

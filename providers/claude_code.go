@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"bench/config"
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // claudeCodeKind is the claude_code_cli type: the Claude Code CLI as a

@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"bench/internal/record/results"
 	"bench/internal/testpeer/anthropictest"
-	"bench/results"
 )
 
 var (

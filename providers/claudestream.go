@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // claudeLine is the part of one Claude Code stream-json line that bench reads.

@@ -1,7 +1,6 @@
 package providers
 
 import (
-	"bench/results"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -10,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"bench/internal/record/results"
 )
 
 // claudeFixture reads a recorded Claude Code 2.1.330 stream-json output from

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // DefaultMaxRetries is how many times a 429, a 5xx or a reset connection is

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // The one HTTP path, checked the same way for every HTTP kind: each kind is

@@ -18,8 +18,8 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"bench/config"
+	"bench/internal/record/results"
 	"bench/prompts"
-	"bench/results"
 )
 
 // ollamaKind is the ollama type: Ollama's native API.

@@ -8,7 +8,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"bench/config"
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // ollamaOpenAIKind is the ollama_openai type: OpenAI chat completions as

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"bench/internal/record/results"
 	"bench/prompts"
-	"bench/results"
 )
 
 // The ollama_openai provider against replays of the recorded Ollama 0.9.6

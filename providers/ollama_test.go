@@ -21,10 +21,10 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"bench/config"
+	"bench/internal/record/results"
 	"bench/internal/testpeer/ollamatest"
 	"bench/internal/testpeer/testmodel"
 	"bench/prompts"
-	"bench/results"
 )
 
 // ollamaRecording parses a recorded response from testdata/ollama: status

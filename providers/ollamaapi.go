@@ -14,7 +14,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // Bounds of the calls bench makes to a server outside any cell. None may

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"bench/config"
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // responsesKind is the openai_responses type: the OpenAI Responses API.

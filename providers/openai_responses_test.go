@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"bench/internal/record/results"
 	"bench/prompts"
-	"bench/results"
 )
 
 const testKeyEnv = "BENCH_RESPONSES_TEST_KEY"

@@ -14,8 +14,8 @@ import (
 	"io"
 	"time"
 
+	"bench/internal/record/results"
 	"bench/prompts"
-	"bench/results"
 )
 
 // Request is one cell's call: a model, a prompt and the knobs the runner sets.

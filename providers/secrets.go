@@ -12,7 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // Redacted replaces a secret in any text bench keeps.

@@ -6,7 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"bench/results"
+	"bench/internal/format"
+	"bench/internal/record/results"
 )
 
 // Agentic-task figures. An agentic cell is one of a prompt with max_turns:
@@ -229,7 +230,7 @@ func writeTaskMatrix(b *strings.Builder, groups []*Group) {
 	b.WriteString("\n")
 	if moreGroups > 0 || moreTasks > 0 {
 		fmt.Fprintf(b, "The first %s with tasks and the %s they ran; %s and %s more are left out (summary.json lists every group's tasks).\n\n",
-			Plural(len(cols), "group"), Plural(len(ids), "task"), Plural(moreGroups, "group"), Plural(moreTasks, "task"))
+			format.Plural(len(cols), "group"), format.Plural(len(ids), "task"), format.Plural(moreGroups, "group"), format.Plural(moreTasks, "task"))
 	}
 }
 

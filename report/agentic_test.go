@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // agentRec is an agentic record: its turns' calls given as flags, the last

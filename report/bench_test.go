@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // writeLargeRun writes a results.jsonl of n realistic lines (about 1.5 KB

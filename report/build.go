@@ -1,10 +1,11 @@
 package report
 
 import (
-	"bench/rundir"
 	"bytes"
 	"fmt"
 	"io"
+
+	"bench/internal/record/rundir"
 )
 
 // maxWarnings bounds the skipped-line warnings Warn prints; summary.json

@@ -8,9 +8,9 @@ import (
 	"sort"
 	"strings"
 
-	"bench/config"
-	"bench/results"
-	"bench/rundir"
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
+	"bench/internal/record/slo"
 )
 
 // Stage is one load stage of a group in summary.json: what the suite did
@@ -275,13 +275,13 @@ func (a *aggregator) meets(r *results.Record) bool { return MeetsSLO(a.slo, r) }
 // MeetsSLO says the request answered and met every per-request limit of
 // slo (goodput's rule, see Goodput): bench compare counts goodput by the
 // same rule as summary.json.
-func MeetsSLO(slo *config.SLO, r *results.Record) bool {
+func MeetsSLO(s *slo.SLO, r *results.Record) bool {
 	if r.AvailabilityStatus != results.StatusOK || !r.Success {
 		return false
 	}
 	ok := true
 	ttft, e2e, _ := preciseTimes(r)
-	slo.Each(func(metric string, t *config.Target) {
+	s.Each(func(metric string, t *slo.Target) {
 		if t.PerRequest == nil {
 			return
 		}
@@ -352,7 +352,7 @@ func (a *aggregator) finishCapacity(g *acc) {
 func (a *aggregator) percentileTargets(st *Stage, s *stageAcc) {
 	any := false
 	met := true
-	a.slo.Each(func(metric string, t *config.Target) {
+	a.slo.Each(func(metric string, t *slo.Target) {
 		for _, p := range t.SortedPercentiles() {
 			any = true
 			lim := t.Percentiles[p]
@@ -369,7 +369,7 @@ func (a *aggregator) percentileTargets(st *Stage, s *stageAcc) {
 			}
 			if math.IsNaN(v) || v > lim {
 				met = false
-				st.Goodput.Missed = append(st.Goodput.Missed, fmt.Sprintf("%s %s %s > %g", metric, config.PercentileName(p), fmtNaN(v), lim))
+				st.Goodput.Missed = append(st.Goodput.Missed, fmt.Sprintf("%s %s %s > %g", metric, slo.PercentileName(p), fmtNaN(v), lim))
 			}
 		}
 	})
@@ -455,7 +455,7 @@ func FindSaturation(stages []*Stage) *Saturation {
 
 // readSLO reads the slo block of the run's config.json (none when the
 // file or the block is missing: goodput is then null).
-func readSLO(runDir string) (*config.SLO, error) {
+func readSLO(runDir string) (*slo.SLO, error) {
 	b, err := os.ReadFile(rundir.Path(runDir, rundir.ConfigFile))
 	if os.IsNotExist(err) {
 		return nil, nil
@@ -464,7 +464,7 @@ func readSLO(runDir string) (*config.SLO, error) {
 		return nil, err
 	}
 	var doc struct {
-		SLO *config.SLO `json:"slo"`
+		SLO *slo.SLO `json:"slo"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("%s: slo: %w", rundir.ConfigFile, err)
@@ -476,14 +476,14 @@ func readSLO(runDir string) (*config.SLO, error) {
 }
 
 // sloText describes the SLO for summary.md.
-func sloText(s *config.SLO) string {
+func sloText(s *slo.SLO) string {
 	var parts []string
-	s.Each(func(metric string, t *config.Target) {
+	s.Each(func(metric string, t *slo.Target) {
 		if t.PerRequest != nil {
 			parts = append(parts, fmt.Sprintf("%s ≤ %g per request", metric, *t.PerRequest))
 		}
 		for _, p := range t.SortedPercentiles() {
-			parts = append(parts, fmt.Sprintf("%s %s ≤ %g", metric, config.PercentileName(p), t.Percentiles[p]))
+			parts = append(parts, fmt.Sprintf("%s %s ≤ %g", metric, slo.PercentileName(p), t.Percentiles[p]))
 		}
 	})
 	return strings.Join(parts, ", ")

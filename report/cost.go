@@ -8,8 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	"bench/pricing"
-	"bench/results"
+	"bench/internal/format"
+	"bench/internal/record/pricing"
+	"bench/internal/record/results"
 )
 
 // costMethods say how the cost and token figures are computed
@@ -161,7 +162,7 @@ func FormatUSD(v *float64) string {
 func CostMissingText(g *Group) string {
 	parts := make([]string, len(g.CostMissing))
 	for i, c := range g.CostMissing.sorted() {
-		parts[i] = Plural(c.N, "cell") + ": " + c.Reason
+		parts[i] = format.Plural(c.N, "cell") + ": " + c.Reason
 	}
 	return strings.Join(parts, "; ")
 }

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"bench/pricing"
-	"bench/results"
+	"bench/internal/record/pricing"
+	"bench/internal/record/results"
 )
 
 // A group's cost figures: the sum of its cells' costs, per passed cell,

@@ -1,13 +1,14 @@
 package report
 
 import (
-	"bench/config"
 	"fmt"
 	"hash/maphash"
 	"slices"
 	"strings"
 
-	"bench/results"
+	"bench/internal/record/slo"
+
+	"bench/internal/record/results"
 )
 
 // dedupe finds the cells results.jsonl records more than once. A resumed
@@ -155,7 +156,7 @@ func plural(n int, one, many string) string {
 // its last record, handing records to the func start returns per pass (see
 // LoadEach). The common file has no duplicate and is read once; one with
 // duplicates is read again, keeping only last records.
-func aggregate(path string, slo *config.SLO, start func() func(*results.Record)) (*aggregator, *dedupe, []results.Problem, int, error) {
+func aggregate(path string, slo *slo.SLO, start func() func(*results.Record)) (*aggregator, *dedupe, []results.Problem, int, error) {
 	a, d := newAggregator(), newDedupe()
 	a.slo = slo
 	each := pass(start)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // A cell recorded twice (cancelled, then run again by a resume) is counted

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // After DropGroups the terminal table and the cold-start warnings say

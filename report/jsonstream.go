@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"bench/rundir"
+	"bench/internal/record/rundir"
 )
 
 // writeSpliced writes whole as rundir.MarshalJSON would (two-space indent,

@@ -6,8 +6,9 @@ import (
 	"sort"
 	"strings"
 
+	"bench/internal/format"
 	"bench/internal/printable"
-	"bench/rundir"
+	"bench/internal/record/rundir"
 )
 
 // WriteMarkdown renders summary.md: the ranking, the prompt x model pass
@@ -16,9 +17,9 @@ import (
 func WriteMarkdown(w io.Writer, s *Summary) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Benchmark summary: run %s\n\n", s.RunID)
-	fmt.Fprintf(&b, "Generated %s from results.jsonl: %s", s.GeneratedAt.Format("2006-01-02 15:04:05 UTC"), Plural(s.NRecords, "record"))
+	fmt.Fprintf(&b, "Generated %s from results.jsonl: %s", s.GeneratedAt.Format("2006-01-02 15:04:05 UTC"), format.Plural(s.NRecords, "record"))
 	if s.NSkippedLines > 0 {
-		fmt.Fprintf(&b, ", %s skipped (listed at the end)", Plural(s.NSkippedLines, "unusable line"))
+		fmt.Fprintf(&b, ", %s skipped (listed at the end)", format.Plural(s.NSkippedLines, "unusable line"))
 	}
 	b.WriteString(".\n\n")
 	for _, w := range ColdWarnings(s) {
@@ -178,7 +179,7 @@ func writeMatrix(b *strings.Builder, s *Summary) {
 	b.WriteString("\n")
 	if v.MoreGroups > 0 || v.MorePrompts > 0 {
 		fmt.Fprintf(b, "The matrix shows the first %s of the ranking and the %s they ran; %s and %s more are left out (summary.json lists every group).\n\n",
-			Plural(len(v.Groups), "group"), Plural(len(v.Prompts), "prompt"), Plural(v.MoreGroups, "group"), Plural(v.MorePrompts, "prompt"))
+			format.Plural(len(v.Groups), "group"), format.Plural(len(v.Prompts), "prompt"), format.Plural(v.MoreGroups, "group"), format.Plural(v.MorePrompts, "prompt"))
 	}
 }
 
@@ -346,9 +347,9 @@ func writeResources(b *strings.Builder, s *Summary) {
 		}
 		pk := WindowPeak(g)
 		fmt.Fprintf(b, "| %s | %s → %s | %s | %s | %s → %s | %s | %s → %s | %s |\n", md(g.Label()),
-			Pct(bf.CPUPercent), Pct(af.CPUPercent), Pct(pk.CPUPercent), cores(pk.OtherCPUPercentMean),
-			Bytes(bf.MemUsed), Bytes(af.MemUsed), Bytes(pk.MemUsed),
-			serverRSS(bf), serverRSS(af), Bytes(pk.ServerRSS))
+			format.Pct(bf.CPUPercent), format.Pct(af.CPUPercent), format.Pct(pk.CPUPercent), cores(pk.OtherCPUPercentMean),
+			format.Bytes(bf.MemUsed), format.Bytes(af.MemUsed), format.Bytes(pk.MemUsed),
+			serverRSS(bf), serverRSS(af), format.Bytes(pk.ServerRSS))
 	}
 	moreRows(b, rows, "summary.json")
 	b.WriteString("\n")
@@ -385,19 +386,11 @@ func maxPtr[T float64 | uint64](a, b *T) *T {
 	return a
 }
 
-// Plural is "1 record", "2 records": n and the noun, with an s unless n is 1.
-func Plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 func serverRSS(s *rundir.Snapshot) string {
 	if s.Server == nil {
 		return "n/a"
 	}
-	return Bytes(s.Server.RSSBytes)
+	return format.Bytes(s.Server.RSSBytes)
 }
 
 func writeFailures(b *strings.Builder, s *Summary) {
@@ -416,7 +409,7 @@ func writeFailures(b *strings.Builder, s *Summary) {
 		}
 		prompt, rep := md(f.PromptID), fmt.Sprint(f.Repetition)
 		if f.Count > 0 {
-			prompt, rep = Plural(f.Count, "cell"), "–"
+			prompt, rep = format.Plural(f.Count, "cell"), "–"
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", md(f.Group), prompt, rep, md(f.Status), md(f.Type), md(f.Detail))
 	}

@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"bench/results"
+	"bench/internal/format"
+	"bench/internal/record/results"
 )
 
 // TestMarkdownOneOrderPluralsAndBoundedPeaks checks the summary.md fixes of
@@ -60,8 +61,8 @@ func TestMarkdownOneOrderPluralsAndBoundedPeaks(t *testing.T) {
 
 func TestPlural(t *testing.T) {
 	for n, want := range map[int]string{0: "0 cells", 1: "1 cell", 2: "2 cells"} {
-		if got := Plural(n, "cell"); got != want {
-			t.Errorf("Plural(%d) = %q, want %q", n, got, want)
+		if got := format.Plural(n, "cell"); got != want {
+			t.Errorf("format.Plural(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

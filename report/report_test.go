@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"bench/results"
-	"bench/rundir"
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // The routing verdict. recommended_for_subagent_routing is the one list of

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // routingRun is 20 repetitions of a single-turn tool prompt (P9) and two

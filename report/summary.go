@@ -41,9 +41,9 @@ import (
 	"strings"
 	"time"
 
-	"bench/config"
-	"bench/results"
-	"bench/rundir"
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
+	"bench/internal/record/slo"
 )
 
 // Methods says how the figures are computed; it is written into summary.json
@@ -491,7 +491,7 @@ type aggregator struct {
 	// last is the group of the last record.
 	last *acc
 	// slo is the run's slo: block, for goodput (nil: none).
-	slo *config.SLO
+	slo *slo.SLO
 }
 
 type acc struct {

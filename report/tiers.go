@@ -4,7 +4,7 @@ import (
 	"sort"
 	"time"
 
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // Tier labels.

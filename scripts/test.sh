@@ -68,8 +68,8 @@ if [ "$#" -eq 0 ]; then
 	# model's name) comes from outside, and the fast decoder of chat stream
 	# chunks against the general one: seven targets, under 2.5 minutes.
 	fuzz="${BENCH_FUZZTIME:-20s}"
-	for target in "compare FuzzResultsFile" "compare FuzzConfigFile" "compare FuzzRunFile" \
-		"merge FuzzMerge" "report/rebuild FuzzReport" "traces FuzzJSONString" \
+	for target in "report/compare FuzzResultsFile" "report/compare FuzzConfigFile" "report/compare FuzzRunFile" \
+		"report/merge FuzzMerge" "report/rebuild FuzzReport" "run/traces FuzzJSONString" \
 		"providers FuzzDecodeChunk"; do
 		set -- $target
 		fuzz_one "$1" "$2"

@@ -169,7 +169,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // Call is one detected tool invocation; results owns the type.

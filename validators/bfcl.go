@@ -11,9 +11,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"bench/bfcl"
 	"bench/internal/yamlerr"
 	"bench/toolparse"
+	"bench/validators/bfcl"
 )
 
 // TypeBFCL judges a reply's native function calls with BFCL's AST checker

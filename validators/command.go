@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // CommandInput is the JSON object a command validator reads on its stdin,

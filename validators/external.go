@@ -10,8 +10,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"bench/internal/record/results"
 	"bench/internal/yamlerr"
-	"bench/results"
 )
 
 // Bounds of the external checks' keys.

@@ -8,8 +8,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"bench/internal/record/results"
 	"bench/internal/yamlerr"
-	"bench/results"
 )
 
 func TestExternalSpecErrors(t *testing.T) {

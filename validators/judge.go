@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // What an llm_judge sends and keeps.

@@ -11,9 +11,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"bench/bfcl"
 	"bench/internal/yamlerr"
-	"bench/scripted"
+	"bench/validators/bfcl"
+	"bench/validators/scripted"
 )
 
 // The validator types of the results schema.

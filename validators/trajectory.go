@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"bench/scripted"
 	"bench/toolparse"
+	"bench/validators/scripted"
 )
 
 // checkUnknown fails when a call names a tool the task did not offer.

@@ -13,8 +13,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"bench/forsy"
 	"bench/internal/exitcode"
+	"bench/internal/record/forsy"
 	"bench/internal/testpeer/anthropictest"
 	"bench/internal/testpeer/testmodel"
 )
@@ -25,7 +25,7 @@ import (
 func validTrace(t *testing.T, path string) map[string]any {
 	t.Helper()
 	schemaOnce.Do(func() {
-		f, err := os.Open("../../forsy/testdata/forsy_trace_schema_v0_1.json")
+		f, err := os.Open("../../internal/record/forsy/testdata/forsy_trace_schema_v0_1.json")
 		if err != nil {
 			schemaErr = err
 			return

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"bench/compare"
 	"bench/internal/exitcode"
+	"bench/internal/record/rundir"
 	"bench/internal/testpeer/testmodel"
-	"bench/rundir"
+	"bench/report/compare"
 )
 
 // demoPricing prices the demo model: USD per million tokens.

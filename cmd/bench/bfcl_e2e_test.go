@@ -12,10 +12,10 @@ import (
 	"sync"
 	"testing"
 
-	"bench/bfcl"
+	"bench/internal/record/results"
 	"bench/internal/testpeer/anthropictest"
 	"bench/internal/testpeer/testmodel"
-	"bench/results"
+	"bench/validators/bfcl"
 )
 
 // bfclScript answers six sampled cases with function calls, each chosen by
@@ -52,7 +52,7 @@ type responsesBFCL struct {
 
 func newResponsesBFCL(t *testing.T) *responsesBFCL {
 	load := func(name string) []byte {
-		raw, err := os.ReadFile(filepath.Join("..", "..", "runner", "testdata", "responses", name))
+		raw, err := os.ReadFile(filepath.Join("..", "..", "run", "runner", "testdata", "responses", name))
 		if err != nil {
 			t.Fatal(err)
 		}

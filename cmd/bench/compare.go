@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"bench/compare"
 	"bench/internal/exitcode"
 	"bench/internal/suggest"
-	"bench/stats"
+	"bench/report/compare"
+	"bench/report/stats"
 )
 
 const compareUsage = `usage: bench compare [flags] BASE_RUN_DIR NEW_RUN_DIR

@@ -17,13 +17,13 @@ import (
 	"testing"
 	"time"
 
-	"bench/agentsnap"
-	"bench/compare"
 	"bench/internal/exitcode"
+	"bench/internal/record/agentsnap"
+	"bench/internal/record/rundir"
 	"bench/internal/testpeer/junitschema"
 	"bench/internal/testpeer/ollamatest"
 	"bench/internal/testpeer/testmodel"
-	"bench/rundir"
+	"bench/report/compare"
 
 	mstats "github.com/aclements/go-moremath/stats"
 )

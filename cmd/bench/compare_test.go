@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"bench/compare"
 	"bench/internal/exitcode"
-	"bench/rundir"
+	"bench/internal/record/rundir"
+	"bench/report/compare"
 )
 
 // bench compare in-process on the checked-in runs testdata/compare/base and

@@ -12,11 +12,11 @@ import (
 
 	"github.com/jstemmer/go-junit-report/v2/junit"
 
+	"bench/internal/record/results"
 	"bench/internal/testpeer/browsertest"
 	"bench/internal/testpeer/junitschema"
 	"bench/internal/testpeer/testmodel"
 	"bench/prompts"
-	"bench/results"
 )
 
 // artifactDir is where tests keep what a person should look at after CI

@@ -13,10 +13,10 @@ import (
 	"testing"
 
 	"bench/internal/exitcode"
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 	"bench/internal/testpeer/ollamatest"
 	"bench/internal/testpeer/testmodel"
-	"bench/results"
-	"bench/rundir"
 )
 
 // The end-to-end tests run the real bench binary against a real Ollama

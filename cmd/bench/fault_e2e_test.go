@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"bench/internal/exitcode"
+	"bench/internal/record/results"
 	"bench/internal/testpeer/anthropictest"
 	"bench/internal/testpeer/faultserver"
-	"bench/results"
 )
 
 // The fault matrix: the real bench binary against the fault server, every

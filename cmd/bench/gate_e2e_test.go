@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"bench/compare"
 	"bench/internal/exitcode"
-	"bench/results"
-	"bench/rundir"
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
+	"bench/report/compare"
 )
 
 // The nightly gate's four situations (issue 23), each with real bench

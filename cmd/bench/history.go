@@ -7,8 +7,8 @@ import (
 	"io"
 	"strings"
 
-	"bench/history"
 	"bench/internal/exitcode"
+	"bench/report/history"
 )
 
 const historyUsage = `usage: bench history [flags] RUN_DIR...

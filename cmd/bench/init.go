@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"bench/initconfig"
+	"bench/cmd/bench/internal/initconfig"
 	"bench/internal/exitcode"
 	"bench/internal/shellword"
 )

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 	"bench/internal/testpeer/ollamatest"
 	"bench/internal/testpeer/testmodel"
-	"bench/results"
-	"bench/rundir"
 )
 
 // judgeScript is the scripted judge: the judge's request ends with the

@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"bench/compare"
+	"bench/cmd/fakellm/loadserver"
 	"bench/internal/exitcode"
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 	"bench/internal/testpeer/browsertest"
-	"bench/internal/testpeer/loadserver"
 	"bench/report"
-	"bench/results"
-	"bench/rundir"
+	"bench/report/compare"
 )
 
 // readSummary reads a run's summary.json.
@@ -470,7 +470,7 @@ providers:
 // saturation point moves from c=2 to c=1; the gate fails on capacity
 // (exit 3) and junit.xml has the failing testcases. A third run like the
 // first is compared too, and every stage is judged; that it finds no
-// change is the unit tests' (compare/capacity_test.go): here, on a
+// change is the unit tests' (report/compare/capacity_test.go): here, on a
 // shared machine, two runs of one server do differ by its load.
 func TestLoadCompareCapacity(t *testing.T) {
 	serialTest(t)

@@ -10,7 +10,7 @@
 //	bench history RUN_DIR...           series and change points over many runs
 //	bench rescore RUN_DIR --out NEW    judge recorded answers again with today's checks
 //
-// Layer: command: flags and one call per subcommand into the packages below.
+// Layer: command (flags and one call per subcommand into the packages below).
 package main
 
 import (
@@ -23,7 +23,7 @@ import (
 	"bench/internal/printable"
 	"bench/internal/suggest"
 	"bench/internal/version"
-	"bench/runner"
+	"bench/run/runner"
 )
 
 // progName is how the user invoked bench, for the commands the hints print

@@ -9,7 +9,7 @@ import (
 	"syscall"
 
 	"bench/internal/exitcode"
-	"bench/mcpserve"
+	"bench/providers/mcpserve"
 )
 
 // mcpServeCmd is the hidden `bench mcp-serve TASKFILE CALLLOG`: bench's

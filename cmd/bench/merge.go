@@ -8,8 +8,8 @@ import (
 
 	"bench/internal/exitcode"
 	"bench/internal/version"
-	"bench/merge"
 	"bench/report"
+	"bench/report/merge"
 )
 
 const mergeUsage = `usage: bench merge [--allow-partial] [--allow-unavailable] OUT_DIR SHARD_DIR...

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"bench/internal/exitcode"
-	"bench/results"
-	"bench/rundir"
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 )
 
 func shardConfig(url string) string {

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"bench/internal/exitcode"
-	"bench/results"
-	"bench/rundir"
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 )
 
 // shardDir writes a minimal shard i/n run directory holding one cell of

@@ -8,10 +8,7 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"go/parser"
-	"go/token"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -853,46 +850,5 @@ func writeFile(t *testing.T, p, s string) {
 	t.Helper()
 	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// Every package's doc comment says which layer it is in, as CONTRIBUTING.md
-// lays them out.
-func TestPackageLayers(t *testing.T) {
-	root := mustAbs(t, repoRoot)
-	pkgs := 0
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() {
-			return nil
-		}
-		if n := d.Name(); p != root && (strings.HasPrefix(n, ".") || n == "testdata" || n == "runs") {
-			return filepath.SkipDir
-		}
-		files, _ := filepath.Glob(filepath.Join(p, "*.go"))
-		if len(files) == 0 {
-			return nil
-		}
-		pkgs++
-		for _, f := range files {
-			af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.PackageClauseOnly|parser.ParseComments)
-			if err != nil {
-				return err
-			}
-			if af.Doc != nil && strings.Contains(af.Doc.Text(), "\nLayer: ") {
-				return nil
-			}
-		}
-		rel, _ := filepath.Rel(root, p)
-		t.Errorf("%s: no package doc comment says its layer (a line starting \"Layer: \"; see CONTRIBUTING.md#layout)", rel)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pkgs < 30 {
-		t.Errorf("found %d packages; the walk missed some", pkgs)
 	}
 }

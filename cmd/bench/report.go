@@ -8,9 +8,9 @@ import (
 	"runtime/debug"
 
 	"bench/internal/exitcode"
+	"bench/internal/record/rundir"
 	"bench/report"
 	"bench/report/rebuild"
-	"bench/rundir"
 )
 
 // reportMemoryLimit is bench report's soft heap limit (GOMEMLIMIT, unless

@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"testing"
 
-	"bench/results"
-	"bench/rundir"
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 )
 
 // BenchmarkReportRSS runs the built bench binary's `bench report` on

@@ -11,11 +11,12 @@ import (
 	"strings"
 	"syscall"
 
+	"bench/cmd/bench/internal/rescore"
 	"bench/internal/exitcode"
+	"bench/internal/format"
 	"bench/internal/version"
 	"bench/report"
 	"bench/report/rebuild"
-	"bench/rescore"
 )
 
 const rescoreUsage = `usage: bench rescore RUN_DIR --out NEW_DIR [--prompts FILE]... [--config FILE] [--no-judge]
@@ -121,16 +122,16 @@ func printRescored(stdout io.Writer, res *rescore.Result, f rescoreFlags, run st
 		if f.noJudge {
 			what = "kept their recorded judge verdict where they could"
 		}
-		notes = append(notes, fmt.Sprintf("%s with external checks %s", report.Plural(res.Judged, "cell"), what))
+		notes = append(notes, fmt.Sprintf("%s with external checks %s", format.Plural(res.Judged, "cell"), what))
 	}
 	if res.CheckErrors > 0 {
-		notes = append(notes, fmt.Sprintf("%s without a verdict of some check (check_errors)", report.Plural(res.CheckErrors, "cell")))
+		notes = append(notes, fmt.Sprintf("%s without a verdict of some check (check_errors)", format.Plural(res.CheckErrors, "cell")))
 	}
 	note := ""
 	if len(notes) > 0 {
 		note = "; " + strings.Join(notes, "; ")
 	}
-	fmt.Fprintf(stdout, "bench: rescored %s of %s into %s: %s moved%s\n", report.Plural(res.Records, "cell"), run, res.Dir, report.Plural(res.Moved, "verdict"), note)
+	fmt.Fprintf(stdout, "bench: rescored %s of %s into %s: %s moved%s\n", format.Plural(res.Records, "cell"), run, res.Dir, format.Plural(res.Moved, "verdict"), note)
 	rebuild.WritePaths(stdout, res.Dir)
 	fmt.Fprintf(stdout, "  compare:  %s compare %s %s\n", progName, run, f.out)
 }

@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"bench/internal/exitcode"
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 	"bench/internal/testpeer/faultserver"
-	"bench/results"
-	"bench/rundir"
 )
 
 // benchDir is a directory with prompts.yaml and a bench.yaml built from

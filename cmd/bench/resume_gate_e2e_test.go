@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"bench/compare"
 	"bench/internal/exitcode"
 	"bench/internal/testpeer/faultserver"
+	"bench/report/compare"
 )
 
 // rateLimitedOnce is a provider whose model turns the first two requests

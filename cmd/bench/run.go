@@ -7,10 +7,10 @@ import (
 	"io"
 	"strings"
 
+	"bench/cmd/bench/internal/session"
 	"bench/config"
 	"bench/internal/exitcode"
 	"bench/prompts"
-	"bench/session"
 )
 
 const runUsage = `usage: bench run [--config bench.yaml] [flags]

@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"bench/internal/exitcode"
+	"bench/internal/record/rundir"
 	"bench/internal/testpeer/testmodel"
-	"bench/rundir"
 )
 
 // The golden run directory: a real bench run, in-process, against the test

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"bench/internal/record/results"
 	"bench/internal/testpeer/anthropictest"
 	"bench/internal/testpeer/faultserver"
 	"bench/internal/testpeer/otelcoltest"
-	"bench/results"
 )
 
 // The secret matrix: a key planted in every place a server or a CLI can

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"bench/plan"
+	"bench/run/plan"
 )
 
 // The Kubernetes Indexed Job convention: each pod gets its 0-based index in

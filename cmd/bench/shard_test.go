@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"bench/internal/exitcode"
-	"bench/rundir"
+	"bench/internal/record/rundir"
 )
 
 func TestShardSpec(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"bench/internal/exitcode"
-	"bench/rundir"
+	"bench/internal/record/rundir"
 )
 
 // holdServer speaks the OpenAI-compatible stream (replayed from the recorded

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"bench/internal/exitcode"
+	"bench/internal/record/results"
 	"bench/internal/testpeer/faultserver"
-	"bench/results"
 )
 
 // BenchmarkFloodSoak runs the real bench binary against the fault server's

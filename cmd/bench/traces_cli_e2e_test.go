@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	"bench/internal/testpeer/anthropictest"
-	"bench/traces"
+	"bench/run/traces"
+	"bench/run/traces/tracetest"
 )
 
 // cellParents maps each cell span of a trace to the traceparent naming it.
-func cellParents(spans []traces.Span) map[string]bool {
+func cellParents(spans []tracetest.Span) map[string]bool {
 	out := map[string]bool{}
 	for _, s := range spans {
 		if strings.HasPrefix(s.Name, "cell ") {

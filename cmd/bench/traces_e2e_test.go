@@ -19,10 +19,11 @@ import (
 	"testing"
 	"time"
 
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 	"bench/internal/testpeer/otelcoltest"
-	"bench/results"
-	"bench/rundir"
-	"bench/traces"
+	"bench/run/traces"
+	"bench/run/traces/tracetest"
 )
 
 // headerLog is a reverse proxy in front of a model server that records
@@ -94,13 +95,13 @@ func noOTEL() []string {
 
 // traceFile checks the run's one trace file against the spec and returns
 // its spans.
-func traceFile(t *testing.T, runDir string, forbidden ...string) (string, []traces.Span) {
+func traceFile(t *testing.T, runDir string, forbidden ...string) (string, []tracetest.Span) {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(runDir, rundir.TracesDir, "*.jsonl"))
 	if len(files) != 1 {
 		t.Fatalf("trace files %v, want one", files)
 	}
-	spans, err := traces.CheckFile(files[0], forbidden...)
+	spans, err := tracetest.CheckFile(files[0], forbidden...)
 	if err != nil {
 		t.Fatalf("%s breaks the spec:\n%v", files[0], err)
 	}
@@ -120,7 +121,7 @@ func texts(recs []results.Record) []string {
 
 func us(ms float64) int64 { return int64(math.Round(ms * 1000)) }
 
-func spanUS(t *testing.T, s traces.Span) (start, end int64) {
+func spanUS(t *testing.T, s tracetest.Span) (start, end int64) {
 	t.Helper()
 	a, err1 := time.Parse(time.RFC3339Nano, s.StartTime)
 	b, err2 := time.Parse(time.RFC3339Nano, s.EndTime)
@@ -140,7 +141,7 @@ func msAgree(durUS, ms int64) bool { return durUS+501 >= ms*1000 && durUS-501 < 
 
 // writtenUS is when the span's request was on the wire (its request_written
 // event), or its start: ttft_ms and e2e_ms are timed from the write.
-func writtenUS(t *testing.T, s traces.Span) int64 {
+func writtenUS(t *testing.T, s tracetest.Span) int64 {
 	start, _ := spanUS(t, s)
 	for _, e := range s.Events {
 		if e.Name == "request_written" {
@@ -205,7 +206,7 @@ func TestTraceToRealCollector(t *testing.T) {
 					t.Errorf("service.name %v", o.Resource["service.name"])
 				}
 			}
-			byID := map[string]traces.Span{}
+			byID := map[string]tracetest.Span{}
 			for _, n := range spans {
 				byID[n.SpanID] = n
 				o, ok := otlp[n.SpanID]
@@ -216,8 +217,8 @@ func TestTraceToRealCollector(t *testing.T) {
 			}
 
 			// The tree: root → 4 suites → 20 cells.
-			var root traces.Span
-			suites, cells := map[string]bool{}, map[string]traces.Span{}
+			var root tracetest.Span
+			suites, cells := map[string]bool{}, map[string]tracetest.Span{}
 			for _, n := range spans {
 				switch {
 				case n.ParentSpanID == "":
@@ -285,7 +286,7 @@ func TestTraceToRealCollector(t *testing.T) {
 }
 
 // checkCell compares a cell's spans with its record.
-func checkCell(t *testing.T, r results.Record, c traces.Span, spans []traces.Span) {
+func checkCell(t *testing.T, r results.Record, c tracetest.Span, spans []tracetest.Span) {
 	t.Helper()
 	where := r.Provider + "/" + r.Model + "/" + r.PromptID
 	end := r.Timeline[len(r.Timeline)-1]
@@ -301,8 +302,8 @@ func checkCell(t *testing.T, r results.Record, c traces.Span, spans []traces.Spa
 	if c.Attributes["bench.e2e_ms"] != float64(r.E2EMS) {
 		t.Errorf("%s: bench.e2e_ms %v, record %d", where, c.Attributes["bench.e2e_ms"], r.E2EMS)
 	}
-	var last traces.Span
-	var check traces.Span
+	var last tracetest.Span
+	var check tracetest.Span
 	for _, s := range spans {
 		if s.ParentSpanID != c.SpanID {
 			continue
@@ -487,9 +488,9 @@ func TestResumedRunLinksTraces(t *testing.T) {
 	if len(files) != 2 {
 		t.Fatalf("trace files %v, want the first run's and the resumed one's", files)
 	}
-	var second []traces.Span
+	var second []tracetest.Span
 	for _, f := range files {
-		spans, err := traces.CheckFile(f)
+		spans, err := tracetest.CheckFile(f)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -505,7 +506,7 @@ func TestResumedRunLinksTraces(t *testing.T) {
 	}
 	// The resumed run ran the missing model's two cells again (unavailable
 	// cells are retried); its root links to the first trace.
-	var root *traces.Span
+	var root *tracetest.Span
 	cells := 0
 	for i, s := range second {
 		switch {

@@ -1,4 +1,4 @@
-// Command fakellm serves internal/testpeer/loadserver on a port: a fake
+// Command fakellm serves cmd/fakellm/loadserver on a port: a fake
 // OpenAI-compatible chat server with a known service time, which logs
 // each request's own timings. It is the common target for comparing
 // load generators (bench's own benchmarks, vLLM's `vllm bench serve`):
@@ -18,7 +18,7 @@ import (
 	"net/http"
 	"os"
 
-	"bench/internal/testpeer/loadserver"
+	"bench/cmd/fakellm/loadserver"
 )
 
 func main() {

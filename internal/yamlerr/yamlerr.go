@@ -200,3 +200,33 @@ func Describe(n *yaml.Node) string {
 	}
 	return fmt.Sprintf("%q", n.Value)
 }
+
+// NotShown stands for a value an error message does not repeat.
+const NotShown = "(a value that looks like a key; not repeated)"
+
+// Shown is a value as an error message may repeat it. One that looks like
+// a credential (a long token of letters and digits, no space, not a path
+// or URL) is not repeated: a key pasted in the wrong place must not reach
+// a terminal or a CI log through the message that points at it.
+func Shown(v string) string {
+	if LooksLikeKey(v) {
+		return NotShown
+	}
+	return v
+}
+
+// Quoted is Shown, quoted unless it is not shown.
+func Quoted(v string) string {
+	if LooksLikeKey(v) {
+		return NotShown
+	}
+	return strconv.Quote(v)
+}
+
+// LooksLikeKey says v looks like a credential.
+func LooksLikeKey(v string) bool {
+	if len(v) < 20 || strings.ContainsAny(v, " \t\n") || strings.Contains(v, "://") || strings.HasPrefix(v, "/") || strings.HasPrefix(v, ".") {
+		return false
+	}
+	return strings.ContainsAny(v, "0123456789") && strings.ContainsAny(strings.ToLower(v), "abcdefghijklmnopqrstuvwxyz")
+}

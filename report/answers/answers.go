@@ -43,9 +43,10 @@ import (
 	"io"
 	"unicode/utf8"
 
+	"bench/internal/format"
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 	"bench/report"
-	"bench/results"
-	"bench/rundir"
 )
 
 // Caps of the page (see the package comment).
@@ -376,7 +377,7 @@ type view struct {
 func newView(p *Page) view {
 	return view{RunID: p.RunID, Cap: p.Cap, Budget: fmt.Sprintf("%d MiB", p.Budget>>20), Dropped: p.Dropped, Data: p,
 		AppJS: template.JS(appJS), AppCSS: template.CSS(appCSS), ReportRef: rundir.ReportHTML,
-		Counts: fmt.Sprintf("%s, %s, %s", report.Plural(len(p.Cells), "cell"), report.Plural(len(p.Groups), "group"), report.Plural(len(p.Prompts), "prompt"))}
+		Counts: fmt.Sprintf("%s, %s, %s", format.Plural(len(p.Cells), "cell"), format.Plural(len(p.Groups), "group"), format.Plural(len(p.Prompts), "prompt"))}
 }
 
 // Write renders answers.html of p to w, the page built whole in memory

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 	"bench/internal/testpeer/browsertest"
 	"bench/report"
-	"bench/results"
-	"bench/rundir"
 )
 
 // writeScaleRun writes a run of models × prompts × reps cells with answers

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 	"bench/internal/testpeer/browsertest"
 	"bench/report"
-	"bench/results"
-	"bench/rundir"
 )
 
 func ptr[T any](v T) *T { return &v }

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 	"bench/report"
-	"bench/results"
-	"bench/rundir"
 )
 
 // answers.html as Build writes it (each counted line read once, the page

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"bench/internal/record/rundir"
 	"bench/internal/testpeer/browsertest"
-	"bench/rundir"
 )
 
 // writeScaleReport generates models x prompts x reps cells, builds the

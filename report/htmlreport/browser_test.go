@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"bench/internal/record/rundir"
 	"bench/internal/testpeer/browsertest"
 	"bench/report"
-	"bench/rundir"
 )
 
 // summaryJSON is the part of summary.json the browser test compares with.

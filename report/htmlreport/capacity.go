@@ -3,6 +3,7 @@ package htmlreport
 import (
 	"fmt"
 
+	"bench/internal/format"
 	"bench/report"
 )
 
@@ -53,7 +54,7 @@ func newSweeps(ranked []*report.Group) ([]pageSweep, []capacityRow) {
 			good := "–"
 			if st.Goodput != nil {
 				pt.GoodputRate = st.Goodput.Rate
-				good = report.Pct(st.Goodput.Share)
+				good = format.Pct(st.Goodput.Share)
 			}
 			sw.Points = append(sw.Points, pt)
 			sat := g.Saturation != nil && g.Saturation.Reached && g.Saturation.Stage == st.Stage

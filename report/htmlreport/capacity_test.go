@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 	"bench/internal/testpeer/browsertest"
 	"bench/report"
-	"bench/results"
-	"bench/rundir"
 )
 
 // writeSweep writes a run of one closed-loop sweep [1, 2, 4, 8] against a

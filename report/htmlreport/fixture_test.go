@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 	"bench/report"
-	"bench/results"
-	"bench/rundir"
 )
 
 // fixture describes a generated run directory.

@@ -46,8 +46,8 @@ import (
 	"fmt"
 	"io"
 
+	"bench/internal/record/rundir"
 	"bench/report"
-	"bench/rundir"
 )
 
 // UPlotVersion is the vendored uPlot's version (see uplot/README.md).

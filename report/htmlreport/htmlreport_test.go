@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 	"bench/report"
-	"bench/results"
-	"bench/rundir"
 )
 
 func loadFixture(t *testing.T, f fixture) (string, *Data) {

@@ -11,7 +11,7 @@ import (
 	"os"
 	"sort"
 
-	"bench/rundir"
+	"bench/internal/record/rundir"
 )
 
 // MaxTimelinePoints bounds the points of the resource timeline: a long run

@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"bench/internal/format"
+	"bench/internal/record/rundir"
 	"bench/report"
-	"bench/rundir"
 )
 
 var (
@@ -283,9 +284,9 @@ func newView(d *Data) (*view, error) {
 		AppJS:        template.JS(appJS),
 		AppCSS:       template.CSS(appCSS),
 	}
-	v.Counts = fmt.Sprintf("%s, %s, %s", report.Plural(s.NRecords, "record"), report.Plural(len(s.Groups), "group"), report.Plural(len(s.Prompts), "prompt"))
+	v.Counts = fmt.Sprintf("%s, %s, %s", format.Plural(s.NRecords, "record"), format.Plural(len(s.Groups), "group"), format.Plural(len(s.Prompts), "prompt"))
 	if s.NSkippedLines > 0 {
-		v.Counts += ", " + report.Plural(s.NSkippedLines, "unusable line") + " skipped"
+		v.Counts += ", " + format.Plural(s.NSkippedLines, "unusable line") + " skipped"
 	}
 
 	v.HasCost = report.AnyCost(s)
@@ -381,19 +382,19 @@ func newView(d *Data) (*view, error) {
 		}
 		bf, af := g.ResourcesBefore, g.ResourcesAfter
 		pk := report.WindowPeak(g)
-		r := resRow{Label: g.Label(), PeakCPU: report.Pct(pk.CPUPercent), PeakMem: report.Bytes(pk.MemUsed), PeakRS: report.Bytes(pk.ServerRSS)}
+		r := resRow{Label: g.Label(), PeakCPU: format.Pct(pk.CPUPercent), PeakMem: format.Bytes(pk.MemUsed), PeakRS: format.Bytes(pk.ServerRSS)}
 		var bRSS, aRSS *uint64
 		if bf.Server != nil {
 			bRSS = bf.Server.RSSBytes
 		}
-		r.CPU, r.Mem, r.RSS = report.Pct(bf.CPUPercent)+" → n/a", report.Bytes(bf.MemUsed)+" → n/a", report.Bytes(bRSS)+" → n/a"
+		r.CPU, r.Mem, r.RSS = format.Pct(bf.CPUPercent)+" → n/a", format.Bytes(bf.MemUsed)+" → n/a", format.Bytes(bRSS)+" → n/a"
 		if af != nil {
 			if af.Server != nil {
 				aRSS = af.Server.RSSBytes
 			}
-			r.CPU = report.Pct(bf.CPUPercent) + " → " + report.Pct(af.CPUPercent)
-			r.Mem = report.Bytes(bf.MemUsed) + " → " + report.Bytes(af.MemUsed)
-			r.RSS = report.Bytes(bRSS) + " → " + report.Bytes(aRSS)
+			r.CPU = format.Pct(bf.CPUPercent) + " → " + format.Pct(af.CPUPercent)
+			r.Mem = format.Bytes(bf.MemUsed) + " → " + format.Bytes(af.MemUsed)
+			r.RSS = format.Bytes(bRSS) + " → " + format.Bytes(aRSS)
 		}
 		res = append(res, r)
 	}
@@ -403,7 +404,7 @@ func newView(d *Data) (*view, error) {
 	for _, f := range s.Failures {
 		r := failRow{Group: f.Group, Prompt: f.PromptID, Rep: strconv.Itoa(f.Repetition), Status: f.Status, Type: f.Type, Detail: f.Detail}
 		if f.Count > 0 {
-			r.Prompt, r.Rep = report.Plural(f.Count, "cell"), "–"
+			r.Prompt, r.Rep = format.Plural(f.Count, "cell"), "–"
 		}
 		fails = append(fails, r)
 	}

@@ -5,7 +5,7 @@ import (
 	"io"
 	"testing"
 
-	"bench/results"
+	"bench/internal/record/results"
 )
 
 // BenchmarkJUnit100k builds and writes junit.xml for 100,000 cells over 12

@@ -38,9 +38,9 @@ import (
 
 	"github.com/jstemmer/go-junit-report/v2/junit"
 
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 	"bench/internal/tape"
-	"bench/results"
-	"bench/rundir"
 )
 
 // maxMessage bounds a message attribute: CI pages show it on one line; the

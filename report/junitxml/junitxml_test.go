@@ -12,9 +12,9 @@ import (
 
 	"github.com/jstemmer/go-junit-report/v2/junit"
 
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 	"bench/internal/testpeer/junitschema"
-	"bench/results"
-	"bench/rundir"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden.xml")

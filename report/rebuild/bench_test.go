@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"bench/internal/record/results"
 	"bench/report"
 	"bench/report/htmlreport"
 	"bench/report/junitxml"
-	"bench/results"
 )
 
 // writeRun writes n result lines (with raw output, as a real run has) over

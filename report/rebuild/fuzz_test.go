@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"bench/rundir"
+	"bench/internal/record/rundir"
 )
 
 // FuzzReport is bench report over any results.jsonl: every report is

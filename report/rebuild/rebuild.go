@@ -13,12 +13,12 @@ import (
 	"fmt"
 	"io"
 
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 	"bench/report"
 	"bench/report/answers"
 	"bench/report/htmlreport"
 	"bench/report/junitxml"
-	"bench/results"
-	"bench/rundir"
 )
 
 // onePassGroups is how many groups junit.xml is built for in the

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 	"bench/report"
-	"bench/results"
-	"bench/rundir"
 )
 
 // All writes exactly the files rundir.Layout says bench report rebuilds,

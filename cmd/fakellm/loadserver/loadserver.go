@@ -1,0 +1,224 @@
+// Package loadserver is a fake OpenAI-compatible model server with a
+// known service time, for measuring load: it streams chat completions
+// (SSE, shaped like Ollama's /v1) whose first token comes TTFT (plus
+// PerInputToken per prompt word) after service starts and each further
+// token Gap after the last, serves at most Slots requests at once (the
+// rest wait in arrival order, as a server's batch does), and logs every
+// request's own timings: arrival, service start, first write, end. A
+// capacity sweep against it has a known answer (Slots / service time
+// requests per second), and bench's figures can be checked against the
+// server's log request by request. cmd/fakellm serves it on a port, so any
+// benchmark client (vLLM's `vllm bench serve --backend openai-chat`) can
+// be pointed at the same server.
+//
+// The model name may override the service per request:
+// "ttft=20ms,gap=5ms,tokens=64" (any of the three).
+//
+// Layer: command (fakellm's server, which benchmarks and tests also start
+// in-process; nothing in bench imports it).
+package loadserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Service is how the server serves a request.
+type Service struct {
+	// TTFT is from service start to the first token; PerInputToken adds
+	// to it per word of the prompt (prefill that grows with the input).
+	TTFT, PerInputToken time.Duration
+	// Gap is between tokens; Tokens how many a request gets when it does
+	// not ask (max_tokens, which wins).
+	Gap    time.Duration
+	Tokens int
+	// Slots is how many requests are served at once (0: no limit).
+	Slots int
+}
+
+// Entry is one request as the server saw it, on its own clock (Unix ns).
+type Entry struct {
+	Model       string `json:"model"`
+	TraceParent string `json:"traceparent,omitempty"`
+	InputWords  int    `json:"input_words"`
+	Tokens      int    `json:"tokens"`
+	// ArrivalNS is when the handler had the request (read and parsed);
+	// StartNS when it had a slot; FirstNS when the first token was handed
+	// to the socket; EndNS when the last was.
+	ArrivalNS int64 `json:"arrival_ns"`
+	StartNS   int64 `json:"start_ns"`
+	FirstNS   int64 `json:"first_ns"`
+	EndNS     int64 `json:"end_ns"`
+}
+
+// QueueMS is the wait for a slot; TTFTMS arrival to first token (what a
+// client should measure); ServiceMS service start to end; E2EMS arrival
+// to end.
+func (e Entry) QueueMS() float64   { return float64(e.StartNS-e.ArrivalNS) / 1e6 }
+func (e Entry) TTFTMS() float64    { return float64(e.FirstNS-e.ArrivalNS) / 1e6 }
+func (e Entry) ServiceMS() float64 { return float64(e.EndNS-e.StartNS) / 1e6 }
+func (e Entry) E2EMS() float64     { return float64(e.EndNS-e.ArrivalNS) / 1e6 }
+
+// Server is the handler; its zero value is not usable (New).
+type Server struct {
+	svc   Service
+	slots chan struct{}
+	logw  io.Writer
+	mu    sync.Mutex
+	log   []Entry
+}
+
+// New makes a server; each request's entry is also written to logw as a
+// JSON line when it is not nil.
+func New(svc Service, logw io.Writer) *Server {
+	s := &Server{svc: svc, logw: logw}
+	if svc.Slots > 0 {
+		s.slots = make(chan struct{}, svc.Slots)
+	}
+	if s.svc.Tokens <= 0 {
+		s.svc.Tokens = 16
+	}
+	return s
+}
+
+// Log returns the entries so far, in the order requests ended.
+func (s *Server) Log() []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Entry(nil), s.log...)
+}
+
+// ServeHTTP serves /v1/chat/completions, /v1/models and /log (the
+// entries as JSON lines).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch strings.TrimSuffix(r.URL.Path, "/") {
+	case "/v1/chat/completions":
+		s.chat(w, r)
+	case "/v1/models":
+		fmt.Fprint(w, `{"object":"list","data":[{"id":"fake","object":"model","owned_by":"loadserver"}]}`)
+	case "/log":
+		enc := json.NewEncoder(w)
+		for _, e := range s.Log() {
+			enc.Encode(e)
+		}
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+type chatRequest struct {
+	Model     string `json:"model"`
+	MaxTokens int    `json:"max_tokens"`
+	// max_completion_tokens is what newer OpenAI clients (vLLM's
+	// openai-chat backend) send.
+	MaxCompletionTokens int `json:"max_completion_tokens"`
+	Messages            []struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	var req chatRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	e := Entry{Model: req.Model, TraceParent: r.Header.Get("Traceparent"), ArrivalNS: time.Now().UnixNano()}
+	svc, err := s.svc.override(req.Model)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	e.Tokens = svc.Tokens
+	if n := max(req.MaxTokens, req.MaxCompletionTokens); n > 0 {
+		e.Tokens = n
+	}
+	for _, m := range req.Messages {
+		var text string
+		if json.Unmarshal(m.Content, &text) == nil {
+			e.InputWords += len(strings.Fields(text))
+		}
+	}
+	if s.slots != nil {
+		select {
+		case s.slots <- struct{}{}:
+		case <-r.Context().Done():
+			return
+		}
+		defer func() { <-s.slots }()
+	}
+	e.StartNS = time.Now().UnixNano()
+	w.Header().Set("Content-Type", "text/event-stream")
+	fl, _ := w.(http.Flusher)
+	start := time.Unix(0, e.StartNS)
+	next := start.Add(svc.TTFT + time.Duration(e.InputWords)*svc.PerInputToken)
+	var buf []byte
+	for i := 0; i < e.Tokens; i++ {
+		// Paced from service start, not from the last write, so a late
+		// wake-up does not push every later token back.
+		if d := time.Until(next); d > 0 {
+			time.Sleep(d)
+		}
+		buf = fmt.Appendf(buf[:0], `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795320725,"model":%q,"system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{"role":"assistant","content":" tok"},"finish_reason":null}]}`+"\n\n", req.Model)
+		if _, err := w.Write(buf); err != nil {
+			return
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+		if i == 0 {
+			e.FirstNS = time.Now().UnixNano()
+		}
+		next = next.Add(svc.Gap)
+	}
+	fmt.Fprintf(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795320725,"model":%q,"system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop"}]}`+"\n\n", req.Model)
+	fmt.Fprintf(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795320725,"model":%q,"system_fingerprint":"fp_ollama","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`+"\n\n",
+		req.Model, e.InputWords, e.Tokens, e.InputWords+e.Tokens)
+	io.WriteString(w, "data: [DONE]\n\n")
+	if fl != nil {
+		fl.Flush()
+	}
+	e.EndNS = time.Now().UnixNano()
+	if e.FirstNS == 0 {
+		e.FirstNS = e.EndNS
+	}
+	s.mu.Lock()
+	s.log = append(s.log, e)
+	if s.logw != nil {
+		b, _ := json.Marshal(e)
+		s.logw.Write(append(b, '\n'))
+	}
+	s.mu.Unlock()
+}
+
+// override applies a model name such as "ttft=20ms,gap=5ms,tokens=64";
+// any other name serves as configured.
+func (svc Service) override(model string) (Service, error) {
+	if !strings.Contains(model, "=") {
+		return svc, nil
+	}
+	for _, kv := range strings.Split(model, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		var err error
+		switch k {
+		case "ttft":
+			svc.TTFT, err = time.ParseDuration(v)
+		case "gap":
+			svc.Gap, err = time.ParseDuration(v)
+		case "tokens":
+			svc.Tokens, err = strconv.Atoi(v)
+		default:
+			err = fmt.Errorf("unknown key %q (ttft, gap, tokens)", k)
+		}
+		if err != nil {
+			return svc, fmt.Errorf("model %q: %v", model, err)
+		}
+	}
+	return svc, nil
+}
