@@ -290,6 +290,11 @@ func Load(path string, kinds Kinds) (*Config, error) {
 // Parse is Load on bytes already read; path names the file in errors and
 // anchors relative paths.
 func Parse(path string, data []byte, kinds Kinds) (*Config, error) {
+	return parseBytes(path, data, kinds, nil)
+}
+
+// parseBytes is Parse with the command line's overrides (nil: none).
+func parseBytes(path string, data []byte, kinds Kinds, over *Overrides) (*Config, error) {
 	if line, ok := invalidUTF8(data); ok {
 		return nil, &Error{File: path, Line: line, Msg: "not UTF-8 text; save the file as UTF-8"}
 	}
@@ -300,12 +305,13 @@ func Parse(path string, data []byte, kinds Kinds) (*Config, error) {
 	if len(root.Content) == 0 {
 		return nil, &Error{File: path, Msg: "the file is empty; see bench.yaml in the README for the shape"}
 	}
-	return parse(path, &root, kinds, true)
+	return parse(path, &root, kinds, true, over)
 }
 
 // parse decodes, defaults and validates a parsed document; with
 // loadPrompts it also loads the prompt set and checks the plan's size.
-func parse(path string, root *yaml.Node, kinds Kinds, loadPrompts bool) (*Config, error) {
+// over, when not nil, is merged in before anything is checked.
+func parse(path string, root *yaml.Node, kinds Kinds, loadPrompts bool, over *Overrides) (*Config, error) {
 	c := Config{Path: path, Run: Run{OutDir: "runs", Concurrency: 4, Repetitions: 1,
 		Timeout: Duration(120 * time.Second), MaxOutputBytes: 64 << 10, Warmup: true, JudgeConcurrency: 2}, Traces: defaultTraces()}
 	d := &decoder{file: path}
@@ -315,6 +321,9 @@ func parse(path string, root *yaml.Node, kinds Kinds, loadPrompts bool) (*Config
 	d.mapping(root.Content[0], "", nil, &c, &provs)
 	v := &validator{file: path, root: node{root.Content[0]}}
 	c.decodeProviders(d, provs.Node.n, kinds)
+	if over != nil {
+		v.flags = over.apply(&c)
+	}
 	if c.Run.ID == "" {
 		c.Run.ID = DefaultRunID(time.Now())
 	} else {
@@ -330,6 +339,9 @@ func parse(path string, root *yaml.Node, kinds Kinds, loadPrompts bool) (*Config
 		c.loadPrompts(v)
 		if len(v.errs) == 0 {
 			v.errs = append(v.errs, c.CheckJudges()...)
+		}
+		if len(v.errs) == 0 && over != nil {
+			v.errs = append(v.errs, over.keep(&c)...)
 		}
 	}
 	// This file's problems by line, then those of the prompt files.
@@ -661,7 +673,7 @@ func (c *Config) checkSize(v *validator) {
 }
 
 func (c *Config) loadPrompts(v *validator) {
-	set, err := LoadPromptSet(c)
+	set, err := loadPromptSet(c)
 	if err != nil {
 		var fe *filterError
 		if errors.As(err, &fe) {
@@ -676,10 +688,10 @@ func (c *Config) loadPrompts(v *validator) {
 
 type filterError struct{ error }
 
-// LoadPromptSet loads the prompts the config names (the built-in suite when
+// loadPromptSet loads the prompts the config names (the built-in suite when
 // prompts.files is empty), rejects duplicate ids across files, and keeps
 // those in prompts.only.
-func LoadPromptSet(c *Config) ([]prompts.Prompt, error) {
+func loadPromptSet(c *Config) ([]prompts.Prompt, error) {
 	var set []prompts.Prompt
 	var errs []error
 	suites := c.Prompts.Suites

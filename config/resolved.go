@@ -50,7 +50,7 @@ func LoadResolved(path string, kinds Kinds) (*Config, error) {
 		return nil, &Error{File: path, Line: doc.Line, Field: "prompt_set", Msg: "missing or empty; config.json records the run's prompts"}
 	}
 	unsaved := takeUnsaved(doc, kinds)
-	c, err := parse(path, &root, kinds, false)
+	c, err := parse(path, &root, kinds, false, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,9 @@ type validator struct {
 	file string
 	root node
 	errs []error
+	// flags are the keys the command line set, with the flag and value
+	// that set each: a problem there names them, not a line of the file.
+	flags map[string]string
 }
 
 // add records a problem at a dotted field path, found in the YAML tree.
@@ -61,6 +64,10 @@ func (v *validator) add(field, msg string) {
 // addPath records a problem at the node path; if that node is absent (a
 // missing key) the nearest present parent gives the line.
 func (v *validator) addPath(path []any, field, msg string) {
+	if e, ok := flagError(v.flags, field, msg); ok {
+		v.errs = append(v.errs, e)
+		return
+	}
 	line := 0
 	for i := len(path); i >= 0 && line == 0; i-- {
 		if n := v.root.lookup(path[:i]...); n != nil {

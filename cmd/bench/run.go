@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"bench/cmd/bench/internal/session"
-	"bench/config"
 	"bench/internal/exitcode"
 	"bench/prompts"
 )
@@ -40,6 +40,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 type runFlags struct {
 	models, prompts, providers, suites string
 	shard, failOn                      string
+	concurrency, repetitions           int
+	timeout                            time.Duration
 }
 
 // defineRunFlags binds bench run's flags to o and f.
@@ -49,9 +51,9 @@ func defineRunFlags(fs *flag.FlagSet, o *session.Options, f *runFlags) {
 	fs.StringVar(&f.prompts, "prompts", "", "comma-separated prompt ids to keep (overrides prompts.only)")
 	fs.StringVar(&f.suites, "suite", "", "comma-separated built-in suites to run, "+strings.Join(prompts.Suites, " or ")+" (overrides prompts.suites; prompts.files still load)")
 	fs.StringVar(&f.providers, "providers", "", "comma-separated provider names to keep")
-	fs.IntVar(&o.Concurrency, "concurrency", 0, "cells in flight across all providers (overrides run.concurrency)")
-	fs.IntVar(&o.Repetitions, "repetitions", 0, "repetitions of each cell (overrides run.repetitions)")
-	fs.DurationVar(&o.Timeout, "timeout", 0, "per-cell timeout, e.g. 90s (overrides run.timeout)")
+	fs.IntVar(&f.concurrency, "concurrency", 0, "cells in flight across all providers (overrides run.concurrency)")
+	fs.IntVar(&f.repetitions, "repetitions", 0, "repetitions of each cell (overrides run.repetitions)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "per-cell timeout, e.g. 90s (overrides run.timeout)")
 	fs.StringVar(&o.RunID, "run-id", "", "run id, the run directory's name (default: UTC timestamp)")
 	fs.StringVar(&o.OutDir, "out", "", "parent directory of run directories (overrides run.out_dir)")
 	fs.BoolVar(&o.Quiet, "quiet", false, "print nothing but errors and warnings (no progress, no table)")
@@ -99,18 +101,20 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (o *session.Options,
 func checkRunFlags(o *session.Options, f *runFlags, set map[string]bool) []error {
 	o.ConfigSet = set["config"]
 	o.Models, o.Prompts, o.Providers, o.Suites = splitList(f.models), splitList(f.prompts), splitList(f.providers), splitList(f.suites)
+	// The values are checked with the file's, by config.LoadWith, each
+	// error naming its flag and the key it sets.
+	if set["concurrency"] {
+		o.Concurrency = &f.concurrency
+	}
+	if set["repetitions"] {
+		o.Repetitions = &f.repetitions
+	}
+	if set["timeout"] {
+		o.Timeout = &f.timeout
+	}
 	var errs []error
-	if set["concurrency"] && o.Concurrency < 1 {
-		errs = append(errs, errors.New("--concurrency: must be at least 1"))
-	}
-	if set["repetitions"] && o.Repetitions < 1 {
-		errs = append(errs, errors.New("--repetitions: must be at least 1"))
-	}
-	if set["timeout"] && o.Timeout <= 0 {
-		errs = append(errs, errors.New("--timeout: must be more than 0 (e.g. 90s)"))
-	}
-	if err := config.CheckRunID(o.RunID); set["run-id"] && err != nil {
-		errs = append(errs, fmt.Errorf("--run-id: %w", err))
+	if set["run-id"] && o.RunID == "" {
+		errs = append(errs, errors.New("--run-id: run.id: give the run's name"))
 	}
 	if set["junit"] && o.JUnit == "" {
 		errs = append(errs, errors.New("--junit: give a file name"))

@@ -178,7 +178,9 @@ func load(o Options) (*state, error) {
 	}
 	var cur *config.Config
 	if o.Config != "" {
-		if cur, err = config.Load(o.Config, providers.Kinds); err != nil {
+		// Loaded once, without prompts.only: today's checks for every
+		// prompt the run recorded.
+		if cur, err = config.LoadWith(o.Config, providers.Kinds, &config.Overrides{AllPrompts: true}); err != nil {
 			return nil, err
 		}
 	}
@@ -263,10 +265,7 @@ func todaysPrompts(o Options, cur *config.Config) ([]prompts.Prompt, []string, e
 		return set, o.Prompts, nil
 	}
 	if cur != nil {
-		c := *cur
-		c.Prompts.Only = nil
-		set, err := config.LoadPromptSet(&c)
-		return set, []string{o.Config}, err
+		return cur.PromptSet, []string{o.Config}, nil
 	}
 	return nil, []string{}, nil
 }

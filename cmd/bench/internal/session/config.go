@@ -16,20 +16,17 @@ import (
 	"bench/providers"
 )
 
-// setup loads the config, applies the options and builds the providers. A
+// setup loads the config with the options merged in, once, and builds the
+// providers. A
 // nil config means the command ends with the returned code.
 func setup(o *Options, stderr io.Writer) (*config.Config, map[string]providers.Provider, int) {
-	cfg, err := config.Load(o.Config, providers.Kinds)
+	cfg, err := config.LoadWith(o.Config, providers.Kinds, &o.Overrides)
 	if errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintln(stderr, noConfig(o))
 		return nil, nil, exitcode.Usage
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "bench run: bad config:\n%v\n", err)
-		return nil, nil, exitcode.Usage
-	}
-	if err := o.apply(cfg); err != nil {
-		fmt.Fprintf(stderr, "bench run: %v\n", err)
 		return nil, nil, exitcode.Usage
 	}
 	provs, err := newProviders(cfg, func(p *config.Provider) string { return fmt.Sprintf("%s:%d", cfg.Path, p.Line) })
@@ -82,8 +79,8 @@ func resumeConfig(cur *config.Config, o *Options, stderr io.Writer) (*config.Con
 		return nil, nil, exitcode.Usage
 	}
 	saved.Run.OutDir, saved.Run.ID, saved.Run.IDChosen = cur.Run.OutDir, cur.Run.ID, true
-	if o.Concurrency > 0 {
-		saved.Run.Concurrency = o.Concurrency
+	if o.Concurrency != nil {
+		saved.Run.Concurrency = *o.Concurrency
 	}
 	provs, err := newProviders(saved, func(*config.Provider) string { return path })
 	if err != nil {
@@ -101,10 +98,10 @@ func (o *Options) samePlan(saved *config.Config) error {
 	refuse := func(flag, given, has string) {
 		errs = append(errs, fmt.Errorf("%s %s: the run was started with %s; a resumed run keeps its plan (start a new run for another)", flag, given, has))
 	}
-	if o.Repetitions > 0 && o.Repetitions != saved.Run.Repetitions {
-		refuse("--repetitions", fmt.Sprint(o.Repetitions), fmt.Sprint(saved.Run.Repetitions))
+	if o.Repetitions != nil && *o.Repetitions != saved.Run.Repetitions {
+		refuse("--repetitions", fmt.Sprint(*o.Repetitions), fmt.Sprint(saved.Run.Repetitions))
 	}
-	if o.Timeout > 0 && o.Timeout != time.Duration(saved.Run.Timeout) {
+	if o.Timeout != nil && *o.Timeout != time.Duration(saved.Run.Timeout) {
 		refuse("--timeout", o.Timeout.String(), time.Duration(saved.Run.Timeout).String())
 	}
 	var names, models, ids []string

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"bench/config"
 	"bench/internal/exitcode"
 	"bench/internal/record/rundir"
 )
@@ -150,7 +151,7 @@ func TestRunOutputNotATerminal(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "runs")
 	ci := filepath.Join(t.TempDir(), "ci-junit.xml")
 
-	code, stdout, stderr := runSession(Options{Config: cfg, ConfigSet: true, OutDir: out, RunID: "inproc", JUnit: ci})
+	code, stdout, stderr := runSession(Options{Config: cfg, ConfigSet: true, Overrides: config.Overrides{OutDir: out, RunID: "inproc"}, JUnit: ci})
 	if code != exitcode.OK {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -180,7 +181,7 @@ func TestRunOutputNotATerminal(t *testing.T) {
 
 	// Quiet prints only what needs acting on: here, at most that the server
 	// is not an Ollama, so no cell can be flagged cold from /api/ps.
-	code, stdout, stderr = runSession(Options{Config: cfg, ConfigSet: true, OutDir: out, RunID: "quiet", Quiet: true})
+	code, stdout, stderr = runSession(Options{Config: cfg, ConfigSet: true, Overrides: config.Overrides{OutDir: out, RunID: "quiet"}, Quiet: true})
 	rest := strings.TrimSpace(stderr)
 	if strings.Contains(rest, "which models the server holds is not asked any more") && !strings.Contains(rest, "\n") {
 		rest = ""
@@ -197,7 +198,7 @@ func TestWarmupInResources(t *testing.T) {
 	srv := newReplay(t)
 	cfg := writeConfig(t, "  concurrency: 1\n", "  - type: ollama_openai\n    base_url: "+srv.URL+"/v1\n    models: [m]\n")
 	out := t.TempDir()
-	if code, stdout, stderr := runSession(Options{Config: cfg, OutDir: out, RunID: "w", Quiet: true}); code != exitcode.OK {
+	if code, stdout, stderr := runSession(Options{Config: cfg, Overrides: config.Overrides{OutDir: out, RunID: "w"}, Quiet: true}); code != exitcode.OK {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
 	var rec rundir.SuiteRecord
@@ -225,7 +226,7 @@ func TestShardExitOverItsOwnCells(t *testing.T) {
 			"  - name: c\n    type: ollama_openai\n    base_url: "+down.URL+"/v1\n    models: [m]\n")
 	out := t.TempDir()
 	for i, want := range []int{exitcode.OK, exitcode.OK, exitcode.Unreached} {
-		code, stdout, stderr := runSession(Options{Config: cfg, OutDir: out, Quiet: true, ShardIndex: i + 1, ShardCount: 3})
+		code, stdout, stderr := runSession(Options{Config: cfg, Overrides: config.Overrides{OutDir: out}, Quiet: true, ShardIndex: i + 1, ShardCount: 3})
 		if code != want {
 			t.Errorf("shard %d/3: exit %d, want %d\n%s%s", i+1, code, want, stdout, stderr)
 		}
@@ -234,12 +235,12 @@ func TestShardExitOverItsOwnCells(t *testing.T) {
 		}
 	}
 	// Unsharded, the dead provider makes the run exit 4, naming it.
-	code, _, stderr := runSession(Options{Config: cfg, OutDir: out, Quiet: true})
+	code, _, stderr := runSession(Options{Config: cfg, Overrides: config.Overrides{OutDir: out}, Quiet: true})
 	if code != exitcode.Unreached || !strings.Contains(stderr, "no cell of c reached a model") {
 		t.Errorf("unsharded: exit %d\n%s", code, stderr)
 	}
 	// A shard past the suites has nothing to reach.
-	code, stdout, stderr := runSession(Options{Config: cfg, OutDir: out, Quiet: true, ShardIndex: 4, ShardCount: 4})
+	code, stdout, stderr := runSession(Options{Config: cfg, Overrides: config.Overrides{OutDir: out}, Quiet: true, ShardIndex: 4, ShardCount: 4})
 	if code != exitcode.OK {
 		t.Errorf("empty shard: exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -252,7 +253,7 @@ func TestResumedRunInfoCountsTheWholeRun(t *testing.T) {
 	srv := newReplay(t)
 	cfg := writeConfig(t, "  concurrency: 1\n  warmup: false\n", "  - type: ollama_openai\n    base_url: "+srv.URL+"/v1\n    models: [m]\n")
 	out := t.TempDir()
-	if code, stdout, stderr := runSession(Options{Config: cfg, OutDir: out, RunID: "r", Quiet: true}); code != exitcode.OK {
+	if code, stdout, stderr := runSession(Options{Config: cfg, Overrides: config.Overrides{OutDir: out, RunID: "r"}, Quiet: true}); code != exitcode.OK {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
 	dir := filepath.Join(out, "r")
@@ -266,7 +267,7 @@ func TestResumedRunInfoCountsTheWholeRun(t *testing.T) {
 	os.WriteFile(rundir.Path(dir, rundir.ResultsFile), []byte(lines[0]+string(b)+"\n"), 0o644)
 	os.Remove(rundir.Path(dir, rundir.RunFile))
 
-	code, stdout, stderr := runSession(Options{Config: cfg, OutDir: out, RunID: "r", Resume: true, Quiet: true})
+	code, stdout, stderr := runSession(Options{Config: cfg, Overrides: config.Overrides{OutDir: out, RunID: "r"}, Resume: true, Quiet: true})
 	if code != exitcode.OK {
 		t.Fatalf("resume: exit %d\n%s%s", code, stdout, stderr)
 	}
