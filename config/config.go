@@ -18,7 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"bench/internal/record/slo"
 
@@ -295,8 +294,8 @@ func Parse(path string, data []byte, kinds Kinds) (*Config, error) {
 
 // parseBytes is Parse with the command line's overrides (nil: none).
 func parseBytes(path string, data []byte, kinds Kinds, over *Overrides) (*Config, error) {
-	if line, ok := invalidUTF8(data); ok {
-		return nil, &Error{File: path, Line: line, Msg: "not UTF-8 text; save the file as UTF-8"}
+	if err := yamlerr.CheckUTF8(path, data); err != nil {
+		return nil, err
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
@@ -384,25 +383,6 @@ func errLine(err error) int {
 type rawNode struct{ n *yaml.Node }
 
 func (r *rawNode) UnmarshalYAML(n *yaml.Node) error { r.n = n; return nil }
-
-// invalidUTF8 returns the line of the first byte that is not UTF-8.
-func invalidUTF8(data []byte) (int, bool) {
-	if utf8.Valid(data) {
-		return 0, false
-	}
-	line := 1
-	for i := 0; i < len(data); {
-		r, size := utf8.DecodeRune(data[i:])
-		if r == utf8.RuneError && size <= 1 {
-			return line, true
-		}
-		if r == '\n' {
-			line++
-		}
-		i += size
-	}
-	return line, true
-}
 
 // decodeProviders decodes each entry's shared keys and its kind's options
 // in one pass, so every problem of every entry is reported, each at its own

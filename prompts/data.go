@@ -132,8 +132,8 @@ func readTemplate(path string) (*dataTemplate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read template: %w", err)
 	}
-	if line, bad := invalidUTF8(data); bad {
-		return nil, &yamlerr.Error{File: path, Line: line, Msg: "not UTF-8 text; save the file as UTF-8"}
+	if err := yamlerr.CheckUTF8(path, data); err != nil {
+		return nil, err
 	}
 	t := &dataTemplate{path: path, root: &yaml.Node{}, uses: map[string]*yaml.Node{}, parts: map[*yaml.Node][]part{}}
 	if err := yaml.Unmarshal(data, t.root); err != nil {
@@ -285,8 +285,8 @@ func readData(path string) (*dataFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read data file: %w", err)
 	}
-	if line, bad := invalidUTF8(data); bad {
-		return nil, &yamlerr.Error{File: path, Line: line, Msg: "not UTF-8 text; save the file as UTF-8"}
+	if err := yamlerr.CheckUTF8(path, data); err != nil {
+		return nil, err
 	}
 	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
 	var d *dataFile
@@ -562,23 +562,4 @@ func (t *dataTemplate) fillNode(n *yaml.Node, vals map[string]string) *yaml.Node
 		}
 	}
 	return &c
-}
-
-// invalidUTF8 returns the line of the first byte that is not UTF-8.
-func invalidUTF8(data []byte) (int, bool) {
-	if utf8.Valid(data) {
-		return 0, false
-	}
-	line := 1
-	for i := 0; i < len(data); {
-		r, size := utf8.DecodeRune(data[i:])
-		if r == utf8.RuneError && size <= 1 {
-			return line, true
-		}
-		if r == '\n' {
-			line++
-		}
-		i += size
-	}
-	return line, true
 }

@@ -35,7 +35,7 @@ func TestBuiltinSuite(t *testing.T) {
 	}
 	// Every type of the results schema, and every trajectory check (the
 	// agentic tasks).
-	for _, typ := range append([]string{"noop", "exact", "one_of", "regex_fullmatch", "max_words", "max_sentences", "exact_bullets", "json_keys", "tool_invocation"}, validators.TrajectoryTypes()...) {
+	for _, typ := range append([]string{"noop", "exact", "one_of", "regex_fullmatch", "max_words", "max_sentences", "exact_bullets", "json_keys", "tool_invocation"}, validators.TypeMaxToolCalls, validators.TypeNoUnknownTools, validators.TypeToolSequence) {
 		if !types[typ] {
 			t.Errorf("no built-in prompt uses validator %s", typ)
 		}

@@ -60,6 +60,7 @@ func (c *chatCompletions) body(req Request) ([]byte, error) {
 		c.request(&cr)
 	}
 	if req.MaxTokens > 0 {
+		//lint:ignore SA1019 Ollama's OpenAI-compatible API (0.9.6) reads max_tokens only; max_completion_tokens would be ignored
 		cr.MaxTokens = req.MaxTokens
 	}
 	for _, t := range req.Tools {

@@ -43,6 +43,7 @@ func (ollamaOpenAIKind) Resolve(p *config.Provider, problem func(key, msg string
 func (ollamaOpenAIKind) New(p *config.Provider) (Provider, error) {
 	o := options[ollamaOpenAIOptions](p)
 	chat := newChatCompletions(&o.httpOptions, func(cr *openai.ChatCompletionRequest) {
+		//lint:ignore SA1019 Ollama's OpenAI-compatible API (0.9.6) reads max_tokens only; max_completion_tokens would be ignored
 		cr.MaxTokens = o.MaxTokens
 		cr.Seed = o.Seed
 		if o.Temperature != nil {

@@ -196,7 +196,7 @@ func TestLargeRunCounts(t *testing.T) {
 	} else {
 		writeLargeRun(t, dir, n)
 	}
-	s, err := Load(dir)
+	s, err := LoadEach(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestLoadMatchesEncodingJSON(t *testing.T) {
 		}
 		recs = append(recs, r)
 	}
-	loaded, err := Load(dir)
+	loaded, err := LoadEach(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

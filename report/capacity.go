@@ -111,18 +111,15 @@ type stageAcc struct {
 	sent                             int
 	outTokens, inTokens              int64
 	good                             int
-	ttftPer, e2ePer                  []float64 // for percentile targets: the same as ttft, e2e
 }
 
 // capacityAcc is a group's load and serving figures.
 type capacityAcc struct {
-	stages          map[string]*Stage
-	order           []string
-	itl             results.ITLMerge
-	tpot, prefill   estimator
-	good, judged    int
-	outTok, inTok   int64
-	minStart, maxUS int64
+	stages        map[string]*Stage
+	order         []string
+	itl           results.ITLMerge
+	tpot, prefill estimator
+	good, judged  int
 }
 
 // slo is what the aggregator judges goodput against.

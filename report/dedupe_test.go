@@ -36,7 +36,7 @@ func TestDuplicateLinesCountedOnce(t *testing.T) {
 		}
 	}
 	w.Close()
-	s, err := Load(dir)
+	s, err := LoadEach(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestDuplicateLinesCountedOnce(t *testing.T) {
 	w.Write(rec("P0", 0, "ok", nil))
 	w.Write(rec("P0", 1, "ok", nil))
 	w.Close()
-	if s, _ := Load(one); s.NDuplicateLines != 0 || len(s.Warnings) != 0 || s.Groups[0].NTotal != 2 {
+	if s, _ := LoadEach(one, nil); s.NDuplicateLines != 0 || len(s.Warnings) != 0 || s.Groups[0].NTotal != 2 {
 		t.Errorf("no duplicates: %+v", s)
 	}
 }
@@ -88,7 +88,7 @@ func TestDedupeAcrossChunksAndCollisions(t *testing.T) {
 	}
 	check := func(name, dir string, lastOf map[results.Key]int, lines int) {
 		t.Helper()
-		s, err := Load(dir)
+		s, err := LoadEach(dir, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

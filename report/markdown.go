@@ -234,7 +234,7 @@ func writeTiers(b *strings.Builder, s *Summary) {
 		}
 		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s | %s | %d/%d | %d | %s | %s | %s | %s |\n",
 			tr.Rank, md(tr.Provider), md(tr.Model), level(tr.ThinkingLevel), tierName(tr), confidence(tr),
-			pct(tr.ToolUseSuccessRate), ciText(tr.ToolUseSuccessCI), tr.NSucceeded, tr.NCounted, tr.NErrorCells, excluded(tr),
+			pct(tr.ToolUseSuccessRate), ciText(tr.ToolUseSuccessCI), tr.NSucceeded, tr.NCounted, tr.NErrorCells, tr.ExcludedText(),
 			countOf(tr.NUnsafeActions, tr.NToolCalls), countOf(tr.NSchemaInvalidCalls, tr.NSchemaCheckedCalls), md(routingText(tr)))
 	}
 	moreRows(b, len(t.Ranking), "tiers.json")
@@ -305,7 +305,9 @@ func routingText(t *Tier) string {
 	}
 }
 
-func excluded(t *Tier) string {
+// ExcludedText is how many cells the tier left out and why: "0", or
+// "3 (2 unavailable, 1 error)".
+func (t *Tier) ExcludedText() string {
 	if t.NExcluded == 0 {
 		return "0"
 	}

@@ -124,7 +124,7 @@ func sortStrings(s []string) {
 
 func loadFixture(t *testing.T) *Summary {
 	t.Helper()
-	s, err := Load("testdata/run1")
+	s, err := LoadEach("testdata/run1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +472,7 @@ func TestColdStartsAndLoad(t *testing.T) {
 		Warmup: &rundir.Warmup{LoadMS: 254.3216}}); err != nil {
 		t.Fatal(err)
 	}
-	s, err = Load(dir)
+	s, err = LoadEach(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,7 +491,7 @@ func TestColdStartsAndLoad(t *testing.T) {
 // build rebuilds the summary files of dir as bench report does: Load,
 // Warn, Write.
 func build(dir string, warn io.Writer) error {
-	s, err := Load(dir)
+	s, err := LoadEach(dir, nil)
 	if err != nil {
 		return err
 	}
@@ -535,7 +535,7 @@ func TestHugeValueNamesItsLine(t *testing.T) {
 func TestStreamedJSONMatchesWhole(t *testing.T) {
 	dir := t.TempDir()
 	writeLargeRun(t, dir, 600)
-	s, err := Load(dir)
+	s, err := LoadEach(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -564,7 +564,7 @@ func TestDistsOfTheFirstRankedGroups(t *testing.T) {
 	for _, n := range []int{MaxPlotted - 1, 3*MaxPlotted + 17} {
 		dir := t.TempDir()
 		writeDistinctRun(t, dir, n)
-		s, err := Load(dir)
+		s, err := LoadEach(dir, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1028,12 +1028,9 @@ func Summarize(records []results.Record) *Summary {
 	return s
 }
 
-// Load reads runDir/results.jsonl, streaming, and the suites' resource
-// files, and returns the summary. Malformed lines are in SkippedLines; only
-// I/O failure is an error.
-func Load(runDir string) (*Summary, error) { return LoadEach(runDir, nil) }
-
-// LoadEach is Load that also hands the records to the other reports of a
+// LoadEach reads runDir/results.jsonl, streaming, and the suites' resource
+// files, and returns the summary; malformed lines are in SkippedLines, and
+// only I/O failure is an error. It also hands the records to the other reports of a
 // run (report.html's samples, junit.xml) in the same pass, instead of their
 // reading results.jsonl again, counting each cell once as the summary does:
 // start (when not nil) is called before each pass over results.jsonl and

@@ -1,12 +1,8 @@
 package validators
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -14,6 +10,7 @@ import (
 	"bench/internal/yamlerr"
 	"bench/toolparse"
 	"bench/validators/bfcl"
+	"bench/validators/scripted"
 )
 
 // TypeBFCL judges a reply's native function calls with BFCL's AST checker
@@ -47,7 +44,7 @@ func (s *Spec) bfclSpec(vals map[string]*yaml.Node) error {
 	if !ok {
 		return yamlerr.At(nil, "validator.functions", "missing (required by type bfcl_ast)")
 	}
-	raw, err := bfclJSON(fn, "validator.functions")
+	raw, err := scripted.NodeJSON(fn, "validator.functions", true)
 	if err != nil {
 		return err
 	}
@@ -63,7 +60,7 @@ func (s *Spec) bfclSpec(vals map[string]*yaml.Node) error {
 	case cat != bfcl.Irrelevance && !has:
 		return yamlerr.At(nil, "validator.ground_truth", "missing (required by BFCL category "+cat+")")
 	case has:
-		raw, err := bfclJSON(gt, "validator.ground_truth")
+		raw, err := scripted.NodeJSON(gt, "validator.ground_truth", true)
 		if err != nil {
 			return err
 		}
@@ -104,82 +101,4 @@ func (s *Spec) BFCLExpected() []string {
 		return nil
 	}
 	return s.bfcl.ExpectedTools()
-}
-
-// bfclJSON renders a YAML value as JSON keeping what BFCL's checker reads
-// from a JSON number: a float stays a float (10.0, not 10), an integer an
-// integer.
-func bfclJSON(n *yaml.Node, field string) (json.RawMessage, error) {
-	var b bytes.Buffer
-	if err := writeBFCL(&b, n, field, 0); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-func writeBFCL(b *bytes.Buffer, n *yaml.Node, field string, depth int) error {
-	n = yamlerr.Resolve(n)
-	if depth > 64 {
-		return yamlerr.At(n, field, "nested deeper than 64 levels")
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		b.WriteByte('{')
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			k, _ := json.Marshal(n.Content[i].Value)
-			b.Write(k)
-			b.WriteByte(':')
-			if err := writeBFCL(b, n.Content[i+1], field+"."+n.Content[i].Value, depth+1); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
-	case yaml.SequenceNode:
-		b.WriteByte('[')
-		for i, c := range n.Content {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := writeBFCL(b, c, fmt.Sprintf("%s[%d]", field, i), depth+1); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-	case yaml.ScalarNode:
-		switch n.Tag {
-		case "!!null":
-			b.WriteString("null")
-		case "!!bool":
-			var v bool
-			if err := n.Decode(&v); err != nil {
-				return yamlerr.At(n, field, err.Error())
-			}
-			b.WriteString(strconv.FormatBool(v))
-		case "!!int":
-			var v int64
-			if err := n.Decode(&v); err != nil {
-				return yamlerr.At(n, field, "bad integer "+n.Value)
-			}
-			b.WriteString(strconv.FormatInt(v, 10))
-		case "!!float":
-			var f float64
-			if err := n.Decode(&f); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-				return yamlerr.At(n, field, "bad number "+n.Value+" (NaN and infinity have no JSON form)")
-			}
-			s := strconv.FormatFloat(f, 'g', -1, 64)
-			if !strings.ContainsAny(s, ".e") {
-				s += ".0"
-			}
-			b.WriteString(s)
-		default:
-			k, _ := json.Marshal(n.Value)
-			b.Write(k)
-		}
-	default:
-		return yamlerr.At(n, field, "unsupported YAML value")
-	}
-	return nil
 }

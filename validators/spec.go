@@ -101,14 +101,6 @@ func Types() []string {
 	return out
 }
 
-// TrajectoryTypes returns the names of the trajectory validator types,
-// sorted: they judge the tool calls of an agentic task across its turns.
-func TrajectoryTypes() []string { return slices.Clone(trajectoryTypes) }
-
-// ExternalTypes returns the names of the types judged outside bench after
-// the cell has ended (a judge model, a program), sorted.
-func ExternalTypes() []string { return slices.Clone(externalTypes) }
-
 // allTypes lists every type a spec may name, for error messages.
 func allTypes() string {
 	all := append(append(append(Types(), trajectoryTypes...), externalTypes...), TypeBFCL)

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -229,4 +230,24 @@ func LooksLikeKey(v string) bool {
 		return false
 	}
 	return strings.ContainsAny(v, "0123456789") && strings.ContainsAny(strings.ToLower(v), "abcdefghijklmnopqrstuvwxyz")
+}
+
+// CheckUTF8 is nil for UTF-8 text, else the error at the line of the
+// first byte that is not.
+func CheckUTF8(file string, data []byte) error {
+	if utf8.Valid(data) {
+		return nil
+	}
+	line := 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			break
+		}
+		if r == '\n' {
+			line++
+		}
+		i += size
+	}
+	return &Error{File: file, Line: line, Msg: "not UTF-8 text; save the file as UTF-8"}
 }

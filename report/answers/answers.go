@@ -392,14 +392,6 @@ func Write(w io.Writer, p *Page) error {
 	return err
 }
 
-// Build reads dir's results.jsonl (answers and all) into the page of the
-// run s summarises, each cell by its last record, and writes
-// dir/answers.html. Unusable lines were the summary's to report; here
-// they are skipped. A summary read from the run directory names the
-// lines it counted: only those are read, each cell once, so the page
-// needs no index of its cells to replace an earlier record of one.
-func Build(dir string, s *report.Summary) error { return Start(dir, s).Finish() }
-
 // Pass is answers.html's pass over a run, started (Start) and not yet
 // finished.
 type Pass struct {

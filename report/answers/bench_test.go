@@ -58,7 +58,7 @@ func writeScaleRun(tb testing.TB, models, prompts, reps int) (string, *report.Su
 	if err := w.Close(); err != nil {
 		tb.Fatal(err)
 	}
-	s, err := report.Load(dir)
+	s, err := report.LoadEach(dir, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func writeScaleRun(tb testing.TB, models, prompts, reps int) (string, *report.Su
 func BenchmarkAnswersBuild100k(b *testing.B) {
 	dir, s := writeScaleRun(b, 100, 100, 10)
 	for b.Loop() {
-		if err := Build(dir, s); err != nil {
+		if err := Start(dir, s).Finish(); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -102,7 +102,7 @@ func BenchmarkAnswersBuild100k(b *testing.B) {
 //	go test ./report/answers -run '^$' -bench AnswersLoad100k -benchtime 3x
 func BenchmarkAnswersLoad100k(b *testing.B) {
 	dir, s := writeScaleRun(b, 100, 100, 10)
-	if err := Build(dir, s); err != nil {
+	if err := Start(dir, s).Finish(); err != nil {
 		b.Fatal(err)
 	}
 	br := browsertest.New(b)

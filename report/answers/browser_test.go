@@ -86,14 +86,14 @@ func fixtureRun(t testing.TB) (dir string, recs map[string]results.Record) {
 	if err := os.WriteFile(filepath.Join(dir, rundir.ResultsFile), buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := report.Load(dir)
+	s, err := report.LoadEach(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.NSkippedLines != 0 {
 		t.Fatalf("fixture lines skipped: %v", s.SkippedLines)
 	}
-	if err := Build(dir, s); err != nil {
+	if err := Start(dir, s).Finish(); err != nil {
 		t.Fatal(err)
 	}
 	return dir, recs

@@ -49,14 +49,14 @@ func TestBuildStreamsWhatWriteRenders(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := report.Load(dir)
+	s, err := report.LoadEach(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.NDuplicateLines != 5 {
 		t.Fatalf("%d duplicate lines, want 5", s.NDuplicateLines)
 	}
-	if err := Build(dir, s); err != nil {
+	if err := Start(dir, s).Finish(); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(filepath.Join(dir, rundir.AnswersHTML))

@@ -2,7 +2,6 @@ package compare
 
 import (
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -253,9 +252,4 @@ func turnDetail(t results.Turn) string {
 		return "(empty reply)"
 	}
 	return strings.Join(lines, "\n")
-}
-
-// causeTitle is a root cause's heading in compare.html.
-func causeTitle(rc *RootCause) string {
-	return fmt.Sprintf("%s · %s · %s", rc.Category, gateWordOf(rc.FailsGate), rc.Message)
 }

@@ -141,7 +141,7 @@ func TestReportInChromium(t *testing.T) {
 	// The ranking's figures are summary.json's, in report.Ranked's order.
 	var sum summaryJSON
 	readJSON(t, filepath.Join(dir, "summary.json"), &sum)
-	s, err := report.Load(dir)
+	s, err := report.LoadEach(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,7 +103,7 @@ func (f fixture) write(tb testing.TB, dir string) {
 // buildSummary writes dir's summary files from its results.jsonl as bench
 // report does.
 func buildSummary(dir string) error {
-	s, err := report.Load(dir)
+	s, err := report.LoadEach(dir, nil)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func buildSummary(dir string) error {
 // load builds a run directory's report data as bench report does: the
 // summary (its pass matrix carries the cells' details), then the Data.
 func load(dir string) (*Data, error) {
-	s, err := report.Load(dir)
+	s, err := report.LoadEach(dir, nil)
 	if err != nil {
 		return nil, err
 	}

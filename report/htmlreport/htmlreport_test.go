@@ -346,7 +346,7 @@ func TestRoutingSection(t *testing.T) {
 		}
 	}
 	w.Close()
-	s, err := report.Load(dir)
+	s, err := report.LoadEach(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

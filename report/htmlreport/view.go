@@ -563,7 +563,7 @@ func newRankRow(rank int, g *report.Group) rankRow {
 		r.Tier, r.TierClass = tierName(t.Tier), t.Tier
 		r.TierRate = pctCell(t.ToolUseSuccessRate)
 		r.TierCounted = fmt.Sprintf("%d/%d", t.NSucceeded, t.NCounted)
-		r.TierExcluded = excluded(t)
+		r.TierExcluded = t.ExcludedText()
 	}
 	return r
 }
@@ -578,22 +578,6 @@ func tierName(t string) string {
 		return "Tier 3"
 	}
 	return t
-}
-
-func excluded(t *report.Tier) string {
-	if t.NExcluded == 0 {
-		return "0"
-	}
-	keys := make([]string, 0, len(t.Excluded))
-	for k := range t.Excluded {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%d %s", t.Excluded[k], k)
-	}
-	return fmt.Sprintf("%d (%s)", t.NExcluded, strings.Join(parts, ", "))
 }
 
 func exact(v *float64) string {

@@ -61,7 +61,7 @@ func BenchmarkBuildReports100k(b *testing.B) {
 	b.Run("two_passes", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			s, err := report.Load(dir)
+			s, err := report.LoadEach(dir, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -67,10 +67,6 @@ type ChangeOptions struct {
 	MinSegment int `json:"min_segment"`
 }
 
-// DefaultChangeOptions are Otava's defaults: a window of 50, p <= 0.001, no
-// smallest magnitude.
-func DefaultChangeOptions() ChangeOptions { return ChangeOptions{Window: 50, MaxP: 0.001} }
-
 // ChangePoint is one change point: the series shifts from Index on.
 type ChangePoint struct {
 	// Index is the first point of the new level.

@@ -135,13 +135,6 @@ type Options struct {
 	Correction Correction `json:"correction"`
 }
 
-// DefaultOptions returns the gate's defaults for a latency in
-// milliseconds: alpha 0.05 after Holm's correction, a 10 % threshold, a
-// 5 ms floor and at least 4 samples a side.
-func DefaultOptions() Options {
-	return Options{Alpha: 0.05, Threshold: 0.10, Floor: 5, MinSamples: 4, Correction: Holm}
-}
-
 // Validate reports the first unusable option, naming it.
 func (o Options) Validate() error {
 	switch {

@@ -1,7 +1,6 @@
 package stats
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -26,26 +25,6 @@ type Shift struct {
 	// distribution (both sizes below 50, no ties) or its normal
 	// approximation.
 	Exact bool `json:"exact"`
-}
-
-// HodgesLehmann estimates the location shift of cur relative to base and
-// its two-sided confidence interval at the given level (0.95 for 95 %), as
-// wilcox.test(cur, base, conf.int = TRUE) does in R; see the package
-// comment for the normal approximation used beyond the exact case, and for
-// the exact selection used when there are too many pairs to list.
-func HodgesLehmann(base, cur []float64, confidence float64) (Shift, error) {
-	if !(confidence > 0 && confidence < 1) {
-		return Shift{}, fmt.Errorf("confidence %v: must be strictly between 0 and 1", confidence)
-	}
-	if err := checkNonEmpty("base", base); err != nil {
-		return Shift{}, err
-	}
-	if err := checkNonEmpty("cur", cur); err != nil {
-		return Shift{}, err
-	}
-	bs, cs := sortedCopy(base), sortedCopy(cur)
-	_, tieSum := rankU(cs, bs)
-	return shiftSorted(bs, cs, tieSum, confidence), nil
 }
 
 // shiftSorted is HodgesLehmann on sorted, checked, non-empty samples whose

@@ -33,26 +33,6 @@ type UTest struct {
 	Method string `json:"method"`
 }
 
-// MannWhitney runs a two-sided Mann-Whitney U test of the null hypothesis
-// that x and y come from the same distribution. It follows R's
-// wilcox.test(x, y) exactly (see the package comment) and costs one sort of
-// each sample, plus, once per pair of sizes below 50, building the exact
-// null distribution.
-//
-// Samples where every value is the same have no rank information; the
-// test then reports P = 1 (R reports NaN). An empty sample or a value that
-// is NaN, ±Inf or beyond ±MaxAbs is an error. x and y are not modified.
-func MannWhitney(x, y []float64) (UTest, error) {
-	if err := checkNonEmpty("x", x); err != nil {
-		return UTest{}, err
-	}
-	if err := checkNonEmpty("y", y); err != nil {
-		return UTest{}, err
-	}
-	r, _ := uTestSorted(sortedCopy(x), sortedCopy(y))
-	return r, nil
-}
-
 // uTestSorted is MannWhitney on sorted, checked, non-empty samples; it
 // also returns the pooled tie sum, which the shift's interval needs.
 func uTestSorted(xs, ys []float64) (UTest, float64) {

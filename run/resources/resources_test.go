@@ -85,7 +85,7 @@ func TestTakeMeasuresTheMachine(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "results.jsonl"), make([]byte, 1234), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := Take(context.Background(), dir, config.Server{Endpoint: localServer(t), ProcessNames: []string{"ollama"}})
+	s := takeServer(context.Background(), dir, config.Server{Endpoint: localServer(t), ProcessNames: []string{"ollama"}})
 	if s.CPUCount == nil || *s.CPUCount < 1 {
 		t.Errorf("cpu_count = %v (%s)", s.CPUCount, s.Unavailable["cpu_count"])
 	}

@@ -41,13 +41,6 @@ func init() {
 // a figure, short enough not to hold a suite back.
 const cpuWindow = 200 * time.Millisecond
 
-// Take measures the machine now. outDir is the run directory. It blocks for
-// about 200 ms to measure CPU use.
-func Take(ctx context.Context, outDir string, t config.Server) *rundir.Snapshot {
-	srv, reason := findServer(ctx, t)
-	return take(ctx, outDir, srv, reason)
-}
-
 // take is Take with the server already looked up (srv nil: reason says why).
 func take(ctx context.Context, outDir string, srv *serverProc, srvReason string) *rundir.Snapshot {
 	s := &rundir.Snapshot{Unavailable: map[string]string{}}

@@ -276,13 +276,6 @@ func newRecord(cfg *config.Config, c plan.Cell) *results.Record {
 	}
 }
 
-// runCell runs one cell to completion and returns its record; it never
-// fails.
-func runCell(parent context.Context, cfg *config.Config, clock Clock, prov providers.Provider, c plan.Cell, traceParent string) *results.Record {
-	rec, _ := runCellTimed(parent, cfg, clock, prov, c, traceParent)
-	return rec
-}
-
 // runCellTimed is runCell, also returning when things happened. An agentic
 // task (a prompt with max_turns) runs its tool loop (runAgentCell).
 func runCellTimed(parent context.Context, cfg *config.Config, clock Clock, prov providers.Provider, c plan.Cell, traceParent string) (*results.Record, cellTimes) {

@@ -17,19 +17,25 @@ import (
 // exhaust the stack.
 const maxDepth = 64
 
-// nodeJSON renders a YAML value as compact JSON, keeping the author's key
+// NodeJSON renders a YAML value as compact JSON, keeping the author's key
 // order (a JSON result reads to the model as it was written). Scalars follow
 // their resolved YAML tag; a timestamp or other non-JSON scalar becomes the
 // string as written. NaN and infinities have no JSON form and are errors.
-func nodeJSON(n *yaml.Node, field string) (json.RawMessage, error) {
+// With floats, a float stays a float (10.0, not 10), as BFCL's checker
+// tells a JSON float from an integer; otherwise numbers take Go's shortest
+// form. It is the one YAML-to-JSON writer: the scripted tools' results and
+// arguments and the bfcl_ast check's functions and ground truth.
+func NodeJSON(n *yaml.Node, field string, floats bool) (json.RawMessage, error) {
 	var b bytes.Buffer
-	if err := writeNode(&b, n, field, 0); err != nil {
+	if err := writeNode(&b, n, field, 0, floats); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
 }
 
-func writeNode(b *bytes.Buffer, n *yaml.Node, field string, depth int) error {
+func nodeJSON(n *yaml.Node, field string) (json.RawMessage, error) { return NodeJSON(n, field, false) }
+
+func writeNode(b *bytes.Buffer, n *yaml.Node, field string, depth int, floats bool) error {
 	n = yamlerr.Resolve(n)
 	if n == nil {
 		b.WriteString("null")
@@ -44,7 +50,7 @@ func writeNode(b *bytes.Buffer, n *yaml.Node, field string, depth int) error {
 			b.WriteString("null")
 			return nil
 		}
-		return writeNode(b, n.Content[0], field, depth+1)
+		return writeNode(b, n.Content[0], field, depth+1, floats)
 	case yaml.MappingNode:
 		b.WriteByte('{')
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -57,7 +63,7 @@ func writeNode(b *bytes.Buffer, n *yaml.Node, field string, depth int) error {
 			}
 			writeString(b, k.Value)
 			b.WriteByte(':')
-			if err := writeNode(b, n.Content[i+1], field+"."+k.Value, depth+1); err != nil {
+			if err := writeNode(b, n.Content[i+1], field+"."+k.Value, depth+1, floats); err != nil {
 				return err
 			}
 		}
@@ -68,20 +74,20 @@ func writeNode(b *bytes.Buffer, n *yaml.Node, field string, depth int) error {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			if err := writeNode(b, c, fmt.Sprintf("%s[%d]", field, i), depth+1); err != nil {
+			if err := writeNode(b, c, fmt.Sprintf("%s[%d]", field, i), depth+1, floats); err != nil {
 				return err
 			}
 		}
 		b.WriteByte(']')
 	case yaml.ScalarNode:
-		return writeScalar(b, n, field)
+		return writeScalar(b, n, field, floats)
 	default:
 		return yamlerr.At(n, field, "unsupported YAML value")
 	}
 	return nil
 }
 
-func writeScalar(b *bytes.Buffer, n *yaml.Node, field string) error {
+func writeScalar(b *bytes.Buffer, n *yaml.Node, field string, floats bool) error {
 	switch n.Tag {
 	case "!!null":
 		b.WriteString("null")
@@ -99,12 +105,24 @@ func writeScalar(b *bytes.Buffer, n *yaml.Node, field string) error {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return yamlerr.At(n, field, "NaN and infinity have no JSON form")
 		}
-		// Integers keep their digits; other numbers use Go's shortest form.
+		// Integers keep their digits; other numbers use Go's shortest form,
+		// a float with a point or an exponent when floats says so.
 		if n.Tag == "!!int" {
 			if i, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64); err == nil {
 				b.WriteString(strconv.FormatInt(i, 10))
 				return nil
 			}
+			if floats {
+				return yamlerr.At(n, field, "bad integer "+n.Value)
+			}
+		}
+		if floats {
+			s := strconv.FormatFloat(f, 'g', -1, 64)
+			if !strings.ContainsAny(s, ".e") {
+				s += ".0"
+			}
+			b.WriteString(s)
+			return nil
 		}
 		out, _ := json.Marshal(f)
 		b.Write(out)

@@ -3,6 +3,7 @@ package forsy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 	"sync"
@@ -167,4 +168,17 @@ func decode(tb testing.TB, data []byte) map[string]any {
 		tb.Fatal(err)
 	}
 	return m
+}
+
+// Validate is ValidateJSON on t's encoding (as Write checks what it
+// writes), for tests that hold a Trace.
+func Validate(t *Trace) error {
+	if t == nil {
+		return errors.New("trace is nil")
+	}
+	data, err := Marshal(t)
+	if err != nil {
+		return err
+	}
+	return ValidateJSON(data)
 }

@@ -11,30 +11,17 @@ import (
 	"time"
 )
 
-// Validate checks every invariant the Forsy spec states that its JSON Schema
-// cannot (the upstream schema accepts almost any shape): all 28 step fields
-// present with their types, the allowed values, eval in {-1, 0, 1}, the
-// user_message rules, caused_by, retry_of and input_source pointing only to
-// earlier steps, step times in order inside the trace window, summary counts
-// equal to the steps, unique ids, and artifact hashes that match their
-// content. It returns every problem found, joined; nil means valid. A trace
-// that passes also passes the upstream schema, which the tests check.
-func Validate(t *Trace) error {
-	if t == nil {
-		return errors.New("trace is nil")
-	}
-	data, err := json.Marshal(t)
-	if err != nil {
-		return fmt.Errorf("encode trace: %w", err)
-	}
-	errs := checkShape(data)
-	errs = append(errs, check(t)...)
-	return errors.Join(errs...)
-}
-
-// ValidateJSON checks an encoded trace (a trace.json file's bytes): the
-// shape of the JSON itself (missing fields, wrong JSON types), then every
-// check of Validate.
+// ValidateJSON checks an encoded trace (a trace.json file's bytes) against
+// every invariant the Forsy spec states that its JSON Schema cannot (the
+// upstream schema accepts almost any shape): the shape of the JSON itself
+// (all 28 step fields present with their JSON types), the allowed values,
+// eval in {-1, 0, 1}, the user_message rules, caused_by, retry_of and
+// input_source pointing only to earlier steps, step times in order inside
+// the trace window, summary counts equal to the steps, unique ids, and
+// artifact hashes that match their content. It returns every problem
+// found, joined; nil means valid. A trace that passes also passes the
+// upstream schema, which the tests check. Write checks the bytes it is
+// about to write with it.
 func ValidateJSON(data []byte) error {
 	errs := checkShape(data)
 	var t Trace

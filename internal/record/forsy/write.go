@@ -17,12 +17,15 @@ import (
 // reader never sees half a trace. It creates path's folder if needed and
 // refuses to write an invalid trace.
 func Write(path string, t *Trace) error {
-	if err := Validate(t); err != nil {
-		return fmt.Errorf("write %s: invalid trace: %w", path, err)
+	if t == nil {
+		return fmt.Errorf("write %s: trace is nil", path)
 	}
 	data, err := Marshal(t)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := ValidateJSON(data); err != nil {
+		return fmt.Errorf("write %s: invalid trace: %w", path, err)
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

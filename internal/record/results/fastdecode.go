@@ -637,9 +637,10 @@ func (d *fastDecoder) rawMessage(dst *json.RawMessage) bool {
 	return ok
 }
 
-// strs decodes an array of strings: null is nil, [] is empty but not nil,
-// a null element is "".
-func (d *fastDecoder) strs(dst *[]string) bool {
+// array decodes a JSON array into *dst as encoding/json does: null is nil,
+// [] is empty but not nil, a null element is T's zero value; elem decodes
+// one element that is not null.
+func array[T any](d *fastDecoder, dst *[]T, elem func(*T) bool) bool {
 	if d.null() {
 		*dst = nil
 		return true
@@ -647,21 +648,18 @@ func (d *fastDecoder) strs(dst *[]string) bool {
 	if !d.eat('[') {
 		return false
 	}
-	out := []string{}
+	out := []T{}
 	d.ws()
 	if d.eat(']') {
 		*dst = out
 		return true
 	}
 	for {
-		s := ""
-		if !d.null() {
-			var ok bool
-			if s, ok = d.string(slotToolName); !ok {
-				return false
-			}
+		var v T
+		if !d.null() && !elem(&v) {
+			return false
 		}
-		out = append(out, s)
+		out = append(out, v)
 		d.ws()
 		if d.eat(',') {
 			d.ws()
@@ -675,95 +673,26 @@ func (d *fastDecoder) strs(dst *[]string) bool {
 	}
 }
 
-// timeline decodes the cell's timeline events.
-func (d *fastDecoder) timeline(dst *[]TimelineEvent) bool {
-	if d.null() {
-		*dst = nil
-		return true
-	}
-	if !d.eat('[') {
-		return false
-	}
-	out := []TimelineEvent{}
-	d.ws()
-	if d.eat(']') {
-		*dst = out
-		return true
-	}
-	for {
-		var ev TimelineEvent
-		if !d.null() && !d.event(&ev) {
-			return false
-		}
-		out = append(out, ev)
-		d.ws()
-		if d.eat(',') {
-			d.ws()
-			continue
-		}
-		if !d.eat(']') {
-			return false
-		}
-		*dst = out
-		return true
-	}
+// strs decodes an array of strings.
+func (d *fastDecoder) strs(dst *[]string) bool {
+	return array(d, dst, func(s *string) bool {
+		var ok bool
+		*s, ok = d.string(slotToolName)
+		return ok
+	})
 }
+
+// timeline decodes the cell's timeline events.
+func (d *fastDecoder) timeline(dst *[]TimelineEvent) bool { return array(d, dst, d.event) }
 
 // toolCalls decodes tool_call_details as timeline does the timeline: most
 // lines of a tool prompt have one, and encoding/json took longer over it
 // than the fast decoder over all the rest of the line.
-func (d *fastDecoder) toolCalls(dst *[]ToolCall) bool {
-	if d.null() {
-		*dst = nil
-		return true
-	}
-	if !d.eat('[') {
-		return false
-	}
-	out := []ToolCall{}
-	d.ws()
-	if d.eat(']') {
-		*dst = out
-		return true
-	}
-	for {
-		var c ToolCall
-		if !d.null() && !d.toolCall(&c) {
-			return false
-		}
-		out = append(out, c)
-		d.ws()
-		if d.eat(',') {
-			d.ws()
-			continue
-		}
-		if !d.eat(']') {
-			return false
-		}
-		*dst = out
-		return true
-	}
-}
+func (d *fastDecoder) toolCalls(dst *[]ToolCall) bool { return array(d, dst, d.toolCall) }
 
 // toolCall decodes one call; a repeated key wins, as with encoding/json.
 func (d *fastDecoder) toolCall(c *ToolCall) bool {
-	if !d.eat('{') {
-		return false
-	}
-	d.ws()
-	if d.eat('}') {
-		return true
-	}
-	for {
-		key, ok := d.key()
-		if !ok {
-			return false
-		}
-		d.ws()
-		if !d.eat(':') {
-			return false
-		}
-		d.ws()
+	return d.object(func(key []byte) (ok bool) {
 		switch string(key) {
 		case "name":
 			ok = d.str(&c.Name, slotToolName)
@@ -787,38 +716,14 @@ func (d *fastDecoder) toolCall(c *ToolCall) bool {
 			}
 			_, ok = d.skip()
 		}
-		if !ok {
-			return false
-		}
-		d.ws()
-		if d.eat(',') {
-			d.ws()
-			continue
-		}
-		return d.eat('}')
-	}
+		return ok
+	})
 }
 
 // event decodes one timeline event; its fields are plain values, so a
 // repeated key simply wins, as with encoding/json.
 func (d *fastDecoder) event(ev *TimelineEvent) bool {
-	if !d.eat('{') {
-		return false
-	}
-	d.ws()
-	if d.eat('}') {
-		return true
-	}
-	for {
-		key, ok := d.key()
-		if !ok {
-			return false
-		}
-		d.ws()
-		if !d.eat(':') {
-			return false
-		}
-		d.ws()
+	return d.object(func(key []byte) (ok bool) {
 		switch string(key) {
 		case "event":
 			ok = d.str(&ev.Event, slotEvent)
@@ -838,7 +743,31 @@ func (d *fastDecoder) event(ev *TimelineEvent) bool {
 			}
 			_, ok = d.skip()
 		}
+		return ok
+	})
+}
+
+// object decodes a JSON object, field decoding each member's value after
+// its key (and the colon) is read.
+func (d *fastDecoder) object(field func(key []byte) bool) bool {
+	if !d.eat('{') {
+		return false
+	}
+	d.ws()
+	if d.eat('}') {
+		return true
+	}
+	for {
+		key, ok := d.key()
 		if !ok {
+			return false
+		}
+		d.ws()
+		if !d.eat(':') {
+			return false
+		}
+		d.ws()
+		if !field(key) {
 			return false
 		}
 		d.ws()

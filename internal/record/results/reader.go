@@ -210,9 +210,6 @@ func (r *Reader) Problems() []Problem { return r.problems }
 // ProblemCount returns how many lines were skipped so far.
 func (r *Reader) ProblemCount() int { return r.nProblem }
 
-// Lines returns how many lines were read so far.
-func (r *Reader) Lines() int { return r.line }
-
 // ReadFile calls fn with every usable record of the results file at path,
 // reusing one Record, and returns the skipped lines. Only I/O failure, or an
 // error from fn, aborts. With skipBulk the bulky fields are left empty

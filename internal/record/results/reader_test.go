@@ -213,8 +213,8 @@ func FuzzReader(f *testing.F) {
 		if len(data) > 0 && data[len(data)-1] != '\n' {
 			lines++
 		}
-		if rd.Lines() != lines {
-			t.Fatalf("read %d lines, input has %d", rd.Lines(), lines)
+		if rd.line != lines {
+			t.Fatalf("read %d lines, input has %d", rd.line, lines)
 		}
 		if n+rd.ProblemCount() > lines {
 			t.Fatalf("%d records + %d problems > %d lines", n, rd.ProblemCount(), lines)

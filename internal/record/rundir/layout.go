@@ -173,18 +173,6 @@ func Lookup(name string) (Entry, bool) {
 	return Entry{}, false
 }
 
-// Rebuilt are the files bench report rebuilds from results.jsonl, in
-// layout order.
-func Rebuilt() []string {
-	var names []string
-	for _, e := range Layout {
-		if e.Report {
-			names = append(names, e.Name)
-		}
-	}
-	return names
-}
-
 // Path joins a run directory and one of its file names.
 func Path(dir, name string) string { return filepath.Join(dir, name) }
 
