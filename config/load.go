@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"bench/internal/record/slo"
 	"bench/internal/yamlerr"
 
 	"gopkg.in/yaml.v3"
@@ -46,6 +47,9 @@ type LoadProfile struct {
 	Ramp Duration `yaml:"ramp" json:"ramp,omitempty"`
 	// Sweep runs one stage per level, in order.
 	Sweep Sweep `yaml:"sweep" json:"sweep,omitzero"`
+	// Search finds the highest rate (or concurrency) at which the slo:
+	// block holds at a stated attainment, a stage at a time (slo.Search).
+	Search *slo.Search `yaml:"search" json:"search,omitempty"`
 	// Requests is each stage's cells, the prompts taken in turn (default:
 	// prompts × repetitions).
 	Requests int `yaml:"requests" json:"requests,omitempty"`
@@ -177,7 +181,9 @@ func (s Sweep) MarshalJSON() ([]byte, error) {
 }
 
 // Open says the loop is open (requests sent on a schedule).
-func (l *LoadProfile) Open() bool { return l.Rate > 0 || l.Sweep.Rate != nil }
+func (l *LoadProfile) Open() bool {
+	return l.Rate > 0 || l.Sweep.Rate != nil || (l.Search != nil && l.Search.Mode() == slo.ModeRate)
+}
 
 // defaults fills what the block leaves out.
 func (l *LoadProfile) defaults() {
@@ -189,6 +195,15 @@ func (l *LoadProfile) defaults() {
 	}
 	if l.Arrival == ArrivalGamma && l.Burstiness == 0 {
 		l.Burstiness = defaultLoadBurstiness
+	}
+	if l.Search != nil {
+		l.Search.Defaults()
+		if l.Concurrency == 0 && l.Search.Probe() {
+			l.Concurrency = DefaultAutoStreams
+		}
+		if l.Arrival == "" && l.Open() {
+			l.Arrival = ArrivalPoisson
+		}
 	}
 	if l.Sweep.Auto {
 		if l.AutoRates == 0 {
@@ -281,6 +296,9 @@ func (l *LoadProfile) validate(v *validator, path []any) {
 	case s.Auto && l.Duration > 0:
 		add("duration", "an auto sweep's rates are found while it runs; give requests per stage")
 	}
+	if l.Search != nil {
+		l.validateSearch(v, path, add)
+	}
 	for i, c := range s.Concurrency {
 		if c < 1 || c > MaxLoadConcurrency {
 			p, f := at("sweep")
@@ -291,6 +309,95 @@ func (l *LoadProfile) validate(v *validator, path []any) {
 		if r <= 0 || r > MaxLoadRate {
 			p, f := at("sweep")
 			v.addPath(append(p, "rate", i), fmt.Sprintf("%s.rate[%d]", f, i), fmt.Sprintf("must be more than 0 and at most %d requests per second", MaxLoadRate))
+		}
+	}
+}
+
+// validateSearch checks load.search against the rest of the block (the
+// slo: block and the stage size are checked once the prompts are known:
+// checkSearch).
+func (l *LoadProfile) validateSearch(v *validator, path []any, add func(key, msg string)) {
+	sr := l.Search
+	sub := func(key, msg string) {
+		p := append(slices.Clone(path), "search", key)
+		v.addPath(p, dotted(path)+".search."+key, msg)
+	}
+	switch {
+	case !l.Sweep.IsZero():
+		add("search", "a search finds its own levels; leave sweep out")
+	case l.Rate > 0:
+		add("search", "a search finds its own rates; leave rate out")
+	case l.Duration > 0:
+		add("duration", "a search's levels are found while it runs; give requests per stage")
+	}
+	if sr.Rate != nil && sr.Concurrency != nil {
+		add("search", "searches rate and concurrency at once; give one")
+	}
+	if b := sr.Rate; b != nil && !b.Auto && b.Hi > MaxLoadRate {
+		sub("rate", fmt.Sprintf("must be at most %d requests per second", MaxLoadRate))
+	}
+	if b := sr.Concurrency; b != nil && !b.Auto {
+		if b.Lo != math.Trunc(b.Lo) || b.Hi != math.Trunc(b.Hi) {
+			sub("concurrency", "streams are whole numbers")
+		} else if b.Hi > MaxLoadConcurrency {
+			sub("concurrency", fmt.Sprintf("must be at most %d streams", MaxLoadConcurrency))
+		}
+	}
+	if sr.Attainment < 0 || sr.Attainment >= 1 {
+		sub("attainment", "is the share of requests that must meet every target: more than 0 and below 1 (e.g. 0.95)")
+	}
+	if sr.Confidence < 0 || sr.Confidence >= 1 {
+		sub("confidence", "is the interval's level: more than 0 and below 1 (e.g. 0.95)")
+	}
+	if sr.Tolerance < 0 || sr.Tolerance > 1 {
+		sub("tolerance", "is how near the bracket's top must come to its bottom: more than 0 and at most 1 (e.g. 0.05)")
+	}
+	if sr.MaxStages < 0 || sr.MaxStages > slo.MaxSearchStages || (sr.MaxStages == 1 && sr.Concurrency == nil && (sr.Rate == nil || sr.Rate.Auto)) {
+		sub("max_stages", fmt.Sprintf("must be from 2 (the probe and one stage) to %d", slo.MaxSearchStages))
+	}
+	if l.MaxConcurrency > 0 && sr.Concurrency != nil {
+		add("max_concurrency", "caps an open loop; a concurrency search's stages are closed loops")
+	}
+}
+
+// checkSearch refuses a search that cannot judge anything: without an
+// slo: block holding a per-request target (attainment counts requests
+// meeting them), or with stages too small for even a perfect stage's
+// interval to reach the attainment.
+func (l *LoadProfile) checkSearch(v *validator, path []any, cells int, s *slo.SLO) {
+	sr := l.Search
+	if sr == nil {
+		return
+	}
+	at := append(slices.Clone(path), "search")
+	if s == nil || !s.PerRequest() {
+		v.addPath(at, dotted(path)+".search", "needs an slo: block with a per-request target (a number, e.g. slo: {ttft_ms: 200}): a stage's attainment is the share of its requests meeting them; a percentile is a per-request target with attainment (p99 → attainment: 0.99)")
+		return
+	}
+	if sr.Attainment <= 0 || sr.Attainment >= 1 || sr.Confidence <= 0 || sr.Confidence >= 1 {
+		return // said by validateSearch
+	}
+	n := l.StageCells(0, cells)
+	if lo, _ := slo.WilsonZ(float64(n), float64(n), slo.ZFor(sr.Confidence)); lo < sr.Attainment {
+		least := n
+		for least < MaxStageCells {
+			if lo, _ := slo.WilsonZ(float64(least), float64(least), slo.ZFor(sr.Confidence)); lo >= sr.Attainment {
+				break
+			}
+			least++
+		}
+		key, f := at, dotted(path)+".search"
+		if l.Requests > 0 {
+			key, f = append(slices.Clone(path), "requests"), dotted(path)+".requests"
+		}
+		v.addPath(key, f, fmt.Sprintf("with %d requests a stage, even all %d meeting the SLO give attainment a lower bound of %.3f (%g %% confidence), below the %g asked: no stage could pass; send at least %d requests a stage",
+			n, n, lo, sr.Confidence*100, sr.Attainment, least))
+	}
+	if b := sr.Rate; b != nil && !b.Auto && l.StageTimeout > 0 {
+		if span := time.Duration(float64(n) / b.Lo * float64(time.Second)); span > time.Duration(l.StageTimeout) {
+			v.addPath(append(slices.Clone(path), "stage_timeout"), dotted(path)+".stage_timeout",
+				fmt.Sprintf("a search stage at its bracket's bottom (%g requests/s) is scheduled over %s, longer than the stage timeout (%s); raise stage_timeout, or send fewer requests per stage",
+					b.Lo, span.Round(time.Second), time.Duration(l.StageTimeout)))
 		}
 	}
 }
@@ -319,9 +426,12 @@ func (l *LoadProfile) Levels() (open bool, levels []float64) {
 	return false, nil
 }
 
-// Staged says the block runs suites as stages (a sweep or a rate); a
-// block with only a concurrency is a closed loop at that concurrency.
-func (l *LoadProfile) Staged() bool { return l != nil && (l.Open() || !l.Sweep.IsZero()) }
+// Staged says the block runs suites as stages (a sweep, a rate or a
+// search); a block with only a concurrency is a closed loop at that
+// concurrency.
+func (l *LoadProfile) Staged() bool {
+	return l != nil && (l.Open() || !l.Sweep.IsZero() || l.Search != nil)
+}
 
 // checkSpan refuses an open-loop stage whose schedule is longer than
 // stage_timeout; cells is a stage's default count (prompts × repetitions).
@@ -374,6 +484,9 @@ func (l *LoadProfile) StageCells(level float64, suiteCells int) int {
 // Stages is how many stages the block runs per suite, the warm-up left
 // out.
 func (l *LoadProfile) Stages() int {
+	if l.Search != nil {
+		return l.Search.MaxStages
+	}
 	if l.Sweep.Auto {
 		return 2 + l.AutoRates
 	}
@@ -387,7 +500,7 @@ func (l *LoadProfile) suiteCells(suiteCells int) int64 {
 		return int64(suiteCells)
 	}
 	n := int64(l.Warmup)
-	if l.Sweep.Auto {
+	if l.Sweep.Auto || l.Search != nil {
 		return n + int64(l.Stages())*int64(l.StageCells(0, suiteCells))
 	}
 	_, levels := l.Levels()
@@ -448,10 +561,12 @@ func (c *Config) checkLoadSpans(v *validator) {
 	cells := c.Run.Repetitions * len(c.PromptSet)
 	if c.Load != nil {
 		c.Load.checkSpan(v, []any{"load"}, cells)
+		c.Load.checkSearch(v, []any{"load"}, cells, c.SLO)
 	}
 	for i := range c.Providers {
 		if p := &c.Providers[i]; p.Load != nil && p.Load != c.Load {
 			p.Load.checkSpan(v, []any{"providers", i, "load"}, cells)
+			p.Load.checkSearch(v, []any{"providers", i, "load"}, cells, c.SLO)
 		}
 	}
 }

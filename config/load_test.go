@@ -67,6 +67,34 @@ providers:
 	}
 }
 
+// A search decodes with its defaults, runs open loop (rate) with a probe
+// of 32 streams, and plans max_stages stages; config.json keeps it.
+func TestSearchBlock(t *testing.T) {
+	c, err := config.Parse("bench.yaml", []byte("slo: {ttft_ms: 50}\nload:\n  requests: 100\n  warmup: 4\n  search: {rate: auto}\n"+loadProviders), providers.Kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := c.Load
+	if s := l.Search; s == nil || !s.Probe() || s.Attainment != 0.95 || s.Confidence != 0.95 || s.Tolerance != 0.05 || s.MaxStages != 8 ||
+		!l.Open() || !l.Staged() || l.Concurrency != 32 || l.Arrival != "poisson" {
+		t.Fatalf("search block = %+v, search %+v", l, l.Search)
+	}
+	if n := c.Cells(); n != 4+8*100 {
+		t.Errorf("cells = %d, want 804", n)
+	}
+	b, _ := json.Marshal(c)
+	if want := `"search":{"rate":"auto","attainment":0.95,"confidence":0.95,"tolerance":0.05,"max_stages":8}`; !strings.Contains(string(b), want) {
+		t.Errorf("config.json lacks %s:\n%s", want, b)
+	}
+	c, err = config.Parse("bench.yaml", []byte("slo: {ttft_ms: 50}\nload:\n  requests: 100\n  search: {concurrency: [1, 64], max_stages: 12}\n"+loadProviders), providers.Kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.Load.Search; c.Load.Open() || s.Probe() || s.Mode() != "concurrency" || s.FirstLevel() != 1 || c.Cells() != 1200 {
+		t.Errorf("concurrency search = %+v, %d cells", s, c.Cells())
+	}
+}
+
 // Synthetic prompts are deterministic and about as long as asked.
 func TestSyntheticPrompt(t *testing.T) {
 	c1, err := config.Parse("bench.yaml", []byte("prompts:\n  synthetic: {input_tokens: [256], output_tokens: 8}\n"+loadProviders), providers.Kinds)
@@ -96,6 +124,15 @@ func TestLoadErrors(t *testing.T) {
 		{"bad percentile", "slo:\n  e2e_ms: {p100: 5}\n", `bench.yaml:2: slo.e2e_ms: "p100" is not a percentile`},
 		{"too long a stage", "load:\n  rate: 0.1\n  requests: 100\n  stage_timeout: 5m\n", "bench.yaml:4: load.stage_timeout: a stage at 0.1 requests/s is scheduled over 16m40s, longer than the stage timeout (5m0s)"},
 		{"closed duration", "load:\n  sweep: {concurrency: [2]}\n  duration: 30s\n", "bench.yaml:3: load.duration: a closed loop's stages are counted in requests"},
+		{"search without slo", "load:\n  requests: 100\n  search: {rate: auto}\n", "bench.yaml:3: load.search: needs an slo: block with a per-request target"},
+		{"search on percentiles only", "slo:\n  e2e_ms: {p99: 400}\nload:\n  requests: 100\n  search: {rate: auto}\n", "bench.yaml:5: load.search: needs an slo: block with a per-request target"},
+		{"search too small a stage", "slo: {ttft_ms: 50}\nload:\n  requests: 20\n  search: {rate: auto}\n", "bench.yaml:3: load.requests: with 20 requests a stage, even all 20 meeting the SLO give attainment a lower bound of 0.839 (95 % confidence), below the 0.95 asked: no stage could pass; send at least 73 requests a stage"},
+		{"search and sweep", "slo: {ttft_ms: 50}\nload:\n  requests: 100\n  sweep: {rate: [1]}\n  search: {rate: auto}\n", "load.search: a search finds its own levels; leave sweep out"},
+		{"search bracket", "slo: {ttft_ms: 50}\nload:\n  requests: 100\n  search: {rate: [8, 2]}\n", "bench.yaml:4: load.search.rate: [8, 2] is empty"},
+		{"search attainment", "slo: {ttft_ms: 50}\nload:\n  requests: 100\n  search: {attainment: 95}\n", "load.search.attainment: is the share of requests"},
+		{"search whole streams", "slo: {ttft_ms: 50}\nload:\n  requests: 100\n  search: {concurrency: [1.5, 8]}\n", "load.search.concurrency: streams are whole numbers"},
+		{"search duration", "slo: {ttft_ms: 50}\nload:\n  duration: 10s\n  search: {rate: auto}\n", "load.duration: a search's levels are found while it runs"},
+		{"search slow bottom", "slo: {ttft_ms: 50}\nload:\n  requests: 100\n  stage_timeout: 1m\n  search: {rate: [0.5, 8]}\n", "bench.yaml:4: load.stage_timeout: a search stage at its bracket's bottom (0.5 requests/s) is scheduled over 3m20s"},
 		{"entry's block", "providers:\n  - type: ollama_openai\n    models: [m]\n    load:\n      rate: 0\n", "bench.yaml:5: providers[0].load.rate: must be more than 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

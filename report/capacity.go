@@ -216,7 +216,7 @@ func (a *aggregator) addCapacity(g *acc, r *results.Record, speed bool) {
 	if r.ColdStart {
 		return
 	}
-	ttft, e2e, ok := preciseTimes(r)
+	ttft, e2e, ok := slo.PreciseTimes(r)
 	if ok {
 		s.e2e.Add(e2e)
 		if !math.IsNaN(ttft) {
@@ -229,73 +229,20 @@ func (a *aggregator) addCapacity(g *acc, r *results.Record, speed bool) {
 	}
 }
 
-// Sent says the cell was sent (not left out by a stopped sweep or a stage
-// timeout): the cells a stage's error rate and goodput count.
-func Sent(r *results.Record) bool { return sent(r) }
+// Sent says the cell was sent (results.Sent): the cells a stage's error
+// rate and goodput count.
+func Sent(r *results.Record) bool { return results.Sent(r) }
 
-// sent says the cell was sent (not left out by a stopped sweep or a
-// stage timeout).
-func sent(r *results.Record) bool {
-	return r.FailureType == nil || (*r.FailureType != "sweep_stopped" && *r.FailureType != "stage_timeout")
-}
-
-// preciseTimes are the cell's TTFT and e2e in ms from its timeline's µs
-// (ttft_ms and e2e_ms are whole ms): from the last request written to the
-// first answer text or tool call after it, and to the end. TTFT is NaN
-// when there was none; ok is false without a timeline.
-func preciseTimes(r *results.Record) (ttft, e2e float64, ok bool) {
-	written, first, end := math.NaN(), math.NaN(), math.NaN()
-	for _, e := range r.Timeline {
-		switch e.Event {
-		case results.EventRequestWritten:
-			written, first = e.AtMS, math.NaN()
-		case results.EventFirstText, results.EventToolCall:
-			if math.IsNaN(first) {
-				first = e.AtMS
-			}
-		case results.EventEnd:
-			end = e.AtMS
-		}
-	}
-	if math.IsNaN(written) || math.IsNaN(end) {
-		if r.TTFTMS != nil {
-			return float64(*r.TTFTMS), float64(r.E2EMS), true
-		}
-		return math.NaN(), float64(r.E2EMS), true
-	}
-	return first - written, end - written, true
-}
+// sent is results.Sent.
+func sent(r *results.Record) bool { return results.Sent(r) }
 
 // meets says the request answered and met every per-request limit.
 func (a *aggregator) meets(r *results.Record) bool { return MeetsSLO(a.slo, r) }
 
 // MeetsSLO says the request answered and met every per-request limit of
-// slo (goodput's rule, see Goodput): bench compare counts goodput by the
+// slo (goodput's rule, slo.Meets): bench compare counts goodput by the
 // same rule as summary.json.
-func MeetsSLO(s *slo.SLO, r *results.Record) bool {
-	if r.AvailabilityStatus != results.StatusOK || !r.Success {
-		return false
-	}
-	ok := true
-	ttft, e2e, _ := preciseTimes(r)
-	s.Each(func(metric string, t *slo.Target) {
-		if t.PerRequest == nil {
-			return
-		}
-		lim := *t.PerRequest
-		switch metric {
-		case "ttft_ms":
-			ok = ok && !math.IsNaN(ttft) && ttft <= lim
-		case "e2e_ms":
-			ok = ok && e2e <= lim
-		case "tpot_ms":
-			ok = ok && (r.TPOTMS == nil || *r.TPOTMS <= lim)
-		case "itl_ms":
-			ok = ok && (r.ITLMS == nil || r.ITLMS.P99 <= lim)
-		}
-	})
-	return ok
-}
+func MeetsSLO(s *slo.SLO, r *results.Record) bool { return slo.Meets(s, r) }
 
 // finishCapacity fills the group's serving figures, its stages and its
 // saturation point.

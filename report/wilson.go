@@ -2,6 +2,8 @@ package report
 
 import (
 	"math"
+
+	"bench/internal/record/slo"
 )
 
 // z95 is the standard normal quantile for a two-sided 95 % interval,
@@ -9,34 +11,13 @@ import (
 const z95 = 1.959963984540054
 
 // Wilson is the 95 % Wilson score interval of k successes in n trials
-// (R's prop.test(k, n, correct = FALSE)$conf.int): the p whose score test
-// does not reject, the roots of
-//
-//	(n + z²) p² − (2k + z²) p + k²/n = 0
-//
-// which stay inside [0, 1] and never collapse to a point at 0 or n
-// successes, unlike the normal approximation. n must be positive.
+// (R's prop.test(k, n, correct = FALSE)$conf.int; slo.WilsonZ at z 1.96).
+// n must be positive.
 func Wilson(k, n int) (lo, hi float64) { return wilson(float64(k), float64(n)) }
 
 // wilson is Wilson over real counts: how an interval would look with the
 // same rate and more cells (settle).
-func wilson(k, n float64) (lo, hi float64) {
-	p := k / n
-	z2 := z95 * z95
-	den := 1 + z2/n
-	center := (p + z2/(2*n)) / den
-	half := z95 / den * math.Sqrt(p*(1-p)/n+z2/(4*n*n))
-	lo, hi = center-half, center+half
-	// At k = 0 or k = n one bound is exactly 0 or 1; rounding must not
-	// push it past.
-	if k == 0 {
-		lo = 0
-	}
-	if k == n {
-		hi = 1
-	}
-	return max(lo, 0), min(hi, 1)
-}
+func wilson(k, n float64) (lo, hi float64) { return slo.WilsonZ(k, n, z95) }
 
 // CI is a 95 % interval as written to summary.json and tiers.json: [lo, hi]
 // rounded outward to 4 decimals, so a written interval never looks

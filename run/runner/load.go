@@ -13,14 +13,11 @@ import (
 	"bench/run/plan"
 )
 
-// Failure types of cells a load profile did not send.
+// Failure types of cells a load profile did not send (results.Sent).
 const (
-	// FailSweepStopped: an earlier stage of the sweep broke (see
-	// load.stop_error_rate), so the stage was not run.
-	FailSweepStopped = "sweep_stopped"
-	// FailStageTimeout: load.stage_timeout passed before the cell was due
-	// or had a stream.
-	FailStageTimeout = "stage_timeout"
+	FailSweepStopped = results.FailSweepStopped
+	FailStageTimeout = results.FailStageTimeout
+	FailSearchDone   = results.FailSearchDone
 )
 
 // stageRun is what a finished stage tells the sweep: how many cells it

@@ -40,6 +40,34 @@ const (
 	FailEmptyResponse   = "empty_response"
 )
 
+// Failure types of load-stage cells a load profile did not send: they are
+// recorded so a run keeps its full shape, and counted as not run, never as
+// errors or goodput's denominators.
+const (
+	// FailSweepStopped: an earlier stage of the sweep broke (see
+	// load.stop_error_rate), so the stage was not run.
+	FailSweepStopped = "sweep_stopped"
+	// FailStageTimeout: load.stage_timeout passed before the cell was due
+	// or had a stream.
+	FailStageTimeout = "stage_timeout"
+	// FailSearchDone: the SLO search (load.search) had ended (its bracket
+	// was narrow enough, or it could go no further) before this stage.
+	FailSearchDone = "search_done"
+)
+
+// Sent says a load-stage cell was sent: not left out by a stopped sweep, a
+// stage timeout or an ended search.
+func Sent(r *Record) bool {
+	if r.FailureType == nil {
+		return true
+	}
+	switch *r.FailureType {
+	case FailSweepStopped, FailStageTimeout, FailSearchDone:
+		return false
+	}
+	return true
+}
+
 // ToolCall is one tool invocation: a native call returned by the protocol,
 // or a command detected in the answer's text.
 type ToolCall struct {

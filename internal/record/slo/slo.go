@@ -3,7 +3,7 @@
 // summary.json record them. The config decodes it; report and compare
 // read it back from a run directory without linking the config decoder.
 //
-// Layer: the record (imports no bench package).
+// Layer: the record (imports the results record only).
 package slo
 
 import (
