@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"bench/config"
+	"bench/internal/record/slo"
 )
 
 // Stage modes.
@@ -23,6 +24,12 @@ const (
 	AutoSync       = "sync"       // one stream: the rate one request at a time gives
 	AutoThroughput = "throughput" // many streams: the most the server answers per second
 	AutoRate       = "rate"       // a rate between the two, found once both have run
+)
+
+// Roles of an SLO search's stages.
+const (
+	SearchProbe = "probe" // the throughput probe of rate: auto
+	SearchStep  = "step"  // a stage at the level the search chose
 )
 
 // Stage names that are not a level.
@@ -49,6 +56,9 @@ type Stage struct {
 	// numbers the rate stages from 1 to AutoRates.
 	Auto     string
 	AutoStep int
+	// Search is the stage's role in an SLO search (SearchProbe or
+	// SearchStep; "" otherwise): its level is chosen while the search runs.
+	Search string
 	// Cells is how many cells the stage has in the full plan.
 	Cells int
 	// Load is the profile the stage belongs to (arrival shape, seed, cap,
@@ -73,7 +83,25 @@ func stages(l *config.LoadProfile, suiteCells int) []Stage {
 		out = append(out, s)
 	}
 	var levels []Stage
-	if l.Sweep.Auto {
+	if sr := l.Search; sr != nil {
+		// A step's level is the search's choice, made while it runs; the
+		// first step of a bracket knows its own (the bracket's bottom), as
+		// the probe does (its streams), and the warm-up runs there.
+		n := l.StageCells(0, suiteCells)
+		mode := ModeRate
+		if sr.Mode() == slo.ModeConcurrency {
+			mode = ModeConcurrency
+		}
+		if sr.Probe() {
+			levels = append(levels, Stage{Name: slo.StageProbe, Mode: ModeConcurrency, Level: float64(l.Concurrency), Search: SearchProbe, Cells: n})
+		}
+		for step := 1; len(levels) < sr.MaxStages; step++ {
+			levels = append(levels, Stage{Name: slo.StageName(step), Mode: mode, Search: SearchStep, Cells: n})
+		}
+		if !sr.Probe() {
+			levels[0].Level = sr.FirstLevel()
+		}
+	} else if l.Sweep.Auto {
 		n := l.StageCells(0, suiteCells)
 		levels = append(levels,
 			Stage{Name: AutoSync, Mode: ModeConcurrency, Level: 1, Auto: AutoSync, Cells: n},
@@ -94,7 +122,7 @@ func stages(l *config.LoadProfile, suiteCells int) []Stage {
 	}
 	if l.Warmup > 0 && len(levels) > 0 {
 		w := levels[0]
-		w.Name, w.Warmup, w.Cells, w.Auto, w.AutoStep = StageWarmup, true, l.Warmup, "", 0
+		w.Name, w.Warmup, w.Cells, w.Auto, w.AutoStep, w.Search = StageWarmup, true, l.Warmup, "", 0, ""
 		add(w)
 	}
 	for _, s := range levels {

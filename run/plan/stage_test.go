@@ -1,7 +1,9 @@
 package plan_test
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,5 +76,39 @@ func TestArrivals(t *testing.T) {
 	pl := plan.New(loadConfig(t, "  rate: 5\n  duration: 2s\n"))
 	if n := len(pl.Cells); n < 4 || n > 20 || n != pl.Suites[0].Stages[0].Cells {
 		t.Errorf("a 2 s stage at 5/s has %d cells", n)
+	}
+}
+
+// An SLO search plans max_stages stages (the probe first for rate: auto,
+// at the probe's streams), named probe, search-1, search-2..., whose
+// levels the search chooses while it runs; the warm-up is at the first
+// stage's level.
+func TestSearchStages(t *testing.T) {
+	parse := func(load string) *plan.Plan {
+		c, err := config.Parse("bench.yaml", []byte("slo: {ttft_ms: 100}\nload:\n"+load+"prompts:\n  synthetic: {input_tokens: [10], output_tokens: 4}\nproviders:\n  - type: ollama_openai\n    models: [m]\n"), providers.Kinds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return plan.New(c)
+	}
+	pl := parse("  requests: 80\n  warmup: 3\n  search: {rate: auto, max_stages: 4}\n")
+	var got []string
+	for _, s := range pl.Suites[0].Stages {
+		got = append(got, fmt.Sprintf("%s:%s:%g:%s:%d", s.Name, s.Mode, s.Level, s.Search, s.Cells))
+	}
+	want := "warmup:concurrency:32::3 probe:concurrency:32:probe:80 search-1:rate:0:step:80 search-2:rate:0:step:80 search-3:rate:0:step:80"
+	if strings.Join(got, " ") != want {
+		t.Errorf("stages\n%s\nwant\n%s", strings.Join(got, " "), want)
+	}
+	if len(pl.Cells) != 3+4*80 {
+		t.Errorf("%d cells", len(pl.Cells))
+	}
+	pl = parse("  requests: 80\n  warmup: 3\n  search: {concurrency: [2, 64], max_stages: 3}\n")
+	got = nil
+	for _, s := range pl.Suites[0].Stages {
+		got = append(got, fmt.Sprintf("%s:%s:%g", s.Name, s.Mode, s.Level))
+	}
+	if want := "warmup:concurrency:2 search-1:concurrency:2 search-2:concurrency:0 search-3:concurrency:0"; strings.Join(got, " ") != want {
+		t.Errorf("stages %s, want %s", strings.Join(got, " "), want)
 	}
 }

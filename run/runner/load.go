@@ -10,6 +10,7 @@ import (
 
 	"bench/config"
 	"bench/internal/record/results"
+	"bench/internal/record/slo"
 	"bench/run/plan"
 )
 
@@ -26,6 +27,9 @@ type stageRun struct {
 	sent, unanswered, succeeded int
 	// window is from the stage's start to its last cell's end.
 	window time.Duration
+	// tally is an SLO search stage's attainment (its sent cells under the
+	// run's slo: block).
+	tally slo.Tally
 }
 
 // rate is successful requests per second over the stage's window.
@@ -47,6 +51,9 @@ func (s stageRun) rate() float64 {
 // reports show where it broke. It returns false when the run stops
 // starting cells.
 func (r *sweep) staged(si int, w *residency) bool {
+	if st := r.o.Plan.Suites[si].Stages; len(st) > 0 && st[0].Load.Search != nil {
+		return r.searched(si, w)
+	}
 	cells := r.cells[si]
 	var sync, peak float64
 	stopped := ""
@@ -196,6 +203,9 @@ func (r *sweep) stage(st *plan.Stage, level float64, cells []plan.Cell, w *resid
 			}
 			lc.fill(rec)
 			mu.Lock()
+			if st.Search != "" {
+				run.tally.Add(r.cfg.SLO, rec)
+			}
 			run.sent++
 			if rec.AvailabilityStatus != results.StatusOK {
 				run.unanswered++
@@ -217,7 +227,9 @@ func (r *sweep) stage(st *plan.Stage, level float64, cells []plan.Cell, w *resid
 		ok = r.openLoop(st, level, cells, start, deadline, send)
 	}
 	wg.Wait()
-	run.window = lastEnd.Sub(start)
+	// On the records' µs, so the rate read back from results.jsonl (a
+	// resumed search's probe, the reports) is this one.
+	run.window = lastEnd.Sub(time.UnixMicro(start.UnixMicro()))
 	return run, ok
 }
 

@@ -48,6 +48,9 @@ type Options struct {
 	// Log receives one-line notes (preparation, warm-ups) and the
 	// outputs' warnings.
 	Log io.Writer
+	// Recorded are a resumed run's records of SLO-search stages (the last
+	// record of each cell), so a search goes on from the stages it ran.
+	Recorded []*results.Record
 }
 
 // Outcome says how a run went.

@@ -143,7 +143,7 @@ func (s *session) sweep(pl *plan.Plan, resumed int) int {
 			format.Plural(cfg.Run.Repetitions, "repetition"), s.dir.Path)
 	}
 	out, runErr := runner.Run(s.sig.ctx, runner.Options{Config: s.cfg, Plan: pl, Providers: s.provs,
-		Outputs: outs, Drain: s.sig.drain, Log: s.log})
+		Outputs: outs, Drain: s.sig.drain, Log: s.log, Recorded: s.tally.recordedSearch()})
 	if out != nil {
 		if err := s.writeRunInfo(out, resumed); err != nil && runErr == nil {
 			runErr = err

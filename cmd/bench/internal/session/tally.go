@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 
 	"bench/internal/exitcode"
 	"bench/internal/record/results"
+	"bench/internal/record/slo"
 )
 
 // rerun says whether a resumed run runs a recorded cell again: one that
@@ -46,6 +48,9 @@ type tally struct {
 	reached  map[string]bool
 	// bad counts unusable lines of the earlier runs' results.
 	bad int
+	// searched are the earlier runs' last records of SLO-search stages,
+	// which a resumed search reads its progress from.
+	searched map[results.Key]*results.Record
 
 	// This invocation's records: how many, how many were skipped as
 	// unavailable, and which models each provider skipped, by failure
@@ -75,6 +80,16 @@ func scan(path string) (*tally, error) {
 	_, bad, err := results.ReadFile(path, true, func(_ int, r *results.Record) error {
 		k := r.Key()
 		last[k], final[k] = r.AvailabilityStatus, !rerun(r)
+		if slo.IsSearchStage(r.Stage) {
+			if t.searched == nil {
+				t.searched = map[results.Key]*results.Record{}
+			}
+			// The reader reuses its record: keep a copy of its own.
+			var c results.Record
+			if b, err := json.Marshal(r); err == nil && json.Unmarshal(b, &c) == nil {
+				t.searched[k] = &c
+			}
+		}
 		if results.Reached(r) {
 			t.reached[r.Provider] = true
 		}
@@ -175,4 +190,16 @@ func (t *tally) left(planned int) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return planned - t.final
+}
+
+// recordedSearch lists the earlier runs' search-stage records whose cells
+// are done (a cell run again is the new run's to count).
+func (t *tally) recordedSearch() []*results.Record {
+	var out []*results.Record
+	for k, r := range t.searched {
+		if t.done[k] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
