@@ -62,6 +62,9 @@ type Stage struct {
 	Goodput *Goodput `json:"goodput"`
 
 	acc *stageAcc
+	// tally is the stage's attainment under the slo: block, for an SLO
+	// search (search.go).
+	tally slo.Tally
 }
 
 // Goodput is how many requests met the run's SLOs (vLLM's
@@ -202,6 +205,9 @@ func (a *aggregator) addCapacity(g *acc, r *results.Record, speed bool) {
 	}
 	if a.slo != nil && a.meets(r) {
 		s.good++
+	}
+	if a.slo != nil && slo.IsSearchStage(r.Stage) {
+		st.tally.Add(a.slo, r)
 	}
 	if !success {
 		return
@@ -462,6 +468,9 @@ func writeCapacity(b *strings.Builder, s *Summary) {
 		b.WriteString("| stage | level | sent/s | req/s | output tok/s | TTFT p50 | TTFT p99 | ITL p99 | TPOT p50 | slip p99 | goodput | errors |\n")
 		b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 		for _, st := range g.Stages {
+			if g.SLOSearch != nil && st.Level == nil && st.NNotRun == st.NTotal {
+				continue // a stage the search did not need: said under the table
+			}
 			lvl := "–"
 			if st.Level != nil {
 				lvl = fmt.Sprintf("%g", *st.Level)
@@ -489,7 +498,8 @@ func writeCapacity(b *strings.Builder, s *Summary) {
 				msFine(st.ScheduleSlipMS.P99), good, errs)
 		}
 		b.WriteString("\n")
-		if sat := g.Saturation; sat != nil {
+		writeSearch(b, g.SLOSearch)
+		if sat := g.Saturation; sat != nil && g.SLOSearch == nil {
 			if sat.Reached {
 				fmt.Fprintf(b, "Saturation: %s (%.1f requests/s; the most any stage answered: %.1f), %s.\n\n", md(sat.Stage), sat.RequestThroughput, sat.MaxRequestThroughput, sat.Rule)
 			} else {

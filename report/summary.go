@@ -143,6 +143,8 @@ type Group struct {
 	// Saturation where its sweep stopped scaling (none without a sweep).
 	Stages     []*Stage    `json:"stages,omitempty"`
 	Saturation *Saturation `json:"saturation,omitempty"`
+	// SLOSearch is what the group's SLO search found (load.search).
+	SLOSearch *SLOSearch `json:"slo_search,omitempty"`
 
 	// Tier is the group's tool-use tier (written to tiers.json, not here).
 	Tier *Tier `json:"-"`
@@ -1055,6 +1057,11 @@ func LoadEach(runDir string, start func() func(*results.Record)) (*Summary, erro
 	if slo != nil {
 		s.SLO = sloText(slo)
 	}
+	searches, err := readSearches(runDir)
+	if err != nil {
+		s.Warnings = append(s.Warnings, err.Error())
+	}
+	attachSearches(s, searches, slo)
 	s.path, s.counted = rundir.Path(runDir, rundir.ResultsFile), d.last
 	if d.lines > 0 {
 		s.NDuplicateLines = d.lines

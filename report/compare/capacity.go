@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"bench/internal/record/results"
+	"bench/internal/record/slo"
 	"bench/report"
 	"bench/report/stats"
 )
@@ -21,7 +22,7 @@ const (
 )
 
 // CapacityMetrics lists the capacity metrics in display order.
-var CapacityMetrics = []string{MetricThroughput, MetricGoodput, MetricSaturation}
+var CapacityMetrics = []string{MetricThroughput, MetricGoodput, MetricSaturation, MetricSLOLimit}
 
 // CapacityWindows is how many equal windows of a stage's span give its
 // throughput samples: each window's answered requests per second.
@@ -44,6 +45,9 @@ const (
 type Capacity struct {
 	Stages     []*StageCapacity `json:"stages"`
 	Saturation SaturationChange `json:"saturation"`
+	// Limit compares the groups' SLO-search limits (load.search), whose
+	// stages are left out of Stages.
+	Limit *LimitChange `json:"slo_limit,omitempty"`
 }
 
 // StageCapacity is one load stage of a group in both runs.
@@ -234,6 +238,12 @@ func saturationOf(list []*stageSide) *report.Saturation {
 func (c *comparison) capacity() error {
 	base, cur := c.base.stages(), c.cur.stages()
 	sameSLO := c.base.slo != nil && c.cur.slo != nil && sloEqual(c.base.cfg.SLO, c.cur.cfg.SLO)
+	bsearch, nsearch := c.base.searches(), c.cur.searches()
+	searched := func(g *Group) bool {
+		_, b := bsearch[g.Provider]
+		_, n := nsearch[g.Provider]
+		return b || n
+	}
 	type pair struct {
 		g    *Group
 		sc   *StageCapacity
@@ -251,7 +261,9 @@ func (c *comparison) capacity() error {
 		seen := map[string]bool{}
 		for _, list := range [][]*stageSide{nl, bl} {
 			for _, s := range list {
-				if seen[s.name] {
+				if seen[s.name] || (slo.IsSearchStage(s.name) && searched(g)) {
+					// A search's stages are at levels each run chose: its
+					// limit is judged instead (judgeLimit).
 					continue
 				}
 				seen[s.name] = true
@@ -352,9 +364,18 @@ func (c *comparison) capacity() error {
 		}
 	}
 	for _, g := range c.res.Groups {
-		if g.Capacity != nil {
-			c.judgeSaturation(g, base[g.key], cur[g.key])
+		if g.Capacity == nil {
+			continue
 		}
+		if searched(g) {
+			bs, bok := bsearch[g.Provider]
+			ns, nok := nsearch[g.Provider]
+			g.Capacity.Limit = c.judgeLimit(g, searchOf(bs, bok, base[g.key]), searchOf(ns, nok, cur[g.key]), sameSLO)
+			sc := &g.Capacity.Saturation
+			sc.Change, sc.NotJudged, sc.Reason = string(stats.NotJudged), WhySearchStages, "an SLO search's stages are no sweep: its limit is judged instead"
+			continue
+		}
+		c.judgeSaturation(g, base[g.key], cur[g.key])
 	}
 	return nil
 }
@@ -533,6 +554,13 @@ func capacityLines(g *Group) []capLine {
 	if sat.Change == string(stats.NotJudged) {
 		word = "not judged (" + sat.NotJudged + ")"
 	}
+	if l := g.Capacity.Limit; l != nil {
+		word := l.Change
+		if l.Change == string(stats.NotJudged) {
+			word = "not judged (" + l.NotJudged + ")"
+		}
+		return append(out, capLine{fmt.Sprintf("SLO limit %s -> %s: %s: %s", limitText(l.Mode, l.BaseLimit), limitText(l.Mode, l.NewLimit), word, l.Reason), stats.Change(l.Change)})
+	}
 	out = append(out, capLine{fmt.Sprintf("saturation %s -> %s: %s: %s", orDash(deref(sat.Base)), orDash(deref(sat.New)), word, sat.Reason), stats.Change(sat.Change)})
 	return out
 }
@@ -548,4 +576,11 @@ func goodputText(t *RateTest) string {
 		return "not judged (" + t.NotJudged + ")"
 	}
 	return fmt.Sprintf("%s -> %s (Fisher p=%s, Holm %s) %s", rateText(t.BaseCount, t.BaseN), rateText(t.NewCount, t.NewN), pFigure(t.PValue), pFigure(t.AdjustedP), t.Change)
+}
+
+func limitText(mode string, v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return levelText(mode, *v)
 }

@@ -326,7 +326,11 @@ func groupCases(g *Group, r *Result) []junit.Testcase {
 			add("[stage] "+s.Stage+" "+MetricThroughput, verdictText(s.Throughput), skip(s.Throughput), findStage(MetricThroughput, s.Stage))
 			add("[stage] "+s.Stage+" "+MetricGoodput, "goodput "+goodputText(&s.Goodput), s.Goodput.NotJudged, findStage(MetricGoodput, s.Stage))
 		}
-		add("[group] "+MetricSaturation, c.Saturation.Reason, c.Saturation.NotJudged, findStage(MetricSaturation, ""))
+		if l := c.Limit; l != nil {
+			add("[group] "+MetricSLOLimit, l.Reason, l.NotJudged, findStage(MetricSLOLimit, ""))
+		} else {
+			add("[group] "+MetricSaturation, c.Saturation.Reason, c.Saturation.NotJudged, findStage(MetricSaturation, ""))
+		}
 	}
 	return out
 }

@@ -56,7 +56,11 @@ func judgement(groups []*Group) map[string]*Judgement {
 				}
 				count(MetricGoodput, s.Goodput.Change != string(stats.NotJudged), s.Goodput.NotJudged)
 			}
-			count(MetricSaturation, g.Capacity.Saturation.Change != string(stats.NotJudged), g.Capacity.Saturation.NotJudged)
+			if l := g.Capacity.Limit; l != nil {
+				count(MetricSLOLimit, l.Change != string(stats.NotJudged), l.NotJudged)
+			} else {
+				count(MetricSaturation, g.Capacity.Saturation.Change != string(stats.NotJudged), g.Capacity.Saturation.NotJudged)
+			}
 		}
 		count(MetricPassRate, g.PassRate.Change != string(stats.NotJudged), g.PassRate.NotJudged)
 		count(MetricToolUse, g.ToolUse.Change != string(stats.NotJudged), g.ToolUse.NotJudged)

@@ -215,10 +215,20 @@ type configFile struct {
 		Models      []string `json:"models"`
 		// ThinkingLevels are the entry's levels (null: none).
 		ThinkingLevels []*string `json:"thinking_levels"`
+		// Load is the entry's load block (the run-wide one when it has
+		// none of its own), for its SLO search.
+		Load *loadBlock `json:"load"`
 	} `json:"providers"`
 	PromptSet []*promptDef `json:"prompt_set"`
 	// SLO is the slo block (goodput's limits), kept raw to compare.
 	SLO json.RawMessage `json:"slo"`
+}
+
+// loadBlock is the part of a load block compare reads: the SLO search,
+// kept raw so that a block it cannot read costs its limit only.
+type loadBlock struct {
+	Concurrency int             `json:"concurrency"`
+	Search      json.RawMessage `json:"search"`
 }
 
 // promptDef is one prompt of config.json's prompt_set: the parts that

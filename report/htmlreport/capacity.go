@@ -2,8 +2,10 @@ package htmlreport
 
 import (
 	"fmt"
+	"strings"
 
 	"bench/internal/format"
+	"bench/internal/record/slo"
 	"bench/report"
 )
 
@@ -17,6 +19,38 @@ type pageSweep struct {
 	// Saturation is the saturation point's level (null when the sweep
 	// never saturated or has one stage).
 	Saturation *float64 `json:"saturation"`
+	// Search is the group's SLO search, for the attainment plot (null
+	// without one).
+	Search *pageSearch `json:"search"`
+	// SearchText says what the search found, in a line under its title.
+	SearchText string `json:"-"`
+	// SearchRows are its stages for the table beside the plot.
+	SearchRows []searchRow `json:"-"`
+}
+
+// pageSearch is an SLO search for report.js: each stage's attainment and
+// its interval against the level, the attainment asked, and the limit.
+type pageSearch struct {
+	Mode       string        `json:"mode"`
+	Attainment float64       `json:"attainment"`
+	Limit      *float64      `json:"limit"`
+	Fail       *float64      `json:"fail"`
+	Points     []searchPoint `json:"points"`
+}
+
+type searchPoint struct {
+	Stage      string  `json:"stage"`
+	Level      float64 `json:"level"`
+	Attainment float64 `json:"attainment"`
+	Lo         float64 `json:"lo"`
+	Hi         float64 `json:"hi"`
+	Passed     bool    `json:"passed"`
+}
+
+// searchRow is one stage of a search in its table.
+type searchRow struct {
+	Stage, Level, N, Attainment, Interval, Verdict, Missed string
+	Passed                                               bool
 }
 
 type pagePoint struct {
@@ -45,7 +79,9 @@ func newSweeps(ranked []*report.Group) ([]pageSweep, []capacityRow) {
 	for _, g := range ranked {
 		var sw pageSweep
 		for _, st := range g.Stages {
-			if st.Warmup || st.Level == nil {
+			if st.Warmup || st.Level == nil || (g.SLOSearch != nil && st.Stage == slo.StageProbe) {
+				// A search's probe is a closed loop of its streams, not a
+				// level of the search's curve.
 				continue
 			}
 			sw.Mode = st.Mode
@@ -69,9 +105,66 @@ func newSweeps(ranked []*report.Group) ([]pageSweep, []capacityRow) {
 		if g.Saturation != nil && g.Saturation.Reached {
 			sw.Saturation = &g.Saturation.Level
 		}
+		if ss := g.SLOSearch; ss != nil {
+			sw.Search, sw.SearchText, sw.SearchRows = newSearch(ss)
+		}
 		out = append(out, sw)
 	}
 	return out, rows
+}
+
+// newSearch lays out a group's SLO search: the plot's points (the probe
+// left out), the line that says what it found, and its table.
+func newSearch(ss *report.SLOSearch) (*pageSearch, string, []searchRow) {
+	ps := &pageSearch{Mode: ss.Mode, Attainment: ss.Attainment, Limit: ss.Limit, Fail: ss.Bracket[1]}
+	var rows []searchRow
+	for _, st := range ss.Stages {
+		verdict := "fail"
+		switch {
+		case st.Probe:
+			verdict = "probe"
+		case st.Passed:
+			verdict = "pass"
+		}
+		var missed []string
+		for _, m := range slo.SLOMetrics {
+			if n := st.Missed[m]; n > 0 {
+				missed = append(missed, fmt.Sprintf("%s %d", m, n))
+			}
+		}
+		if st.Unanswered > 0 {
+			missed = append(missed, fmt.Sprintf("no answer %d", st.Unanswered))
+		}
+		row := searchRow{Stage: st.Stage, Level: report.SearchLevel(ss.Mode, st.Level), N: fmt.Sprint(st.N), Attainment: format.Pct(st.Attainment),
+			Verdict: verdict, Missed: strings.Join(missed, ", "), Passed: st.Passed}
+		if st.Probe {
+			row.Level = fmt.Sprintf("%g streams", st.Level)
+		}
+		if st.CI != nil {
+			row.Interval = fmt.Sprintf("[%.1f, %.1f] %%", 100*st.CI[0], 100*st.CI[1])
+		}
+		rows = append(rows, row)
+		if st.Probe || st.Attainment == nil || st.CI == nil {
+			continue
+		}
+		ps.Points = append(ps.Points, searchPoint{Stage: st.Stage, Level: st.Level, Attainment: *st.Attainment, Lo: st.CI[0], Hi: st.CI[1], Passed: st.Passed})
+	}
+	var text string
+	switch {
+	case ss.Found:
+		text = fmt.Sprintf("Limit %s: it held there and failed at %s", report.SearchLevel(ss.Mode, *ss.Limit), report.SearchLevel(ss.Mode, *ss.Bracket[1]))
+	case ss.Limit != nil:
+		text = fmt.Sprintf("No stage failed: the SLO held up to %s", report.SearchLevel(ss.Mode, *ss.Limit))
+	case ss.Bracket[1] != nil:
+		text = fmt.Sprintf("No stage passed: the SLO failed down to %s", report.SearchLevel(ss.Mode, *ss.Bracket[1]))
+	default:
+		text = "No limit"
+	}
+	text += fmt.Sprintf(" (%d of %d stages, %s: %s).", ss.StagesUsed, ss.MaxStages, ss.End, ss.Reason)
+	if f := ss.FirstFailed; f != nil {
+		text += fmt.Sprintf(" First failed: %s at %s: %s.", f.Stage, report.SearchLevel(ss.Mode, f.Level), strings.Join(f.Targets, "; "))
+	}
+	return ps, text, rows
 }
 
 func levelText(st *report.Stage) string {

@@ -28,15 +28,17 @@ import (
 //     profile's concurrency (32 streams by default) that measures the most
 //     the server answers per second, X. A rate stage cannot be answered
 //     above that for long, so the search starts at X: halving down until a
-//     stage passes, or doubling up until one fails (a server with more
-//     slots than the probe's streams), then bisecting the bracket
+//     stage passes, or stepping up until one fails, first by a quarter
+//     (the limit is seldom far above X), then doubling (an SLO
+//     whose margin absorbs a long queue, a server with more slots than the
+//     probe's streams), then bisecting the bracket
 //     geometrically (the next level is the geometric mean of the highest
 //     pass and the lowest fail: the error that matters is relative; a
 //     concurrency search takes the midpoint, in whole streams).
 //     Against a server whose limit is near its ceiling this takes the
-//     probe, X, one step out and about four bisections: 7 stages to 5 %,
-//     where doubling from 1 request/s to 40 takes 7 stages before its
-//     first bisection.
+//     probe, X, one step out and three bisections: 6 stages to 5 % or
+//     3 %, where doubling from 1 request/s to 40 takes 7 stages before
+//     its first bisection.
 //   - rate: [lo, hi] and concurrency: [lo, hi] (or auto, [1, 10000])
 //     double from lo, capped at hi, until a stage fails, then bisect
 //     (concurrency in whole streams).
@@ -84,6 +86,7 @@ const (
 	ModeRate              = "rate"
 	ModeConcurrency       = "concurrency"
 	searchStepUp          = 2.0
+	searchFirstStepUp     = 1.25
 	searchStepDown        = 0.5
 	searchBottomRateRatio = 1 << 10 // auto halves at most this far below the probe
 )
@@ -354,7 +357,15 @@ func (s *Search) next(done []Outcome, probeStreams int) Step {
 		if b.maxTried >= hi {
 			return Step{End: EndNeverFailed, Why: fmt.Sprintf("the SLO held at every level tried, up to %s: the limit is above the bracket", name(b.maxTried))}
 		}
-		next := math.Min(b.maxTried*searchStepUp, hi)
+		step := searchStepUp
+		if s.Probe() && b.judged == 1 {
+			// The probe's rate passed: the limit is seldom far above what
+			// the server answers at full concurrency (above it the queue
+			// grows for as long as the stage lasts), so the first step out
+			// is a quarter, the next ones double.
+			step = searchFirstStepUp
+		}
+		next := math.Min(b.maxTried*step, hi)
 		if conc {
 			next = math.Round(next)
 		}

@@ -693,6 +693,44 @@
 		el.dataset.points = String(pts.length);
 	}
 
+	// searchPlot draws an SLO search: each stage's attainment against its
+	// level, with its interval's bounds, the attainment asked (a line
+	// across) and the limit found (a dashed line down).
+	function searchPlot(el) {
+		const sw = D.sweeps[+el.dataset.sweep], s = sw.search;
+		const pts = s.points.slice().sort((a, b) => a.level - b.level);
+		const pc = v => v == null ? "–" : (100 * v).toFixed(1) + " %";
+		const data = [pts.map(p => p.level), pts.map(p => p.attainment), pts.map(p => p.lo), pts.map(p => p.hi)];
+		const series = [{ label: s.mode === "rate" ? "requests/s" : "streams", value: (u, v) => v == null ? "–" : trimNum(v) },
+			{ label: "attainment", stroke: color(0), width: 0, points: { show: true, size: 7 }, value: (u, v) => pc(v) },
+			{ label: "interval low", stroke: color(1), width: 1, dash: [4, 3], points: { show: true, size: 4 }, value: (u, v) => pc(v) },
+			{ label: "interval high", stroke: color(1), width: 1, dash: [4, 3], points: { show: true, size: 4 }, value: (u, v) => pc(v) }];
+		const opts = {
+			width: Math.max(320, (el.clientWidth || 480)), height: 280, series: series,
+			scales: { x: { time: false, distr: s.mode === "rate" ? 3 : 1 }, y: { range: [0, 1.02] } },
+			axes: [{ label: s.mode === "rate" ? "requests/s (log)" : "streams" }, { label: "attainment", size: 60, values: (u, t) => t.map(v => (100 * v).toFixed(0) + "%") }],
+			hooks: { draw: [u => {
+				const ctx = u.ctx, b = u.bbox, pr = uPlot.pxRatio || 1;
+				ctx.save();
+				const y = u.valToPos(s.attainment, "y", true);
+				ctx.strokeStyle = "#2f855a"; ctx.lineWidth = 1.5 * pr; ctx.setLineDash([]);
+				ctx.beginPath(); ctx.moveTo(b.left, y); ctx.lineTo(b.left + b.width, y); ctx.stroke();
+				ctx.fillStyle = "#2f855a"; ctx.font = FONT;
+				ctx.fillText("asked " + (100 * s.attainment).toFixed(0) + " %", b.left + 4, y - 4);
+				if (s.limit != null) {
+					const x = u.valToPos(s.limit, "x", true);
+					ctx.strokeStyle = "#c53030"; ctx.setLineDash([6, 4]);
+					ctx.beginPath(); ctx.moveTo(x, b.top); ctx.lineTo(x, b.top + b.height); ctx.stroke();
+					ctx.fillStyle = "#c53030"; ctx.fillText("limit", x + 4, b.top + 12);
+					el.dataset.limitPx = Math.round(x) + "," + Math.round(b.top + b.height / 2);
+				}
+				ctx.restore();
+			}] },
+		};
+		charts.push(new uPlot(opts, data, el));
+		el.dataset.points = String(pts.length);
+	}
+
 	// ---- driver --------------------------------------------------------------
 
 	function guarded(el, name, fn) {
@@ -725,6 +763,7 @@
 			else if (name === "heatmap") guarded(el, name, () => heatmap(el));
 			else if (name.startsWith("capacity-latency-")) guarded(el, name, () => capacity(el, "latency"));
 			else if (name.startsWith("capacity-goodput-")) guarded(el, name, () => capacity(el, "goodput"));
+			else if (name.startsWith("capacity-search-")) guarded(el, name, () => searchPlot(el));
 			else if (name === "timeline" && D.timeline) guarded(el, name, () => timeline(el));
 			else if (name === "cost" && D.cost) guarded(el, name, () => costPlot(el));
 		}
