@@ -57,7 +57,7 @@ fuzz_one() {
 
 if [ "$#" -eq 0 ]; then
 	BENCH_SERIAL_TESTS=later go test -race -count=1 -timeout 25m ./...
-	BENCH_SERIAL_TESTS=now go test -count=1 -timeout 15m -run '^(TestGate|TestHistoryRealRuns|TestCompareLatencyDelayServer|TestCompareSameDelays|TestNightly|TestLoad)' ./cmd/bench
+	BENCH_SERIAL_TESTS=now go test -count=1 -timeout 15m -run '^(TestGate|TestHistoryRealRuns|TestCompareLatencyDelayServer|TestCompareSameDelays|TestNightly|TestLoad|TestSLOSearch)' ./cmd/bench
 
 	# The readers of a run directory fuzzed for a bounded time each (their
 	# seed corpora already ran above): bench compare, bench merge and bench

@@ -28,6 +28,7 @@ func main() {
 	gap := flag.Duration("gap", 0, "time between tokens")
 	tokens := flag.Int("tokens", 16, "tokens per answer when the request sets no max_tokens")
 	slots := flag.Int("slots", 0, "requests served at once; the rest wait (0: no limit)")
+	exact := flag.Bool("exact", false, "queue on the arrival clock: capacity exactly slots / service time, whatever else the machine runs")
 	logPath := flag.String("log", "", "write each request's timings here as JSON lines")
 	flag.Parse()
 	var logw io.Writer
@@ -40,7 +41,7 @@ func main() {
 		defer f.Close()
 		logw = f
 	}
-	srv := loadserver.New(loadserver.Service{TTFT: *ttft, PerInputToken: *perInput, Gap: *gap, Tokens: *tokens, Slots: *slots}, logw)
+	srv := loadserver.New(loadserver.Service{TTFT: *ttft, PerInputToken: *perInput, Gap: *gap, Tokens: *tokens, Slots: *slots, Exact: *exact}, logw)
 	fmt.Fprintf(os.Stderr, "fakellm: serving http://%s/v1 (ttft %s, gap %s, %d tokens, %d slots)\n", *addr, *ttft, *gap, *tokens, *slots)
 	if err := http.ListenAndServe(*addr, srv); err != nil {
 		fmt.Fprintln(os.Stderr, "fakellm:", err)

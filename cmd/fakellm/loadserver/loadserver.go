@@ -40,6 +40,14 @@ type Service struct {
 	Tokens int
 	// Slots is how many requests are served at once (0: no limit).
 	Slots int
+	// Exact queues requests on the server's arrival clock instead of on
+	// its goroutines: a request's slot and its tokens' times are set when
+	// it arrives (service starts when the earliest slot's last request is
+	// due to end, ServiceTime after its own start), so a wake-up the busy
+	// machine makes late delays that one write, never the queue behind
+	// it: the server answers exactly Slots / ServiceTime requests per
+	// second whatever else runs, and a load's true answer is Waits'.
+	Exact bool
 }
 
 // Entry is one request as the server saw it, on its own clock (Unix ns).
@@ -72,13 +80,19 @@ type Server struct {
 	logw  io.Writer
 	mu    sync.Mutex
 	log   []Entry
+	// free is when each slot's last request ends, on the arrival clock
+	// (Exact).
+	free []time.Time
 }
 
 // New makes a server; each request's entry is also written to logw as a
 // JSON line when it is not nil.
 func New(svc Service, logw io.Writer) *Server {
 	s := &Server{svc: svc, logw: logw}
-	if svc.Slots > 0 {
+	switch {
+	case svc.Slots > 0 && svc.Exact:
+		s.free = make([]time.Time, svc.Slots)
+	case svc.Slots > 0:
 		s.slots = make(chan struct{}, svc.Slots)
 	}
 	if s.svc.Tokens <= 0 {
@@ -154,6 +168,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		defer func() { <-s.slots }()
 	}
 	e.StartNS = time.Now().UnixNano()
+	if s.free != nil {
+		e.StartNS = s.exactStart(time.Unix(0, e.ArrivalNS), svc.ServiceTime(e.InputWords, e.Tokens)).UnixNano()
+		if d := time.Until(time.Unix(0, e.StartNS)); d > 0 {
+			time.Sleep(d)
+		}
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	fl, _ := w.(http.Flusher)
 	start := time.Unix(0, e.StartNS)
@@ -197,6 +217,25 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 }
 
+// exactStart takes the slot that frees first on the arrival clock and
+// holds it for svc from the request's start (Exact).
+func (s *Server) exactStart(arrival time.Time, svc time.Duration) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := 0
+	for j := range s.free {
+		if s.free[j].Before(s.free[k]) {
+			k = j
+		}
+	}
+	start := arrival
+	if s.free[k].After(start) {
+		start = s.free[k]
+	}
+	s.free[k] = start.Add(svc)
+	return start
+}
+
 // override applies a model name such as "ttft=20ms,gap=5ms,tokens=64";
 // any other name serves as configured.
 func (svc Service) override(model string) (Service, error) {
@@ -221,4 +260,38 @@ func (svc Service) override(model string) (Service, error) {
 		}
 	}
 	return svc, nil
+}
+
+// ServiceTime is how long a request holds its slot: its first token after
+// TTFT (plus PerInputToken per word of its prompt), each further token a
+// Gap later.
+func (s Service) ServiceTime(words, tokens int) time.Duration {
+	return s.TTFT + time.Duration(words)*s.PerInputToken + time.Duration(max(tokens-1, 0))*s.Gap
+}
+
+// Waits is what the server does with requests arriving at the given
+// offsets on an ideal clock (no machine in the way): each one's wait for
+// a slot, first come first served over Slots slots (none without a
+// limit), each holding its slot for ServiceTime(words, tokens). A load's
+// true answer is computed from it: how many requests of a schedule meet
+// a TTFT limit (wait + TTFT), and so the highest rate that holds an SLO.
+func (s Service) Waits(arrivals []time.Duration, words, tokens int) []time.Duration {
+	out := make([]time.Duration, len(arrivals))
+	if s.Slots <= 0 {
+		return out
+	}
+	svc := s.ServiceTime(words, tokens)
+	free := make([]time.Duration, s.Slots)
+	for i, at := range arrivals {
+		k := 0
+		for j := range free {
+			if free[j] < free[k] {
+				k = j
+			}
+		}
+		start := max(at, free[k])
+		free[k] = start + svc
+		out[i] = start - at
+	}
+	return out
 }
