@@ -50,7 +50,7 @@ type searchPoint struct {
 // searchRow is one stage of a search in its table.
 type searchRow struct {
 	Stage, Level, N, Attainment, Interval, Verdict, Missed string
-	Passed                                               bool
+	Passed                                                 bool
 }
 
 type pagePoint struct {

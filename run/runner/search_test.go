@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,5 +159,50 @@ providers:
 	}
 	if want := sr.Next(got[:3], cfg.Load.Concurrency); after[0].Level != want.Level {
 		t.Errorf("resumed search's first stage at %g, want %+v", after[0].Level, want)
+	}
+}
+
+// A bracket that never fails is one clear warning in the run's log, and
+// the stages the search did not need are recorded as not run.
+func TestSearchNeverFails(t *testing.T) {
+	hs := httptest.NewServer(loadserver.New(loadserver.Service{Tokens: 4}, nil))
+	defer hs.Close()
+	cfg, err := config.Parse("bench.yaml", []byte(fmt.Sprintf(`run: {warmup: false, timeout: 30s}
+slo: {e2e_ms: 2000}
+load:
+  requests: 20
+  search: {rate: [20, 40], attainment: 0.5}
+prompts:
+  synthetic: {input_tokens: [8], output_tokens: 4}
+providers:
+  - type: ollama_openai
+    base_url: %s/v1
+    models: [m]
+`, hs.URL)), providers.Kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := providers.New(&cfg.Providers[0])
+	var log strings.Builder
+	sink := &memSink{}
+	if _, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Outputs: []output.Output{sink},
+		Providers: map[string]providers.Provider{cfg.Providers[0].Name: p}, Log: &log}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(log.String(), "SLO search"); n != 1 || !strings.Contains(log.String(), "the limit is above the bracket") {
+		t.Errorf("log:\n%s", log.String())
+	}
+	levels := map[string]float64{}
+	done := 0
+	for _, r := range sink.recs {
+		if r.StageLevel != nil {
+			levels[r.Stage] = *r.StageLevel
+		}
+		if r.FailureType != nil && *r.FailureType == results.FailSearchDone {
+			done++
+		}
+	}
+	if levels["search-1"] != 20 || levels["search-2"] != 40 || len(levels) != 2 || done != 6*20 {
+		t.Errorf("levels %v, %d not run", levels, done)
 	}
 }
