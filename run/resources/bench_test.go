@@ -1,14 +1,17 @@
 package resources
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/shirou/gopsutil/v3/process"
 	"golang.org/x/sync/errgroup"
 
 	"bench/config"
@@ -73,4 +76,63 @@ func BenchmarkOverlappingSuites(b *testing.B) {
 	b.ReportMetric(float64(held.Milliseconds())/n, "cpu-ms-hold/op")
 	b.ReportMetric(float64(end.Milliseconds())/n, "cpu-ms-end/op")
 	b.ReportMetric(float64(sys.Milliseconds())/n, "sys-ms/op")
+}
+
+// BenchmarkSamplerReading measures one reading of the sampler (the
+// machine's CPU and memory, bench's own times, and the server's tree: its
+// processes' CPU times and memory) on a machine of at least 500
+// processes, as the target states it: the benchmark starts
+// sleeping processes up to 500 (and stops them after), and a "server"
+// with two children. It reports the CPU a reading costs and what that is
+// in percent of one core at the sampler's default interval (500 ms) and
+// at 100 ms. "walk" is the reading before the parents were remembered
+// (every process's stat file read each time), for the comparison.
+func BenchmarkSamplerReading(b *testing.B) {
+	pids, err := process.Pids()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var procs []*exec.Cmd
+	defer func() {
+		for _, c := range procs {
+			c.Process.Kill()
+			c.Wait()
+		}
+	}()
+	for n := len(pids); n < 500; n++ {
+		c := exec.Command("sleep", "300")
+		if err := c.Start(); err != nil {
+			b.Fatal(err)
+		}
+		procs = append(procs, c)
+	}
+	srvCmd := exec.Command("sh", "-c", "sleep 300 & sleep 300 & wait")
+	if err := srvCmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	procs = append(procs, srvCmd)
+	time.Sleep(100 * time.Millisecond) // its children start
+	all, _ := process.Pids()
+	for _, mode := range []string{"remembered", "walk"} {
+		b.Run(mode, func(b *testing.B) {
+			srv := &serverProc{pid: int32(srvCmd.Process.Pid)}
+			ctx := context.Background()
+			if n := len(srv.tree(ctx)); n != 3 {
+				b.Fatalf("server tree of %d processes, want 3", n)
+			}
+			u0, s0 := cpuTimes()
+			for i := 0; i < b.N; i++ {
+				if mode == "walk" {
+					srv.parents = nil // forget: every process's parent read again
+				}
+				readTarget(ctx, srv)
+			}
+			u1, s1 := cpuTimes()
+			per := float64((u1-u0)+(s1-s0)) / float64(b.N) / 1e3 // µs
+			b.ReportMetric(per, "cpu-µs/reading")
+			b.ReportMetric(100*per/float64(DefaultInterval.Microseconds()), "%core@500ms")
+			b.ReportMetric(100*per/100e3, "%core@100ms")
+			b.ReportMetric(float64(len(all)), "processes")
+		})
+	}
 }

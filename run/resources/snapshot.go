@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"bench/config"
@@ -206,6 +207,10 @@ type serverProc struct {
 	name    string
 	foundBy string
 	created int64 // start time (Unix ms), to tell a reused pid apart
+
+	// parents are the parent pids of the processes seen so far (tree).
+	mu      sync.Mutex
+	parents map[int32]int32
 }
 
 // findServer looks for the local model server its kind described: the
@@ -300,10 +305,16 @@ func byName(ctx context.Context, name string) *serverProc {
 	return nil
 }
 
-// tree returns the server and its descendants, found through parent pids.
-// It reads each process's stat file once: process.Processes would check
-// that each pid exists and read its start time first, three times the
-// work of a walk that every reading and every snapshot does.
+// tree returns the server and its descendants, found through parent
+// pids. Each call lists the process table (one read of /proc's entries)
+// but reads the parent of a process only the first time it sees its pid:
+// the parents of the processes it already knows do not change, so on a
+// machine of 500 processes a reading costs one listing and the new
+// processes' stat files, not 500 of them (which every reading and every
+// snapshot did before, the sampler's largest cost on a busy machine). A
+// pid that vanishes is forgotten; one reused by a new process within a
+// reading's interval would keep the old parent, which a pid space of
+// millions makes unlikely between two readings.
 func (sp *serverProc) tree(ctx context.Context) []*process.Process {
 	pids, err := process.PidsWithContext(ctx)
 	if err != nil {
@@ -313,16 +324,33 @@ func (sp *serverProc) tree(ctx context.Context) []*process.Process {
 		}
 		return []*process.Process{p}
 	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.parents == nil {
+		sp.parents = map[int32]int32{}
+	}
+	seen := make(map[int32]bool, len(pids))
 	children := map[int32][]*process.Process{}
 	var root *process.Process
 	for _, pid := range pids {
+		seen[pid] = true
 		p := &process.Process{Pid: pid}
 		if pid == sp.pid {
 			root = p
 			continue
 		}
-		if pp, err := p.PpidWithContext(ctx); err == nil {
-			children[pp] = append(children[pp], p)
+		pp, ok := sp.parents[pid]
+		if !ok {
+			if pp, err = p.PpidWithContext(ctx); err != nil {
+				continue // gone already, or not ours to read
+			}
+			sp.parents[pid] = pp
+		}
+		children[pp] = append(children[pp], p)
+	}
+	for pid := range sp.parents {
+		if !seen[pid] {
+			delete(sp.parents, pid)
 		}
 	}
 	if root == nil {
