@@ -1,0 +1,48 @@
+package runner
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"syscall"
+	"testing"
+	"time"
+
+	"bench/config"
+	"bench/providers"
+)
+
+// BenchmarkResidencyPoll measures one poll of a lane's residency watcher
+// (GET /api/ps and its reading, as against Ollama) against an in-process
+// server answering Ollama's shape, and reports its CPU (the client's and
+// the in-process server's together: an upper bound of bench's share) and
+// what that is in percent of one core at ResidencyInterval.
+func BenchmarkResidencyPoll(b *testing.B) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"models":[{"name":"fake:latest","model":"fake:latest","size":1000000,"digest":"abc","details":{"format":"gguf"},"expires_at":"2026-01-01T00:00:00Z","size_vram":0}]}`)
+	}))
+	defer hs.Close()
+	cfg, err := config.Parse("bench.yaml", []byte("providers:\n  - type: ollama_openai\n    base_url: "+hs.URL+"/v1\n    models: [fake]\n"), providers.Kinds)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prov, err := providers.New(&cfg.Providers[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := &residency{prov: prov.(providers.Resident), clock: realClock{}, keep: time.Minute, stopc: make(chan struct{}), done: make(chan struct{})}
+	var ru0, ru1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	for i := 0; i < b.N; i++ {
+		w.poll()
+	}
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	cpu := time.Duration(ru1.Utime.Nano()-ru0.Utime.Nano()) + time.Duration(ru1.Stime.Nano()-ru0.Stime.Nano())
+	per := float64(cpu.Microseconds()) / float64(b.N)
+	if len(w.reads) == 0 {
+		b.Fatal("no reading kept")
+	}
+	b.ReportMetric(per, "cpu-µs/poll")
+	b.ReportMetric(100*per/float64(ResidencyInterval.Microseconds()), "%core@interval")
+}
