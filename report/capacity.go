@@ -406,23 +406,32 @@ func FindSaturation(stages []*Stage) *Saturation {
 // readSLO reads the slo block of the run's config.json (none when the
 // file or the block is missing: goodput is then null).
 func readSLO(runDir string) (*slo.SLO, error) {
-	b, err := os.ReadFile(rundir.Path(runDir, rundir.ConfigFile))
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
 	var doc struct {
 		SLO *slo.SLO `json:"slo"`
 	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("%s: slo: %w", rundir.ConfigFile, err)
+	if err := readConfig(runDir, "slo", &doc); err != nil {
+		return nil, err
 	}
 	if doc.SLO != nil && doc.SLO.Empty() {
 		return nil, nil
 	}
 	return doc.SLO, nil
+}
+
+// readConfig decodes the run's config.json into doc (left as it is when
+// the file is missing); what names the part read, for errors.
+func readConfig(runDir, what string, doc any) error {
+	b, err := os.ReadFile(rundir.Path(runDir, rundir.ConfigFile))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, doc); err != nil {
+		return fmt.Errorf("%s: %s: %w", rundir.ConfigFile, what, err)
+	}
+	return nil
 }
 
 // sloText describes the SLO for summary.md.

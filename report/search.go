@@ -1,14 +1,10 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"sort"
 	"strings"
 
-	"bench/internal/record/rundir"
 	"bench/internal/record/slo"
 )
 
@@ -67,6 +63,32 @@ type SearchStage struct {
 	RequestThroughput *float64 `json:"request_throughput"`
 }
 
+// Verdict is the stage's verdict in a word: probe, pass or fail.
+func (st *SearchStage) Verdict() string {
+	switch {
+	case st.Probe:
+		return "probe"
+	case st.Passed:
+		return "pass"
+	}
+	return "fail"
+}
+
+// MissedText lists what the stage's requests missed: by target (in the
+// slo: block's order) and those without an answer.
+func (st *SearchStage) MissedText() string {
+	var missed []string
+	for _, m := range slo.SLOMetrics {
+		if n := st.Missed[m]; n > 0 {
+			missed = append(missed, fmt.Sprintf("%s %d", m, n))
+		}
+	}
+	if st.Unanswered > 0 {
+		missed = append(missed, fmt.Sprintf("no answer %d", st.Unanswered))
+	}
+	return strings.Join(missed, ", ")
+}
+
 // SearchFailure is the first stage that failed and why: each target it
 // missed, with how many of its requests missed it.
 type SearchFailure struct {
@@ -85,13 +107,6 @@ type searchSpec struct {
 // readSearches reads each provider entry's load.search from the run's
 // config.json (none when the file or the blocks are missing).
 func readSearches(runDir string) (map[string]searchSpec, error) {
-	b, err := os.ReadFile(rundir.Path(runDir, rundir.ConfigFile))
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
 	type load struct {
 		Concurrency int         `json:"concurrency"`
 		Search      *slo.Search `json:"search"`
@@ -103,8 +118,8 @@ func readSearches(runDir string) (map[string]searchSpec, error) {
 			Load *load  `json:"load"`
 		} `json:"providers"`
 	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("%s: load.search: %w", rundir.ConfigFile, err)
+	if err := readConfig(runDir, "load.search", &doc); err != nil {
+		return nil, err
 	}
 	out := map[string]searchSpec{}
 	for _, p := range doc.Providers {
@@ -227,27 +242,8 @@ func writeSearch(b *strings.Builder, ss *SLOSearch) {
 	fmt.Fprintf(b, "; %d of %d stages; %s: %s.\n\n", ss.StagesUsed, ss.MaxStages, ss.End, md(ss.Reason))
 	b.WriteString("| stage | level | n | met | attainment | interval | verdict | missed |\n|---|--:|--:|--:|--:|--:|---|---|\n")
 	for _, st := range ss.Stages {
-		verdict := "fail"
-		switch {
-		case st.Probe:
-			verdict = "probe"
-		case st.Passed:
-			verdict = "pass"
-		}
-		var missed []string
-		keys := make([]string, 0, len(st.Missed))
-		for k := range st.Missed {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			missed = append(missed, fmt.Sprintf("%s %d", k, st.Missed[k]))
-		}
-		if st.Unanswered > 0 {
-			missed = append(missed, fmt.Sprintf("no answer %d", st.Unanswered))
-		}
 		fmt.Fprintf(b, "| %s | %s | %d | %d | %s | [%.1f, %.1f] %% | %s | %s |\n", md(st.Stage), trimFloat(st.Level), st.N, st.Good, pct(st.Attainment),
-			100*st.CI[0], 100*st.CI[1], verdict, orDash(strings.Join(missed, ", ")))
+			100*st.CI[0], 100*st.CI[1], st.Verdict(), orDash(st.MissedText()))
 	}
 	b.WriteString("\n")
 	if f := ss.FirstFailed; f != nil {

@@ -317,10 +317,10 @@ func checkLoadFields(t *testing.T, run string) {
 	}
 }
 
-// checkCapacityPage opens the run's report.html in Chromium: both sweeps'
-// capacity curves are drawn, with a point per stage, and the table marks
-// the saturation points.
-func checkCapacityPage(t *testing.T, run string) {
+// openReport opens the run's report.html in Chromium, which must draw it
+// without a console error.
+func openReport(t *testing.T, run string) *browsertest.Page {
+	t.Helper()
 	b := browsertest.New(t)
 	p := b.NewPage(t)
 	if err := p.Load(filepath.Join(run, "report.html")); err != nil {
@@ -329,6 +329,14 @@ func checkCapacityPage(t *testing.T, run string) {
 	if errs, err := p.Errors(); err != nil || len(errs) > 0 {
 		t.Errorf("console errors (%v): %q", err, errs)
 	}
+	return p
+}
+
+// checkCapacityPage opens the run's report.html in Chromium: both sweeps'
+// capacity curves are drawn, with a point per stage, and the table marks
+// the saturation points.
+func checkCapacityPage(t *testing.T, run string) {
+	p := openReport(t, run)
 	var st struct {
 		Drawn  []string          `json:"drawn"`
 		Points map[string]string `json:"points"`

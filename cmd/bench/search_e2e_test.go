@@ -14,7 +14,6 @@ import (
 	"bench/cmd/fakellm/loadserver"
 	"bench/internal/record/results"
 	"bench/internal/record/slo"
-	"bench/internal/testpeer/browsertest"
 )
 
 // searchService is the fake server of the search test: 50 ms to the first
@@ -170,14 +169,7 @@ func trueLimit(sr *slo.Search, svc loadserver.Service, n int, ttft time.Duration
 // plot is drawn with a point per stage (the probe left out) and its limit
 // marked, and its table lists the stages.
 func checkSearchPage(t *testing.T, run string) {
-	b := browsertest.New(t)
-	p := b.NewPage(t)
-	if err := p.Load(filepath.Join(run, "report.html")); err != nil {
-		t.Fatal(err)
-	}
-	if errs, err := p.Errors(); err != nil || len(errs) > 0 {
-		t.Errorf("console errors (%v): %q", err, errs)
-	}
+	p := openReport(t, run)
 	var st struct {
 		Drawn  []string          `json:"drawn"`
 		Points map[string]string `json:"points"`

@@ -119,24 +119,8 @@ func newSearch(ss *report.SLOSearch) (*pageSearch, string, []searchRow) {
 	ps := &pageSearch{Mode: ss.Mode, Attainment: ss.Attainment, Limit: ss.Limit, Fail: ss.Bracket[1]}
 	var rows []searchRow
 	for _, st := range ss.Stages {
-		verdict := "fail"
-		switch {
-		case st.Probe:
-			verdict = "probe"
-		case st.Passed:
-			verdict = "pass"
-		}
-		var missed []string
-		for _, m := range slo.SLOMetrics {
-			if n := st.Missed[m]; n > 0 {
-				missed = append(missed, fmt.Sprintf("%s %d", m, n))
-			}
-		}
-		if st.Unanswered > 0 {
-			missed = append(missed, fmt.Sprintf("no answer %d", st.Unanswered))
-		}
 		row := searchRow{Stage: st.Stage, Level: report.SearchLevel(ss.Mode, st.Level), N: fmt.Sprint(st.N), Attainment: format.Pct(st.Attainment),
-			Verdict: verdict, Missed: strings.Join(missed, ", "), Passed: st.Passed}
+			Verdict: st.Verdict(), Missed: st.MissedText(), Passed: st.Passed}
 		if st.Probe {
 			row.Level = fmt.Sprintf("%g streams", st.Level)
 		}

@@ -16,7 +16,6 @@ import (
 	"bench/cmd/fakellm/loadserver"
 	"bench/config"
 	"bench/internal/record/results"
-	"bench/providers"
 	"bench/run/output"
 	"bench/run/plan"
 )
@@ -25,17 +24,9 @@ import (
 // records in the order they were written.
 func loadRun(t *testing.T, yaml string) []*results.Record {
 	t.Helper()
-	cfg, err := config.Parse("bench.yaml", []byte(yaml), providers.Kinds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := providers.New(&cfg.Providers[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, provs := parsedRun(t, yaml)
 	sink := &memSink{}
-	_, err = Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Outputs: []output.Output{sink},
-		Providers: map[string]providers.Provider{cfg.Providers[0].Name: p}})
+	_, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Outputs: []output.Output{sink}, Providers: provs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,20 @@ import (
 	"bench/run/plan"
 )
 
+// parsedRun parses a config of one entry and builds its provider.
+func parsedRun(t *testing.T, yaml string) (*config.Config, map[string]providers.Provider) {
+	t.Helper()
+	cfg, err := config.Parse("bench.yaml", []byte(yaml), providers.Kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := providers.New(&cfg.Providers[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, map[string]providers.Provider{cfg.Providers[0].Name: p}
+}
+
 // searchOutcomes reads a suite's search stages back from its records, in
 // the order they ran, as the reports do.
 func searchOutcomes(cfg *config.Config, recs []*results.Record) []slo.Outcome {
@@ -61,7 +75,7 @@ func TestSearchRunsAndResumes(t *testing.T) {
 	srv := loadserver.New(loadserver.Service{TTFT: 10 * time.Millisecond, Gap: 2 * time.Millisecond, Tokens: 8, Slots: 2}, nil)
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	cfg, err := config.Parse("bench.yaml", []byte(fmt.Sprintf(`run: {warmup: false, timeout: 30s}
+	cfg, provs := parsedRun(t, fmt.Sprintf(`run: {warmup: false, timeout: 30s}
 slo: {ttft_ms: 60}
 load:
   requests: 80
@@ -74,15 +88,7 @@ providers:
   - type: ollama_openai
     base_url: %s/v1
     models: [m]
-`, hs.URL)), providers.Kinds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := providers.New(&cfg.Providers[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	provs := map[string]providers.Provider{cfg.Providers[0].Name: p}
+`, hs.URL))
 	full := plan.New(cfg)
 	sink := &memSink{}
 	if _, err := Run(context.Background(), Options{Config: cfg, Plan: full, Outputs: []output.Output{sink}, Providers: provs}); err != nil {
@@ -167,7 +173,7 @@ providers:
 func TestSearchNeverFails(t *testing.T) {
 	hs := httptest.NewServer(loadserver.New(loadserver.Service{Tokens: 4}, nil))
 	defer hs.Close()
-	cfg, err := config.Parse("bench.yaml", []byte(fmt.Sprintf(`run: {warmup: false, timeout: 30s}
+	cfg, provs := parsedRun(t, fmt.Sprintf(`run: {warmup: false, timeout: 30s}
 slo: {e2e_ms: 2000}
 load:
   requests: 20
@@ -178,15 +184,10 @@ providers:
   - type: ollama_openai
     base_url: %s/v1
     models: [m]
-`, hs.URL)), providers.Kinds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := providers.New(&cfg.Providers[0])
+`, hs.URL))
 	var log strings.Builder
 	sink := &memSink{}
-	if _, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Outputs: []output.Output{sink},
-		Providers: map[string]providers.Provider{cfg.Providers[0].Name: p}, Log: &log}); err != nil {
+	if _, err := Run(context.Background(), Options{Config: cfg, Plan: plan.New(cfg), Outputs: []output.Output{sink}, Providers: provs, Log: &log}); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(log.String(), "SLO search"); n != 1 || !strings.Contains(log.String(), "the limit is above the bracket") {
