@@ -46,7 +46,9 @@ func judgement(groups []*Group) map[string]*Judgement {
 	for _, g := range groups {
 		if g.Capacity != nil {
 			for _, m := range CapacityMetrics {
-				if out[m] == nil {
+				// A group's search has a limit and no saturation point, a
+				// sweep the other way round: each counts where it applies.
+				if out[m] == nil && (m != MetricSLOLimit || g.Capacity.Limit != nil) && (m != MetricSaturation || g.Capacity.Limit == nil) {
 					out[m] = &Judgement{NotJudged: map[string]int{}}
 				}
 			}
@@ -112,11 +114,26 @@ func expandMetrics(names []string) []string {
 func unjudged(j map[string]*Judgement, required []string) []string {
 	var out []string
 	for _, m := range expandMetrics(required) {
+		if slices.Contains(CapacityMetrics, m) && slices.Contains(required, CapacityCat) && !slices.Contains(required, m) && (j[m] == nil || j[m].Total() == 0) && anyCapacity(j) {
+			// "capacity": the capacity figures the runs had (a sweep has no
+			// limit, a search no stages of its own nor a saturation point).
+			continue
+		}
 		if j[m] == nil || j[m].Judged == 0 {
 			out = append(out, m)
 		}
 	}
 	return out
+}
+
+// anyCapacity says some capacity figure had a comparison.
+func anyCapacity(j map[string]*Judgement) bool {
+	for _, m := range CapacityMetrics {
+		if j[m] != nil && j[m].Total() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // notJudgedText sums up what was not judged, for the verdict line:
