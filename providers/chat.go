@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -37,6 +38,26 @@ type chatCompletions struct {
 	key     string
 	// request fills the knobs of the kind (temperature, seed, max tokens).
 	request func(*openai.ChatCompletionRequest)
+	// header is sent with every request (an entry's extra headers, the
+	// key in the header a server wants); keyInHeader says the key is in
+	// it, not sent as a bearer token.
+	header      http.Header
+	keyInHeader bool
+	// completionTokens sends the output cap as max_completion_tokens
+	// (OpenAI's current name, which its reasoning models require) rather
+	// than max_tokens (deprecated by OpenAI, and the only one Ollama
+	// 0.9.6, vLLM's older releases and TGI read).
+	completionTokens bool
+}
+
+// setMaxTokens puts the output cap in the field the server reads.
+func (c *chatCompletions) setMaxTokens(cr *openai.ChatCompletionRequest, n int) {
+	if c.completionTokens {
+		cr.MaxCompletionTokens = n
+		return
+	}
+	//lint:ignore SA1019 the servers that read only max_tokens are why this field is kept
+	cr.MaxTokens = n
 }
 
 func newChatCompletions(o *httpOptions, request func(*openai.ChatCompletionRequest)) *chatCompletions {
@@ -60,8 +81,7 @@ func (c *chatCompletions) body(req Request) ([]byte, error) {
 		c.request(&cr)
 	}
 	if req.MaxTokens > 0 {
-		//lint:ignore SA1019 Ollama's OpenAI-compatible API (0.9.6) reads max_tokens only; max_completion_tokens would be ignored
-		cr.MaxTokens = req.MaxTokens
+		c.setMaxTokens(&cr, req.MaxTokens)
 	}
 	for _, t := range req.Tools {
 		params := t.Parameters
@@ -152,7 +172,11 @@ func (c *chatCompletions) Stream(ctx context.Context, req Request, emit EmitFunc
 	if err != nil {
 		return resp, err
 	}
-	hres, err := c.http.post(ctx, req, httpRequest{URL: c.url, Body: body, Accept: "text/event-stream", Bearer: c.key}, resp, emit)
+	key := c.key
+	if c.keyInHeader {
+		key = ""
+	}
+	hres, err := c.http.post(ctx, req, httpRequest{URL: c.url, Body: body, Accept: "text/event-stream", Bearer: key, Header: c.header}, resp, emit)
 	if err != nil {
 		return resp, err
 	}
@@ -245,6 +269,27 @@ func chatErrorBody(raw []byte) (code, msg string) {
 
 var doneMarker = []byte("[DONE]")
 
+// streamBroke classifies an error reading an event stream (not its clean
+// end): an event cut short or a line past the cap is a truncated stream, a
+// reset connection the server gone mid-stream, another network error a
+// broken stream; ctx's errors are returned as they are, for the runner.
+func streamBroke(err error, secrets Secrets) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, ErrSSELineTooLong) {
+		return &Failure{Status: results.StatusError, Type: results.FailStreamTruncated, Message: secrets.Clean("stream cut: "+err.Error(), maxMessage), Err: err}
+	}
+	if f := NetFailure(err, secrets); f != nil {
+		// A reset is the server gone mid-stream: a connection
+		// failure; anything else broke the stream.
+		f.Type = results.FailStreamTruncated
+		if resetMidStream(err) {
+			f.Type = results.FailConnectionReset
+		}
+		f.Message = secrets.Clean("connection lost mid-stream: "+err.Error(), maxMessage)
+		return f
+	}
+	return err
+}
+
 // chunkJSON decodes the chunks decodeChunk gives up on, with
 // encoding/json's semantics (names in any case, a name twice, invalid
 // UTF-8, null leaving a field as it is; FuzzReadChatStream checks both
@@ -293,20 +338,7 @@ func readChatStream(body io.Reader, secrets Secrets, resp *Response, emit EmitFu
 			break
 		}
 		if err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, ErrSSELineTooLong) {
-				return &Failure{Status: results.StatusError, Type: results.FailStreamTruncated, Message: secrets.Clean("stream cut: "+err.Error(), maxMessage), Err: err}
-			}
-			if f := NetFailure(err, secrets); f != nil {
-				// A reset is the server gone mid-stream: a connection
-				// failure; anything else broke the stream.
-				f.Type = results.FailStreamTruncated
-				if resetMidStream(err) {
-					f.Type = results.FailConnectionReset
-				}
-				f.Message = secrets.Clean("connection lost mid-stream: "+err.Error(), maxMessage)
-				return f
-			}
-			return err
+			return streamBroke(err, secrets)
 		}
 		data := bytes.TrimSpace(ev.Data)
 		if bytes.Equal(data, doneMarker) {

@@ -519,7 +519,12 @@ func (s *claudeStream) assistantError(l *claudeLine) {
 // Response builds the response from everything fed so far. It may be called
 // on a cut stream; partial output is kept.
 func (s *claudeStream) Response() *Response {
-	s.closeBlocks()
+	r := &Response{
+		Retries:     s.retries,
+		RetryWaitMS: int64(s.retryWait),
+		Metrics:     map[string]any{"malformed_lines": s.malformed},
+	}
+	s.output(r)
 	var turns []Turn
 	for _, t := range s.turns {
 		t.Calls = append([]AgentCall(nil), t.Calls...)
@@ -528,16 +533,7 @@ func (s *claudeStream) Response() *Response {
 	for i, at := range s.callTurn {
 		turns[at[0]].Calls[at[1]].Call = s.calls[i]
 	}
-	r := &Response{
-		Turns:        turns,
-		ToolCalls:    append([]results.ToolCall(nil), s.calls...),
-		FinishReason: s.stopReason,
-		Retries:      s.retries,
-		RetryWaitMS:  int64(s.retryWait),
-		Metrics:      map[string]any{"malformed_lines": s.malformed},
-	}
-	setOutput(r, s.text, s.reasoning)
-	s.tools.report(r)
+	r.Turns = turns
 	m := r.Metrics
 	if s.malformedSample != "" {
 		m["malformed_sample"] = s.malformedSample
@@ -552,8 +548,6 @@ func (s *claudeStream) Response() *Response {
 		// The CLI's own request → first byte figure, for comparison.
 		m["cli_reported_ttft_ms"] = *s.cliTTFTMS
 	}
-	// The streamed counts stand when no result line says better.
-	s.done.plus(s.msg).set(&r.Usage)
 	res := s.result
 	if res == nil {
 		return r
@@ -605,6 +599,19 @@ func (s *claudeStream) Response() *Response {
 		}
 	}
 	return r
+}
+
+// output fills r with what the Messages events fed so far hold: the
+// answer, the reasoning, the tool calls (their blocks closed), the stop
+// reason, what the caps dropped and the streamed token counts (which stand
+// when no result line says better).
+func (s *claudeStream) output(r *Response) {
+	s.closeBlocks()
+	r.ToolCalls = append([]results.ToolCall(nil), s.calls...)
+	r.FinishReason = s.stopReason
+	setOutput(r, s.text, s.reasoning)
+	s.tools.report(r)
+	s.done.plus(s.msg).set(&r.Usage)
 }
 
 // Finished reports whether the result line arrived.

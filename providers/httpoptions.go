@@ -3,17 +3,22 @@ package providers
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	"bench/config"
+	"bench/internal/record/results"
 )
 
 // MaxRetriesLimit bounds max_retries: each retry is a request and a line
@@ -76,10 +81,11 @@ type creds struct {
 }
 
 // credentials are the entry's key and its secrets: the key, the
-// credentials in base_url's userinfo, and those of the environment.
-func (o *httpOptions) credentials() creds {
+// credentials in base_url's userinfo, those of the environment, and the
+// extra values given (secret headers).
+func (o *httpOptions) credentials(extra ...string) creds {
 	key := o.key()
-	return creds{key: key, secrets: ProviderSecrets(append([]string{key}, URLSecrets(o.BaseURL)...)...)}
+	return creds{key: key, secrets: ProviderSecrets(append(append([]string{key}, URLSecrets(o.BaseURL)...), extra...)...)}
 }
 
 // key returns the API key from the named variable ("" when none is named).
@@ -269,4 +275,119 @@ func stampedOf(c net.Conn) *stampedConn {
 		}
 	}
 	return nil
+}
+
+// bearer is the Authorization header of an API key sent as a bearer token
+// (none for "").
+func bearer(key string) http.Header {
+	if key == "" {
+		return nil
+	}
+	return http.Header{"Authorization": {"Bearer " + key}}
+}
+
+// missingKey is the failure of a cell whose entry names a key variable
+// that is empty or unset: nothing is sent.
+func (o *httpOptions) missingKey() error {
+	if o.APIKeyEnv == "" || o.key() != "" {
+		return nil
+	}
+	return &Failure{Status: results.StatusSkippedUnavailable, Type: results.FailMissingAPIKey,
+		Message: fmt.Sprintf("environment variable %s is empty or unset; export the API key in it", o.APIKeyEnv)}
+}
+
+// extraHeaders are the headers an entry adds to every request (an
+// OpenRouter's HTTP-Referer, an anthropic-beta flag, a gateway's token).
+// A value may hold ${VAR}, expanded from the environment; such a value,
+// and any value of a header named like a credential (Authorization,
+// X-Api-Key...), is a secret: scrubbed from everything bench writes, and
+// config.json records only the headers' names.
+type extraHeaders struct {
+	Headers     map[string]string `yaml:"headers" json:"-"`
+	HeaderNames []string          `yaml:"-" json:"header_names,omitempty"`
+}
+
+// checkHeaders checks the header names and records them for config.json.
+func (h *extraHeaders) checkHeaders(problem func(key, msg string)) {
+	h.HeaderNames = h.HeaderNames[:0]
+	for _, k := range slices.Sorted(maps.Keys(h.Headers)) {
+		if !httpguts.ValidHeaderFieldName(k) {
+			problem("headers", fmt.Sprintf("%q is not a valid header name", k))
+			continue
+		}
+		if strings.ContainsAny(os.Expand(h.Headers[k], os.Getenv), "\r\n") {
+			problem("headers", fmt.Sprintf("the value of %s holds a line break", k))
+		}
+		h.HeaderNames = append(h.HeaderNames, k)
+	}
+	if len(h.HeaderNames) == 0 {
+		h.HeaderNames = nil
+	}
+}
+
+// header is the headers with ${VAR} expanded, into into (a new header
+// when nil).
+func (h *extraHeaders) header(into http.Header) http.Header {
+	if into == nil {
+		into = http.Header{}
+	}
+	for k, v := range h.Headers {
+		into.Set(k, os.Expand(v, os.Getenv))
+	}
+	return into
+}
+
+// secrets are the header values that must never be written: those that
+// came from a ${VAR} and those of headers named like credentials.
+func (h *extraHeaders) secrets() []string {
+	var out []string
+	for k, raw := range h.Headers {
+		if v := os.Expand(raw, os.Getenv); v != raw || secretName(k) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// thinkingBudgets maps the thinking levels to the token budget a
+// protocol that takes one (Anthropic's budget_tokens, Gemini's
+// thinkingBudget) is sent; an entry's thinking_budgets overrides levels
+// one by one.
+type thinkingBudgets map[string]int
+
+// thinkingLevels are the levels a budget can be given for.
+var thinkingLevels = []string{"low", "medium", "high", "xhigh"}
+
+// with is the kind's defaults overridden by the entry's budgets.
+func (t thinkingBudgets) with(defaults thinkingBudgets) thinkingBudgets {
+	out := maps.Clone(defaults)
+	maps.Copy(out, t)
+	return out
+}
+
+// check reports a level that is not one, or a budget below least.
+func (t thinkingBudgets) check(least int, problem func(key, msg string)) {
+	for _, k := range slices.Sorted(maps.Keys(t)) {
+		switch {
+		case !slices.Contains(thinkingLevels, k):
+			problem("thinking_budgets", fmt.Sprintf("%q is not a thinking level (%s)", k, strings.Join(thinkingLevels, ", ")))
+		case t[k] < least:
+			problem("thinking_budgets", fmt.Sprintf("%s: %d tokens is below the least the API takes (%d)", k, t[k], least))
+		}
+	}
+}
+
+// hostedHint is the advice for a kind that speaks to a hosted API (or a
+// server of the user's own behind base_url): what to export, what should
+// answer, which model names to check.
+func hostedHint(p *config.Provider, o *httpOptions, server, failureType string, models []string) (string, bool) {
+	switch failureType {
+	case results.FailMissingAPIKey:
+		return fmt.Sprintf("export %s for %s", o.APIKeyEnv, p.Name), true
+	case results.FailConnectionRefused, results.FailHostUnreachable:
+		return fmt.Sprintf("nothing answers at %s for %s (%s)", StripUserinfo(o.BaseURL), p.Name, server), true
+	case results.FailModelNotFound:
+		return fmt.Sprintf("check the model names of %s (%s)", p.Name, strings.Join(models, ", ")), false
+	}
+	return fmt.Sprintf("%s: %s", p.Name, failureType), false
 }

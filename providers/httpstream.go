@@ -53,6 +53,9 @@ type httpRequest struct {
 	Accept string
 	// Bearer is the API key sent as Authorization: Bearer, if any.
 	Bearer string
+	// Header holds the protocol's own headers (an API key header, a
+	// version, an entry's extra headers), set after the ones above.
+	Header http.Header
 }
 
 // post sends the request and returns the accepted (2xx) response, whose
@@ -124,6 +127,9 @@ func (e *httpEndpoint) attempt(ctx context.Context, r Request, hr httpRequest, a
 	}
 	if r.TraceParent != "" {
 		req.Header.Set("Traceparent", r.TraceParent)
+	}
+	for k, vs := range hr.Header {
+		req.Header[k] = vs
 	}
 	ph := &phases{now: r.now}
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), ph.trace()))
@@ -362,10 +368,10 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 }
 
 // preconnect opens n connections to the server at once with cheap GETs of
-// url, holding every answer until all have one so that each is a
+// url (with the headers h), holding every answer until all have one so that each is a
 // connection of its own, then leaves them idle in the pool for the cells.
 // Any answer will do (a 404 still leaves its connection open).
-func (e *httpEndpoint) preconnect(ctx context.Context, url, bearer string, n int) error {
+func (e *httpEndpoint) preconnect(ctx context.Context, url string, h http.Header, n int) error {
 	var wg, held sync.WaitGroup
 	errs := make([]error, n)
 	held.Add(n)
@@ -379,8 +385,8 @@ func (e *httpEndpoint) preconnect(ctx context.Context, url, bearer string, n int
 				held.Done()
 				return
 			}
-			if bearer != "" {
-				req.Header.Set("Authorization", "Bearer "+bearer)
+			for k, vs := range h {
+				req.Header[k] = vs
 			}
 			res, err := e.client.Do(req)
 			held.Done()

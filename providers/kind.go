@@ -46,6 +46,9 @@ var registry = []Kind{
 	ollamaKind{},
 	responsesKind{},
 	claudeCodeKind{},
+	anthropicKind{},
+	openAIChatKind{},
+	geminiKind{},
 }
 
 // Kinds is the registry in the form config.Load takes.

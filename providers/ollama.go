@@ -567,5 +567,5 @@ func (o *Ollama) Warmup(ctx context.Context, req Request) error {
 
 // Preconnect opens n connections to the server for the cells to come.
 func (o *Ollama) Preconnect(ctx context.Context, n int) error {
-	return o.http.preconnect(ctx, o.base+"/api/version", o.side.key, n)
+	return o.http.preconnect(ctx, o.base+"/api/version", bearer(o.side.key), n)
 }

@@ -42,9 +42,11 @@ func (ollamaOpenAIKind) Resolve(p *config.Provider, problem func(key, msg string
 
 func (ollamaOpenAIKind) New(p *config.Provider) (Provider, error) {
 	o := options[ollamaOpenAIOptions](p)
-	chat := newChatCompletions(&o.httpOptions, func(cr *openai.ChatCompletionRequest) {
-		//lint:ignore SA1019 Ollama's OpenAI-compatible API (0.9.6) reads max_tokens only; max_completion_tokens would be ignored
-		cr.MaxTokens = o.MaxTokens
+	var chat *chatCompletions
+	chat = newChatCompletions(&o.httpOptions, func(cr *openai.ChatCompletionRequest) {
+		// Ollama's OpenAI-compatible API (0.9.6) reads max_tokens only:
+		// completionTokens stays false.
+		chat.setMaxTokens(cr, o.MaxTokens)
 		cr.Seed = o.Seed
 		if o.Temperature != nil {
 			cr.Temperature = float32(*o.Temperature)
@@ -113,5 +115,5 @@ func (o *OllamaOpenAI) SameModel(loaded, model string) bool {
 // Preconnect opens n connections to the server for the cells to come (a
 // GET of the native /api/version; another server's 404 opens one as well).
 func (o *OllamaOpenAI) Preconnect(ctx context.Context, n int) error {
-	return o.http.preconnect(ctx, nativeRoot(o.opts.BaseURL)+"/api/version", o.key, n)
+	return o.http.preconnect(ctx, nativeRoot(o.opts.BaseURL)+"/api/version", bearer(o.key), n)
 }

@@ -58,16 +58,7 @@ func (responsesKind) New(p *config.Provider) (Provider, error) {
 }
 
 func (responsesKind) Hint(p *config.Provider, failureType string, models []string) (string, bool) {
-	o := options[responsesOptions](p)
-	switch failureType {
-	case results.FailMissingAPIKey:
-		return fmt.Sprintf("export %s for %s", o.APIKeyEnv, p.Name), true
-	case results.FailConnectionRefused, results.FailHostUnreachable:
-		return fmt.Sprintf("nothing answers at %s for %s", StripUserinfo(o.BaseURL), p.Name), true
-	case results.FailModelNotFound:
-		return fmt.Sprintf("check the model names of %s (%s)", p.Name, strings.Join(models, ", ")), false
-	}
-	return fmt.Sprintf("%s: %s", p.Name, failureType), false
+	return hostedHint(p, &options[responsesOptions](p).httpOptions, "the Responses API", failureType, models)
 }
 
 // OpenAIResponses speaks the OpenAI Responses API (POST {base_url}/responses
@@ -214,11 +205,10 @@ func (o *OpenAIResponses) body(req Request) ([]byte, error) {
 func (o *OpenAIResponses) Stream(ctx context.Context, req Request, emit EmitFunc) (*Response, error) {
 	resp := newResponse(req)
 	resp.Metrics = map[string]any{}
-	key := o.opts.key()
-	if o.opts.APIKeyEnv != "" && key == "" {
-		return resp, &Failure{Status: results.StatusSkippedUnavailable, Type: results.FailMissingAPIKey,
-			Message: fmt.Sprintf("environment variable %s is empty or unset; export the API key in it", o.opts.APIKeyEnv)}
+	if err := o.opts.missingKey(); err != nil {
+		return resp, err
 	}
+	key := o.opts.key()
 	body, err := o.body(req)
 	if err != nil {
 		return resp, err
