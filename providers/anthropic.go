@@ -306,7 +306,7 @@ type anthropicError struct {
 // anthropicRefine makes an overloaded API (529 overloaded_error) a rate
 // limit, as a 429 is: the server asks for less, and the path retries it.
 func anthropicRefine(f *Failure, code string) {
-	if f.HTTPStatus == 529 || code == "overloaded_error" {
+	if f.HTTPStatus == 529 {
 		f.Status, f.Type = results.StatusRateLimited, fmt.Sprintf("http_%d", f.HTTPStatus)
 	}
 }

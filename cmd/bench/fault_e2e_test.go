@@ -41,6 +41,21 @@ func faultProviders(s *faultserver.Server, cli, home string, models, cliModels [
     api_key_env: BENCH_FAULT_KEY
     max_retries: 0
     models: %[2]s
+  - type: anthropic
+    base_url: %[1]s/v1
+    api_key_env: BENCH_FAULT_KEY
+    max_retries: 0
+    models: %[2]s
+  - type: openai_chat
+    base_url: %[1]s/v1
+    api_key_env: BENCH_FAULT_KEY
+    max_retries: 0
+    models: %[2]s
+  - type: gemini
+    base_url: %[1]s/v1beta
+    api_key_env: BENCH_FAULT_KEY
+    max_retries: 0
+    models: %[2]s
 `, s.URL(), list)
 	if cli != "" {
 		b += fmt.Sprintf(`  - type: claude_code_cli
@@ -95,6 +110,9 @@ func class(r results.Record) string {
 	}
 	return r.AvailabilityStatus + "/" + ft
 }
+
+// httpKinds is how many HTTP provider kinds faultProviders lists.
+const httpKinds = 6
 
 // httpClasses is what every HTTP provider records for each behaviour.
 var httpClasses = map[string]string{
@@ -202,7 +220,7 @@ func TestFaultMatrix(t *testing.T) {
 		fmt.Sprintf("  - name: refused\n    type: ollama_openai\n    base_url: %s/v1\n    models: [nothing-listens]\n", s.ClosedURL())
 	code, stdout, stderr, recs, _ := faultRun(t, run, provs)
 	// Every cell of one provider was unavailable: exit 4 names it.
-	if code != exitcode.Unreached || !strings.Contains(stderr, "no cell of refused reached a model") || len(recs) != 3*len(httpClasses)+1 {
+	if code != exitcode.Unreached || !strings.Contains(stderr, "no cell of refused reached a model") || len(recs) != httpKinds*len(httpClasses)+1 {
 		t.Errorf("exit %d, %d records\n%s%s", code, len(recs), stdout, stderr)
 	}
 	checkClasses(t, recs, httpClasses, 4096)

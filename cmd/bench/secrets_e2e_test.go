@@ -234,6 +234,21 @@ func TestSecretMatrix(t *testing.T) {
     api_key_env: BENCH_SECRET_KEY
     max_retries: 0
     models: [%[2]s]
+  - type: anthropic
+    base_url: %[1]s/v1
+    api_key_env: BENCH_SECRET_KEY
+    max_retries: 0
+    models: [%[2]s]
+  - type: openai_chat
+    base_url: %[1]s/v1
+    api_key_env: BENCH_SECRET_KEY
+    max_retries: 0
+    models: [%[2]s]
+  - type: gemini
+    base_url: %[1]s/v1beta
+    api_key_env: BENCH_SECRET_KEY
+    max_retries: 0
+    models: [%[2]s]
   - name: claude
     type: claude_code_cli
     command: %[3]s
@@ -273,14 +288,14 @@ func TestSecretMatrix(t *testing.T) {
 	}
 
 	stdout, stderr, recs, runDir := secretRun(t, run, provs(httpModels, realModels, inheritModels, fakeModels, fakeInheritModels), promptFile, "T0")
-	if want := 3*len(httpModels) + len(realModels) + len(inheritModels) + len(fakeModels) + len(fakeInheritModels); len(recs) != want {
+	if want := httpKinds*len(httpModels) + len(realModels) + len(inheritModels) + len(fakeModels) + len(fakeInheritModels); len(recs) != want {
 		t.Fatalf("%d records, want %d\n%s%s", len(recs), want, stdout, stderr)
 	}
 	// The agentic task: the escaped arguments in turn_details, the
 	// snapshots and the work traces, on every protocol.
 	agentModels := []string{faultserver.EchoKeyArgs, faultserver.EchoKeyFinish, faultserver.EchoKeyFrame}
 	astdout, astderr, arecs, agentDir := secretRun(t, run, provs(agentModels, agentModels, agentModels, nil, nil), agenticPrompt, "AG")
-	if want := 5 * len(agentModels); len(arecs) != want {
+	if want := (httpKinds + 2) * len(agentModels); len(arecs) != want {
 		t.Fatalf("%d agentic records, want %d\n%s%s", len(arecs), want, astdout, astderr)
 	}
 
@@ -294,7 +309,7 @@ func TestSecretMatrix(t *testing.T) {
 			inheritedSent++
 		}
 	}
-	if echoed < 3*len(httpModels) {
+	if echoed < httpKinds*len(httpModels) {
 		t.Errorf("only %d requests carried the key to an echo behaviour", echoed)
 	}
 	if inheritedSent < len(inheritModels) {

@@ -83,3 +83,15 @@ func anthropicErrorBody(f *frames, e apiError) {
 	f.quote(e.msg)
 	f.str("}}")
 }
+
+// geminiErrorBody is Google's {"error":{"code","message","status"}}.
+func geminiErrorBody(f *frames, e apiError) {
+	status := map[int]string{400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+		429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}[e.status]
+	if status == "" {
+		status = "UNKNOWN"
+	}
+	f.str(`{"error":{"code":` + itoa(e.status) + `,"message":`)
+	f.quote(e.msg)
+	f.str(`,"status":"` + status + `"}}`)
+}

@@ -11,6 +11,9 @@
 //	POST /v1/responses         OpenAI Responses (SSE when "stream": true)
 //	POST /v1/messages          Anthropic Messages (SSE when "stream": true);
 //	                           good enough for the real Claude Code CLI
+//	POST /v1beta/models/{model}:streamGenerateContent
+//	                           Gemini (SSE; :generateContent answers whole),
+//	                           the model named in the path
 //	POST /api/chat             Ollama native chat (NDJSON unless "stream": false)
 //	POST /api/pull             Ollama pull progress (NDJSON unless "stream": false)
 //	POST /api/show             Ollama model details (one JSON body)
@@ -86,8 +89,8 @@
 //	                      screen, window title, OSC 52 clipboard, bell) and
 //	                      an Azure Pipelines command
 //
-// The credential is the Authorization bearer token or the x-api-key header
-// value (both when they differ); with none, a placeholder is echoed.
+// The credential is the Authorization bearer token, the x-api-key or the
+// x-goog-api-key header value (all that differ); with none, a placeholder is echoed.
 //
 // A request answered with one JSON body (stream false, or /api/tags,
 // /api/version, /api/ps, /api/show) gets the same behaviours as a body:
@@ -130,6 +133,7 @@ const (
 	EndpointChat        = "chat_completions"
 	EndpointResponses   = "responses"
 	EndpointMessages    = "messages"
+	EndpointGemini      = "gemini"
 	EndpointOllamaChat  = "ollama_chat"
 	EndpointPull        = "ollama_pull"
 	EndpointShow        = "ollama_show"
@@ -379,15 +383,17 @@ func credentials(h http.Header) []string {
 	if tok, ok := strings.CutPrefix(h.Get("Authorization"), "Bearer "); ok && tok != "" {
 		out = append(out, tok)
 	}
-	if k := h.Get("X-Api-Key"); k != "" && !slices.Contains(out, k) {
-		out = append(out, k)
+	for _, name := range []string{"X-Api-Key", "X-Goog-Api-Key"} {
+		if k := h.Get(name); k != "" && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
 	}
 	return out
 }
 
 func redacted(h http.Header) http.Header {
 	c := h.Clone()
-	for _, k := range []string{"Authorization", "X-Api-Key", "Proxy-Authorization", "Cookie"} {
+	for _, k := range []string{"Authorization", "X-Api-Key", "X-Goog-Api-Key", "Proxy-Authorization", "Cookie"} {
 		if _, ok := c[k]; ok {
 			c[k] = []string{"[redacted]"}
 		}
@@ -434,6 +440,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	ep, known := endpoints[path]
+	geminiModel, isGemini := geminiPath(path)
+	if isGemini {
+		ep, known = endpoint{EndpointGemini, http.MethodPost, true, strings.HasSuffix(path, ":streamGenerateContent"), true}, true
+	}
 	if !known {
 		ep = endpoint{name: EndpointUnknown}
 		if path == "/" {
@@ -446,6 +456,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if head.Model == "" {
 		head.Model = head.Name
+	}
+	if isGemini {
+		head.Model = geminiModel
 	}
 	stream := ep.stream
 	if head.Stream != nil {
@@ -527,6 +540,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// geminiPath reads the model of a Gemini path,
+// /v1beta/models/{model}:streamGenerateContent (or :generateContent).
+func geminiPath(path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, "/v1beta/models/")
+	if !ok {
+		return "", false
+	}
+	for _, method := range []string{":streamGenerateContent", ":generateContent"} {
+		if m, ok := strings.CutSuffix(rest, method); ok {
+			return m, true // net/http has unescaped the path
+		}
+	}
+	return "", false
+}
+
 func (s *Server) record(rec Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -549,6 +577,9 @@ func (s *Server) protocol(ep endpoint, head requestHead) (document, dialect) {
 	case EndpointMessages:
 		a := &anthropic{model: m}
 		return a, a
+	case EndpointGemini:
+		g := &gemini{model: m}
+		return g, g
 	case EndpointOllamaChat:
 		o := &ollama{model: m}
 		return o, o

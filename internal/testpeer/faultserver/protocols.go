@@ -729,3 +729,104 @@ func showDoc(model string) *static {
 }
 
 var answerText = answer[0] + answer[1] + answer[2]
+
+// ---- Gemini (POST /v1beta/models/{model}:streamGenerateContent?alt=sse) ----
+
+// gemini frames GenerateContentResponse events as the Gemini API sends
+// them (see internal/testpeer/recorded): data-only SSE ending in CRLF
+// CRLF, every event a whole response with the usage so far, whole
+// function calls as parts, thoughts as parts marked thought, and no
+// terminator but the finishReason of the last event.
+type gemini struct {
+	model  string
+	reason string
+}
+
+func (g *gemini) setFinish(r string) { g.reason = r }
+
+func (g *gemini) jsonType() string   { return "application/json; charset=UTF-8" }
+func (g *gemini) streamType() string { return "text/event-stream" }
+func (g *gemini) okText() string     { return answerText }
+func (g *gemini) answer() []string   { return answer }
+func (g *gemini) pieceArgs() bool    { return false }
+func (g *gemini) keepAlive() string  { return ": keep-alive\n" }
+
+func (g *gemini) head(*frames)          {}
+func (g *gemini) begin(*frames, *block) {}
+func (g *gemini) end(*frames, *block)   {}
+
+func (g *gemini) event(f *frames) {
+	f.str(`data: {"candidates": [{"content": {"parts": [`)
+}
+
+func (g *gemini) endEvent(f *frames, finish string, usage string) {
+	f.str(`],"role": "model"}`)
+	if finish != "" {
+		f.str(`,"finishReason": `)
+		f.quote(finish)
+	}
+	f.str(`,"index": 0}],"usageMetadata": {"promptTokenCount": ` + itoa(inputTokens) + usage + `},"modelVersion": `)
+	f.quote(g.model)
+	f.str(`,"responseId": "fault"}` + "\r\n\r\n")
+}
+
+func (g *gemini) delta(f *frames, b *block, s string) {
+	g.event(f)
+	switch b.kind {
+	case kindText:
+		f.str(`{"text": `)
+		f.quote(s)
+		f.str("}")
+	case kindReasoning:
+		f.str(`{"text": `)
+		f.quote(s)
+		f.str(`,"thought": true}`)
+	case kindTool:
+		f.str(`{"functionCall": {"name": "` + toolName + `","args": `)
+		if b.raw {
+			f.str(s)
+		} else {
+			f.str(`{"data": `)
+			f.quote(s)
+			f.str("}")
+		}
+		f.str("}}")
+	}
+	g.endEvent(f, "", "")
+}
+
+func (g *gemini) finish(f *frames, blocks []*block) {
+	reason := "STOP"
+	if g.reason != "" {
+		reason = g.reason
+	}
+	out, reasoning := usage(blocks)
+	u := `,"candidatesTokenCount": ` + itoa(out-reasoning) + `,"totalTokenCount": ` + itoa(inputTokens+out)
+	if reasoning > 0 {
+		u += `,"thoughtsTokenCount": ` + itoa(reasoning)
+	}
+	g.event(f)
+	f.str(`{"text": ""}`)
+	g.endEvent(f, reason, u)
+}
+
+func (g *gemini) streamError(f *frames, e apiError) {
+	f.str("data: ")
+	geminiErrorBody(f, e)
+	f.str("\r\n\r\n")
+}
+
+func (g *gemini) malformed(f *frames) {
+	f.str(`data: {"candidates": [{"content": {"parts": [{"text": "bro` + "\r\n\r\n")
+}
+
+func (g *gemini) errorBody(f *frames, e apiError) { geminiErrorBody(f, e) }
+
+func (g *gemini) whole(f *frames, t text) {
+	f.str(`{"candidates": [{"content": {"parts": [{"text": `)
+	f.quoteText(t)
+	f.str(`}],"role": "model"},"finishReason": "STOP","index": 0}],"usageMetadata": {"promptTokenCount": ` + itoa(inputTokens) +
+		`,"candidatesTokenCount": 4,"totalTokenCount": ` + itoa(inputTokens+4) + `},"modelVersion": `)
+	f.quote(g.model)
+	f.str("}\n")
+}
