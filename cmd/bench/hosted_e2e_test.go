@@ -197,3 +197,41 @@ func sameJSON(got json.RawMessage, want string) bool {
 	var a, b any
 	return json.Unmarshal(got, &a) == nil && json.Unmarshal([]byte(want), &b) == nil && fmt.Sprint(a) == fmt.Sprint(b)
 }
+
+// The hosted kinds' own keys, wrong, are config errors at their lines, all
+// at once, before anything is sent.
+func TestHostedKindsBadConfig(t *testing.T) {
+	cfg := `providers:
+  - type: anthropic
+    base_url: http://127.0.0.1:1/v1
+    models: [m]
+    thinking_budgets: {low: 10, huge: 2048}
+    anthropic_version: ""
+  - type: openai_chat
+    base_url: http://127.0.0.1:1/v1
+    models: [m]
+    max_tokens_field: max_output
+    headers: {"bad name": x}
+  - type: gemini
+    base_url: ftp://example/v1beta
+    models: [m]
+    max_tokens: -1
+`
+	code, _, stderr, recs, _ := runBench(t, cfg)
+	for _, want := range []string{
+		"bench.yaml:5: providers[0].thinking_budgets: \"huge\" is not a thinking level",
+		"bench.yaml:5: providers[0].thinking_budgets: low: 10 tokens is below the least the API takes (1024)",
+		"bench.yaml:6: providers[0].anthropic_version: must name an API version",
+		"bench.yaml:10: providers[1].max_tokens_field: must be max_tokens or max_completion_tokens",
+		"bench.yaml:11: providers[1].headers: \"bad name\" is not a valid header name",
+		"bench.yaml:13: providers[2].base_url: must start with http:// or https://",
+		"bench.yaml:15: providers[2].max_tokens: must be positive",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("no %q in:\n%s", want, stderr)
+		}
+	}
+	if code != 2 || recs != nil {
+		t.Errorf("exit %d, %d records", code, len(recs))
+	}
+}

@@ -93,7 +93,7 @@ providers:
   # Ollama's OpenAI-compatible API. Add an entry of type ollama for its
   # native API (it can pull: true missing models and warmup: true them).
   - name: ollama_openai  # the provider value in results; defaults to type
-    type: ollama_openai  # ollama_openai | ollama | openai_responses | claude_code_cli
+    type: ollama_openai  # ollama_openai | ollama | openai_responses | claude_code_cli | anthropic | openai_chat | gemini
     base_url: {{.BaseURL}}/v1
     api_key_env: ""      # the NAME of an environment variable, never a key
     concurrency: 2       # per-provider limit
