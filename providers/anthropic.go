@@ -275,16 +275,8 @@ func (a *Anthropic) Stream(ctx context.Context, req Request, emit EmitFunc) (*Re
 	if err != nil {
 		return resp, err
 	}
-	hres, err := a.http.post(ctx, req, httpRequest{URL: a.url, Body: body, Accept: "text/event-stream", Header: a.headers()}, resp, emit)
-	if err != nil {
-		return resp, err
-	}
-	defer hres.Body.Close()
-	err = readMessagesStream(hres.Body, a.secrets, resp, hres.stamp(emit))
-	if ctx.Err() != nil {
-		return resp, ctx.Err()
-	}
-	return resp, err
+	return a.http.stream(ctx, req, httpRequest{URL: a.url, Body: body, Accept: "text/event-stream", Header: a.headers()}, resp, emit,
+		func(body io.Reader, emit EmitFunc) error { return readMessagesStream(body, a.secrets, resp, emit) })
 }
 
 // anthropicErrorBody reads {"type": "error", "error": {"type", "message"}}.

@@ -176,16 +176,8 @@ func (c *chatCompletions) Stream(ctx context.Context, req Request, emit EmitFunc
 	if c.keyInHeader {
 		key = ""
 	}
-	hres, err := c.http.post(ctx, req, httpRequest{URL: c.url, Body: body, Accept: "text/event-stream", Bearer: key, Header: c.header}, resp, emit)
-	if err != nil {
-		return resp, err
-	}
-	defer hres.Body.Close()
-	err = readChatStream(hres.Body, c.secrets, resp, hres.stamp(emit))
-	if ctx.Err() != nil {
-		return resp, ctx.Err()
-	}
-	return resp, err
+	return c.http.stream(ctx, req, httpRequest{URL: c.url, Body: body, Accept: "text/event-stream", Bearer: key, Header: c.header}, resp, emit,
+		func(body io.Reader, emit EmitFunc) error { return readChatStream(body, c.secrets, resp, emit) })
 }
 
 // chatChunk is what bench reads of one streamed chunk. The types are

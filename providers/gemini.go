@@ -274,16 +274,8 @@ func (g *Gemini) Stream(ctx context.Context, req Request, emit EmitFunc) (*Respo
 	if err != nil {
 		return resp, err
 	}
-	hres, err := g.http.post(ctx, req, httpRequest{URL: g.streamURL(req.Model), Body: body, Accept: "text/event-stream", Header: g.headers()}, resp, emit)
-	if err != nil {
-		return resp, err
-	}
-	defer hres.Body.Close()
-	err = g.readStream(hres.Body, resp, hres.stamp(emit))
-	if ctx.Err() != nil {
-		return resp, ctx.Err()
-	}
-	return resp, err
+	return g.http.stream(ctx, req, httpRequest{URL: g.streamURL(req.Model), Body: body, Accept: "text/event-stream", Header: g.headers()}, resp, emit,
+		func(body io.Reader, emit EmitFunc) error { return g.readStream(body, resp, emit) })
 }
 
 // geminiError is Google's error object: {"code", "message", "status",

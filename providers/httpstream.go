@@ -111,6 +111,22 @@ func (e *httpEndpoint) post(ctx context.Context, r Request, hr httpRequest, resp
 	}
 }
 
+// stream posts the request and reads the accepted answer's body with
+// read, its events stamped as their bytes arrived; a context that ended
+// the stream is the error, for the runner to classify.
+func (e *httpEndpoint) stream(ctx context.Context, r Request, hr httpRequest, resp *Response, emit EmitFunc, read func(body io.Reader, emit EmitFunc) error) (*Response, error) {
+	hres, err := e.post(ctx, r, hr, resp, emit)
+	if err != nil {
+		return resp, err
+	}
+	defer hres.Body.Close()
+	err = read(hres.Body, hres.stamp(emit))
+	if ctx.Err() != nil {
+		return resp, ctx.Err()
+	}
+	return resp, err
+}
+
 // attempt sends the request once. retryable says whether the failure may be
 // retried; wait is the server's own Retry-After, or 0.
 func (e *httpEndpoint) attempt(ctx context.Context, r Request, hr httpRequest, attempt int, emit EmitFunc) (_ *httpResult, retryable bool, wait time.Duration, err error) {
