@@ -90,7 +90,7 @@ func newSweeps(ranked []*report.Group) ([]pageSweep, []capacityRow) {
 			good := "–"
 			if st.Goodput != nil {
 				pt.GoodputRate = st.Goodput.Rate
-				good = format.Pct(st.Goodput.Share)
+				good = pctCell(st.Goodput.Share).Text // a 0–1 share
 			}
 			sw.Points = append(sw.Points, pt)
 			sat := g.Saturation != nil && g.Saturation.Reached && g.Saturation.Stage == st.Stage
