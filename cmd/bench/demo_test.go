@@ -211,6 +211,7 @@ func checkDemoAnswers(t *testing.T, b *browsertest.Browser, runDir string, recs 
 			t.Errorf("A6 %s: %d turns marked unsafe (%q); results.jsonl has unsafe_actions %v", c.Group, len(marked), marked, r.UnsafeActions)
 		}
 	}
+	checkDemoQuestion(t, p)
 	if errs, err := p.Errors(); err != nil || len(errs) > 0 {
 		t.Errorf("answers.html console errors (%v):\n%s", err, strings.Join(errs, "\n"))
 	}
@@ -222,6 +223,40 @@ func checkDemoAnswers(t *testing.T, b *browsertest.Browser, runDir string, recs 
 		t.Fatal(err)
 	}
 	t.Logf("demo answers screenshot: %s", shot)
+}
+
+// checkDemoQuestion reads A6's question on the answers page (the page
+// left on A6): the built-in prompt's text and system prompt, its tools by
+// name and one check per validator, from the run's config.json.
+func checkDemoQuestion(t *testing.T, p *browsertest.Page) {
+	t.Helper()
+	builtin, err := prompts.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want *prompts.Prompt
+	for i := range builtin {
+		if builtin[i].ID == "A6" {
+			want = &builtin[i]
+		}
+	}
+	var q struct {
+		Text, System string
+		Tools        []string
+		Checks       int
+	}
+	if err := p.Eval(`(() => { const q = document.getElementById("question"); const t = s => (q.querySelector(s) || {}).textContent || "";
+		return {Text: t(".q-text pre"), System: t(".q-system pre"), Tools: [...q.querySelectorAll(".q-tools > li > .callname")].map(x => x.textContent),
+			Checks: q.querySelectorAll("ul.checks li").length}; })()`, &q); err != nil {
+		t.Fatal(err)
+	}
+	var tools []string
+	for _, tl := range want.Tools {
+		tools = append(tools, tl.Name)
+	}
+	if q.Text != want.Prompt || q.System != want.System || strings.Join(q.Tools, ",") != strings.Join(tools, ",") || q.Checks != len(want.Checks()) {
+		t.Errorf("A6's question on answers.html: %+v; the built-in prompt asks %q (system %q), offers %v, has %d checks", q, want.Prompt, want.System, tools, len(want.Checks()))
+	}
 }
 
 func countFailed(recs []results.Record) (failed int) {

@@ -93,6 +93,9 @@ type Page struct {
 	Dropped int `json:"dropped"`
 	// Source is results.jsonl's name, for the notes of cut texts.
 	Source string `json:"source"`
+	// NoQuestions says why the prompts' questions are not shown (no
+	// config.json, or one without a prompt_set); "" when they are.
+	NoQuestions string `json:"no_questions,omitempty"`
 }
 
 // Group is one (provider, model, thinking level).
@@ -101,10 +104,29 @@ type Group struct {
 	Provider string `json:"provider"`
 }
 
-// Prompt is a prompt id and name.
+// Prompt is a prompt id and name, and what it asked when config.json
+// says (Q).
 type Prompt struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
+	ID   string    `json:"id"`
+	Name string    `json:"name"`
+	Q    *Question `json:"q,omitempty"`
+}
+
+// Question is what a prompt asked and what a pass needed, from the run
+// directory's config.json (prompt_set): the texts are Strings indexes
+// (-1 none), each cut at MaxTextBytes.
+type Question struct {
+	Text   int32 `json:"text"`
+	System int32 `json:"system"`
+	// Tools are the tools offered: [name, description, parameters].
+	Tools [][3]int32 `json:"tools,omitempty"`
+	// Checks are the checks a pass needed, one text each ("exact: value
+	// \"4\"").
+	Checks []int32 `json:"checks,omitempty"`
+	// Forbidden are the offered tools the prompt forbids.
+	Forbidden []int32 `json:"forbidden,omitempty"`
+	// MaxTurns is an agentic task's turn limit (0: one turn).
+	MaxTurns int `json:"max_turns,omitempty"`
 }
 
 // Cell is one cell, packed as a JSON array to keep 100,000 of them small:
@@ -164,7 +186,8 @@ type Builder struct {
 // NewBuilder starts the page of the run s summarises; cells is how many
 // cells the run has (the per-text cap depends on it).
 func NewBuilder(s *report.Summary, cells int) *Builder {
-	b := &Builder{page: &Page{RunID: s.RunID, Budget: BudgetBytes, Source: rundir.ResultsFile, Strings: []string{}, Cells: []Cell{}},
+	b := &Builder{page: &Page{RunID: s.RunID, Budget: BudgetBytes, Source: rundir.ResultsFile, Strings: []string{}, Cells: []Cell{},
+		NoQuestions: "the run directory's " + rundir.ConfigFile + " was not read"},
 		index: map[string]int32{}, prompt: map[string]int{}, cells: map[results.Key]int{}}
 	b.cap = TextCap(cells)
 	b.page.Cap = b.cap
@@ -407,6 +430,7 @@ type Pass struct {
 func Start(dir string, s *report.Summary) *Pass {
 	n := s.NRecords - s.NDuplicateLines
 	p := &Pass{dir: dir, s: s, b: NewBuilder(s, n)}
+	p.b.Questions(dir)
 	if s.FromRunDir() {
 		p.b.cells = nil
 		p.b.page.Cells = make([]Cell, 0, max(n, 0))

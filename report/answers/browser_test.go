@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -86,6 +87,9 @@ func fixtureRun(t testing.TB) (dir string, recs map[string]results.Record) {
 	if err := os.WriteFile(filepath.Join(dir, rundir.ResultsFile), buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, rundir.ConfigFile), []byte(fixtureConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	s, err := report.LoadEach(dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +101,116 @@ func fixtureRun(t testing.TB) (dir string, recs map[string]results.Record) {
 		t.Fatal(err)
 	}
 	return dir, recs
+}
+
+// fixtureConfig is the fixture's config.json: the prompt_set entries of
+// P0 (hostile text in the question too), P3 (a check with keys) and A1
+// (a system prompt, tools offered, one forbidden, a turn limit). P1, P2,
+// P4 and P5 have none.
+const fixtureConfig = `{"run": {"id": "fx"}, "prompt_set": [
+ {"id": "P0", "name": "html", "prompt": "What is <b>2+2</b>? <img src=x onerror=\"window.pwned=4\">", "validator": {"type": "exact", "value": "4"}},
+ {"id": "P3", "name": "json", "prompt": "Describe Mars as JSON.", "validators": [{"type": "json_keys", "keys": ["name", "moons"]}, {"type": "max_words", "value": 40}]},
+ {"id": "A1", "name": "two_dependent_calls", "system": "You are a weather agent.", "prompt": "What is the temperature in Paris in °F?", "max_turns": 4,
+  "forbidden_tools": ["delete_everything"],
+  "tools": [{"name": "get_weather", "description": "Current weather of a city", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}},
+            {"name": "convert_temperature", "parameters": {"type": "object"}}, {"name": "delete_everything"}],
+  "validator": {"type": "contains", "value": "64.4"}}
+]}`
+
+// questionState is what the question box shows.
+type questionState struct {
+	Text   string   `json:"text"`
+	System string   `json:"system"`
+	Labels []string `json:"labels"`
+	Tools  []string `json:"tools"`
+	Checks []string `json:"checks"`
+	Empty  string   `json:"empty"`
+}
+
+const questionJS = `(() => { const q = document.getElementById("question"); const t = s => (q.querySelector(s) || {}).textContent || "";
+	return { text: t(".q-text pre"), system: t(".q-system pre"), labels: [...q.querySelectorAll(".label")].map(x => x.textContent),
+		tools: [...q.querySelectorAll(".q-tools > li")].map(x => x.textContent), checks: [...q.querySelectorAll("ul.checks li")].map(x => x.textContent),
+		empty: t(".empty") }; })()`
+
+func question(t *testing.T, p *browsertest.Page) questionState {
+	t.Helper()
+	var q questionState
+	if err := p.Eval(questionJS, &q); err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// The question beside the answers: each prompt's text as config.json has
+// it (its HTML shown as text), the system prompt, the tools offered with
+// their descriptions and parameters (the forbidden one marked) and the
+// checks a pass needed; a prompt config.json does not hold says so.
+func TestQuestionInChromium(t *testing.T) {
+	b := browsertest.New(t)
+	dir, _ := fixtureRun(t)
+	p := b.NewPage(t)
+	if err := p.Load(filepath.Join(dir, rundir.AnswersHTML)); err != nil {
+		t.Fatal(err)
+	}
+	show(t, p, "P0", 0)
+	q := question(t, p)
+	if q.Text != `What is <b>2+2</b>? <img src=x onerror="window.pwned=4">` || q.System != "" || strings.Join(q.Checks, "|") != `exact: value "4"` {
+		t.Errorf("P0's question: %+v", q)
+	}
+	show(t, p, "P3", 0)
+	if q := question(t, p); strings.Join(q.Checks, "|") != `json_keys: keys ["name","moons"]|max_words: value 40` {
+		t.Errorf("P3's checks: %q", q.Checks)
+	}
+	show(t, p, "A1", 0)
+	q = question(t, p)
+	if q.System != "You are a weather agent." || q.Text != "What is the temperature in Paris in °F?" || len(q.Tools) != 3 ||
+		!strings.Contains(q.Tools[0], "get_weather") || !strings.Contains(q.Tools[0], "Current weather of a city") ||
+		!strings.Contains(q.Tools[0], `{"type":"object","properties":{"city":{"type":"string"}}}`) ||
+		!strings.Contains(q.Tools[2], "delete_everything") || !strings.Contains(q.Tools[2], "forbidden") ||
+		strings.Contains(q.Tools[0], "forbidden") || strings.Join(q.Checks, "|") != `contains: value "64.4"` {
+		t.Errorf("A1's question: %+v", q)
+	}
+	if !slices.Contains(q.Labels, "task (at most 4 turns)") || !slices.Contains(q.Labels, "tools offered") || !slices.Contains(q.Labels, "to pass") {
+		t.Errorf("A1's labels: %q", q.Labels)
+	}
+	// The trajectory is still there under the question.
+	if cards := show(t, p, "A1", 0); len(cards) != 2 || len(cards[0].Turns) != 3 {
+		t.Errorf("A1's cards: %+v", cards)
+	}
+	show(t, p, "P1", 0)
+	if q := question(t, p); q.Text != "" || !strings.Contains(q.Empty, "no entry for this prompt") {
+		t.Errorf("P1 (not in prompt_set): %+v", q)
+	}
+	var pwned bool
+	if err := p.Eval(`!!window.pwned`, &pwned); err != nil || pwned {
+		t.Errorf("a question's text ran as HTML (pwned %v, %v)", pwned, err)
+	}
+	if errs, err := p.Errors(); err != nil || len(errs) > 0 {
+		t.Errorf("console errors (%v):\n%s", err, strings.Join(errs, "\n"))
+	}
+	shot := filepath.Join(t.ArtifactDir(), "answers-question.png")
+	if err := p.Screenshot(shot); err != nil {
+		t.Fatal(err)
+	}
+
+	// Without config.json the page says why there is no question.
+	if err := os.Remove(filepath.Join(dir, rundir.ConfigFile)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := report.LoadEach(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Start(dir, s).Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Load(filepath.Join(dir, rundir.AnswersHTML)); err != nil {
+		t.Fatal(err)
+	}
+	show(t, p, "P0", 0)
+	if q := question(t, p); !strings.Contains(q.Empty, "has no config.json") {
+		t.Errorf("without config.json: %+v", q)
+	}
 }
 
 // cardState is what a card shows.

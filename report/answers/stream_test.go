@@ -66,6 +66,7 @@ func TestBuildStreamsWhatWriteRenders(t *testing.T) {
 
 	streamed := NewBuilder(s, s.NRecords-s.NDuplicateLines)
 	streamed.cells = nil
+	streamed.Questions(dir)
 	if err := s.EachCountedLine(false, streamed.Add); err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +87,7 @@ func TestBuildStreamsWhatWriteRenders(t *testing.T) {
 	}
 
 	old := NewBuilder(s, s.NRecords-s.NDuplicateLines)
+	old.Questions(dir)
 	if _, _, err := results.ReadFile(filepath.Join(dir, rundir.ResultsFile), false, func(line int, r *results.Record) error {
 		old.Add(line, r)
 		return nil

@@ -241,6 +241,43 @@
 		return box;
 	}
 
+	// renderQuestion shows what the prompt asked (config.json's
+	// prompt_set): its text, the system prompt, the tools offered and the
+	// checks a pass needed, above the answers.
+	function renderQuestion() {
+		const box = el("question");
+		box.replaceChildren();
+		if (!D.prompts.length) return;
+		const q = D.prompts[st.p].q;
+		if (!q) {
+			box.appendChild(node("p", "empty", D.no_questions ? "The question is not shown: " + D.no_questions + "." : "config.json's prompt_set has no entry for this prompt."));
+			return;
+		}
+		const part = (label, cls) => { const d = node("div", "qpart " + cls); d.appendChild(node("div", "label", label)); box.appendChild(d); return d; };
+		if (q.system >= 0) textBlock(part("system prompt", "q-system"), str(q.system), null, null, 0, "system");
+		textBlock(part(q.max_turns ? "task (at most " + q.max_turns + " turns)" : "prompt", "q-text"), str(q.text), null, null, 0, "prompt");
+		if (q.tools && q.tools.length) {
+			const ol = node("ol", "calls q-tools");
+			for (const [name, desc, params] of q.tools) {
+				const li = node("li");
+				li.appendChild(node("span", "callname", str(name)));
+				if (q.forbidden && q.forbidden.some(f => str(f) === str(name))) li.appendChild(node("span", "mark unsafe", "forbidden"));
+				if (desc >= 0) li.appendChild(node("span", "desc", " " + str(desc)));
+				if (params >= 0) textBlock(li, str(params), null, null, 0, "parameters");
+				ol.appendChild(li);
+			}
+			part("tools offered", "q-tools-part").appendChild(ol);
+		}
+		const checks = part("to pass", "q-checks");
+		if (q.checks && q.checks.length) {
+			const ul = node("ul", "checks");
+			for (const c of q.checks) ul.appendChild(node("li", null, str(c)));
+			checks.appendChild(ul);
+		} else {
+			checks.appendChild(node("span", "empty", "no check: an answer that arrives counts"));
+		}
+	}
+
 	function renderCards() {
 		const cards = el("cards");
 		cards.replaceChildren();
@@ -264,6 +301,7 @@
 	function update() {
 		writeHash();
 		renderControls();
+		renderQuestion();
 		renderCards();
 	}
 
@@ -277,7 +315,7 @@
 	el("provider").addEventListener("change", e => { st.provider = e.target.value; update(); });
 	el("failed").addEventListener("change", e => { st.failed = e.target.checked; update(); });
 	el("disagree").addEventListener("change", e => { st.disagree = e.target.checked; update(); });
-	window.addEventListener("hashchange", () => { readHash(); syncInputs(); renderControls(); renderCards(); });
+	window.addEventListener("hashchange", () => { readHash(); syncInputs(); renderControls(); renderQuestion(); renderCards(); });
 
 	function syncInputs() {
 		el("provider").value = st.provider;
