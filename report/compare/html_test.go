@@ -17,6 +17,8 @@ const compareInspectJS = `(() => ({
 	groups: [...document.querySelectorAll("#groups-table tbody tr")].map(tr => tr.dataset.group),
 	regressed: [...document.querySelectorAll("#groups-table tbody tr.regressed")].map(tr => tr.dataset.group),
 	findings: document.querySelectorAll("#findings-table tbody tr").length,
+	order: [...document.querySelectorAll("h2")].map(h => h.textContent.replace(/ \(.*/, "")),
+	findingsTop: document.getElementById("findings-table").getBoundingClientRect().top,
 	cells: [...document.querySelectorAll("#cells-table tbody tr")].map(tr => tr.dataset.verdict),
 	pwned: !!window.pwned}))()`
 
@@ -26,6 +28,10 @@ type comparePage struct {
 	Groups    []string `json:"groups"`
 	Regressed []string `json:"regressed"`
 	Findings  int      `json:"findings"`
+	Order     []string `json:"order"`
+	// FindingsTop is where the findings table starts, in CSS pixels from
+	// the top of the page.
+	FindingsTop float64 `json:"findingsTop"`
 	Cells     []string `json:"cells"`
 	Pwned     bool     `json:"pwned"`
 }
@@ -102,6 +108,14 @@ func TestCompareHTMLInChromium(t *testing.T) {
 	// One row per root cause (the cell findings it groups) or other finding.
 	if rows := findingRows(res); st.Findings != min(len(rows), maxHTMLRows) || st.Findings == 0 || len(rows) >= len(res.Findings) {
 		t.Errorf("%d finding rows, result has %d rows for %d findings", st.Findings, len(rows), len(res.Findings))
+	}
+	// What a person opens the page for comes first: the verdict, then the
+	// findings and the answers side by side, the long tables after.
+	if got := strings.Join(st.Order, " | "); got != "Findings | What changed, base beside new | Setup | Groups | Latency | Cells that changed | Methods" {
+		t.Errorf("compare.html's sections: %s", got)
+	}
+	if st.FindingsTop > 800 {
+		t.Errorf("the findings table starts %.0f px down the page, below the first screen", st.FindingsTop)
 	}
 	var want []string
 	for _, c := range res.Cells {
