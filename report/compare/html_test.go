@@ -31,9 +31,9 @@ type comparePage struct {
 	Order     []string `json:"order"`
 	// FindingsTop is where the findings table starts, in CSS pixels from
 	// the top of the page.
-	FindingsTop float64 `json:"findingsTop"`
-	Cells     []string `json:"cells"`
-	Pwned     bool     `json:"pwned"`
+	FindingsTop float64  `json:"findingsTop"`
+	Cells       []string `json:"cells"`
+	Pwned       bool     `json:"pwned"`
 }
 
 // compare.html of a regressed run, loaded from a file:// URL in headless
