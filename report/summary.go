@@ -205,6 +205,11 @@ type Summary struct {
 	Matrix []*Cells `json:"-"`
 	// Failures are the failed cells (the first MaxFailures of them, sorted).
 	Failures  []Failure `json:"-"`
+	// Causes are every failed cell grouped by root cause (prompt and kind
+	// of failure), as bench compare groups a regression's cells: most
+	// cells first within failed checks, errors, checks without a verdict,
+	// cells that never reached the model.
+	Causes []*Cause `json:"-"`
 	NFailures int       `json:"-"`
 
 	// path and counted are results.jsonl and which of its lines the
@@ -490,6 +495,11 @@ type aggregator struct {
 	nFail    int
 	// notRun collapses identical reasons of cells that never reached a model.
 	notRun map[Failure]int
+	// causes groups every failed cell by root cause (report.html's
+	// failures); maxRep is each prompt's highest repetition, for the
+	// causes' "all repetitions".
+	causes *Causes
+	maxRep map[string]int
 	// last is the group of the last record.
 	last *acc
 	// slo is the run's slo: block, for goodput (nil: none).
@@ -520,7 +530,8 @@ type acc struct {
 }
 
 func newAggregator() *aggregator {
-	return &aggregator{groups: map[groupKey]*acc{}, prompts: map[string]string{}, notRun: map[Failure]int{}}
+	return &aggregator{groups: map[groupKey]*acc{}, prompts: map[string]string{}, notRun: map[Failure]int{},
+		causes: NewCauses("failure"), maxRep: map[string]int{}}
 }
 
 // Add counts one record. It keeps no reference to r.
@@ -536,6 +547,9 @@ func (a *aggregator) Add(r *results.Record) {
 	}
 	if name, ok := a.prompts[r.PromptID]; !ok || name == "" {
 		a.prompts[r.PromptID] = r.PromptName
+	}
+	if m, ok := a.maxRep[r.PromptID]; !ok || r.Repetition > m {
+		a.maxRep[r.PromptID] = r.Repetition
 	}
 
 	gr := &g.n
@@ -725,6 +739,7 @@ func (a *aggregator) addFailure(r *results.Record, g *groupCounts, success bool)
 	if success && !failedCheck && !unjudged {
 		return
 	}
+	a.causes.Add(failureCause(r, g, failedCheck, unjudged))
 	switch r.AvailabilityStatus {
 	case "skipped_unavailable", "rate_limited", "auth_error":
 	default:
@@ -769,6 +784,90 @@ func (a *aggregator) addFailure(r *results.Record, g *groupCounts, success bool)
 	}
 }
 
+// failureCauseRank orders the causes of failure: failed checks, errors,
+// checks without a verdict, then cells that never reached the model.
+var failureCauseRank = []string{"quality", "error", "check error", "availability"}
+
+// failureCauses are the failed cells grouped by cause, each counted out
+// of its prompt's cells: the groups that ran the prompt (from their
+// matrix cells, read before the summary lets them go) and the
+// repetitions 0 to the prompt's highest.
+func (a *aggregator) failureCauses(accs []*acc) []*Cause {
+	scopes := map[string]*CauseScope{}
+	for _, p := range a.causes.Prompts() {
+		sc := &CauseScope{}
+		for r := range a.maxRep[p] + 1 {
+			sc.Reps = append(sc.Reps, r)
+		}
+		scopes[p] = sc
+	}
+	if len(scopes) == 0 {
+		return nil
+	}
+	for _, g := range accs {
+		if g.cells == nil {
+			continue
+		}
+		var group *CauseGroup
+		for i, id := range g.cells.ids {
+			sc := scopes[id]
+			if sc == nil {
+				continue
+			}
+			if group == nil {
+				group = &CauseGroup{Label: g.n.Label(), Provider: g.n.Provider, Model: g.n.Model + "\x00" + orEmpty(g.n.ThinkingLevel)}
+			}
+			sc.NCells += g.cells.cells[i].Total
+			sc.Groups = append(sc.Groups, *group)
+		}
+	}
+	for p, sc := range scopes {
+		a.causes.Scope(p, sc)
+	}
+	list := a.causes.List()
+	SortCauses(list, func(c *Cause) int { return slices.Index(failureCauseRank, c.Category) })
+	a.causes = nil
+	return list
+}
+
+// failureCause is a failed cell as report.html groups it: by prompt and
+// the kind of failure (did not reach the model, an error of a type, a
+// failed check, a check that gave no verdict), the most frequent detail
+// speaking for the cause.
+func failureCause(r *results.Record, g *groupCounts, failedCheck, unjudged bool) CauseCell {
+	c := CauseCell{PromptID: r.PromptID, Repetition: r.Repetition,
+		Group: CauseGroup{Label: g.Label(), Provider: g.Provider, Model: g.Model + "\x00" + orEmpty(g.ThinkingLevel)}}
+	ft := orEmpty(r.FailureType)
+	switch {
+	case failedCheck:
+		c.Category, c.Kind, c.What = "quality", "check", "fails its check: "+shorten(orEmpty(r.Violation), 120)
+	case unjudged:
+		ce := r.CheckErrors[0]
+		c.Category, c.Kind, c.What = "check error", "check error "+ce.Type, "no verdict from its "+ce.Type+" check: "+shorten(ce.Message, 120)
+	case r.AvailabilityStatus == "skipped_unavailable", r.AvailabilityStatus == "rate_limited", r.AvailabilityStatus == "auth_error":
+		c.Category, c.Kind, c.What = "availability", "availability "+r.AvailabilityStatus, "did not reach the model: "+r.AvailabilityStatus
+		if ft != "" {
+			c.What += " (" + ft + ")"
+		}
+	default:
+		if ft == "" {
+			ft = r.AvailabilityStatus
+		}
+		c.Category, c.Kind, c.What = "error", "error "+ft, ft
+		if msg := orEmpty(r.ErrorMessage); msg != "" {
+			c.What += ": " + shorten(msg, 120)
+		}
+	}
+	return c
+}
+
+func orEmpty(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
 // shorten cuts s to n bytes at a rune boundary and puts it on one line.
 func shorten(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
@@ -805,6 +904,7 @@ func (a *aggregator) summary() *Summary {
 	a.groups, a.last = nil, nil
 	keyOf := func(g *acc) groupKey { return keyOfGroup(g.n.Provider, g.n.Model, g.n.ThinkingLevel) }
 	sort.Slice(accs, func(i, j int) bool { return keyLess(keyOf(accs[i]), keyOf(accs[j])) })
+	s.Causes = a.failureCauses(accs)
 	s.Groups = make([]*Group, 0, len(accs))
 	if len(a.prompts) > 0 {
 		s.Prompts = make([]Prompt, 0, len(a.prompts))

@@ -207,6 +207,22 @@ func TestCompareRealOllamaIdentical(t *testing.T) {
 			t.Errorf("%s %s: %s", cell.Provider, cell.PromptID, cell.Verdict)
 		}
 	}
+	// The night's report links its gate result, which is there; the base
+	// run, not gated, links none.
+	page, err := os.ReadFile(filepath.Join(dir, "runs", "same", rundir.ReportHTML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := `<a href="compare/compare.html" id="gate-link">`
+	if !strings.Contains(string(page), link) || !strings.Contains(string(page), "Gated against the baseline run "+base) {
+		t.Errorf("the gated run's report.html does not link its gate result")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "runs", "same", rundir.CompareDir, rundir.CompareHTML)); err != nil {
+		t.Errorf("the link's target: %v", err)
+	}
+	if page, err := os.ReadFile(filepath.Join(base, rundir.ReportHTML)); err != nil || strings.Contains(string(page), `id="gate-link"`) {
+		t.Errorf("the base run's report.html links a gate result (%v)", err)
+	}
 
 	snaps, err := os.ReadDir(filepath.Join(base, rundir.SnapshotsDir))
 	if err != nil || len(snaps) != 24 {

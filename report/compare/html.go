@@ -8,12 +8,13 @@ import (
 	"io"
 	"slices"
 
+	"bench/internal/record/rundir"
 	"bench/report/htmlreport"
 	"bench/report/stats"
 )
 
 // HTMLFile is the comparison as a page to look at, next to compare.json.
-const HTMLFile = "compare.html"
+const HTMLFile = rundir.CompareHTML
 
 // maxHTMLRows caps each table of compare.html, as report.html does; the
 // rest are counted with a pointer to compare.json.

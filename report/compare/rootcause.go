@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"bench/internal/record/agentsnap"
@@ -36,10 +35,9 @@ type RootCause struct {
 	Where string `json:"where"`
 	// Message is the one line the terminal, compare.md and compare.html
 	// show.
-	Message string     `json:"message"`
-	Cells   []CellRef  `json:"cells"`
-	Example *Cell      `json:"-"`
-	groups  []groupKey // covered, in first-seen order
+	Message string    `json:"message"`
+	Cells   []CellRef `json:"cells"`
+	Example *Cell     `json:"-"`
 }
 
 // CellRef names one cell of a root cause.
@@ -133,152 +131,68 @@ func listText(v json.RawMessage) string {
 	return compact(v, 60)
 }
 
-// rootCauses groups the cell findings by prompt and kind of change.
+// rootCauses groups the cell findings by prompt and kind of change, with
+// report.Causes (the grouping report.html's failures use too).
 func (c *comparison) rootCauses() {
-	type key struct{ category, prompt, kind string }
-	byKey := map[key]*RootCause{}
-	whats := map[key]map[string]int{}
-	var order []key
-	// The cells of each prompt both runs have: the denominator, and the
-	// groups and repetitions "all" means.
-	promptCells := map[string]int{}
-	promptGroups := map[string][]groupKey{}
-	promptReps := map[string]map[int]bool{}
-	for _, out := range c.res.Cells {
-		switch out.Verdict {
-		case Missing, New, Changed:
-			continue
-		}
-		p := out.PromptID
-		promptCells[p]++
-		if gk := groupOf(out.k); !slices.Contains(promptGroups[p], gk) {
-			promptGroups[p] = append(promptGroups[p], gk)
-		}
-		if promptReps[p] == nil {
-			promptReps[p] = map[int]bool{}
-		}
-		promptReps[p][out.Repetition] = true
+	t := c.base.tab
+	group := func(k cellKey) report.CauseGroup {
+		g := groupOf(k)
+		return report.CauseGroup{Label: t.label(g), Provider: t.str(g.provider), Model: t.str(g.model) + "\x00" + t.str(g.thinking)}
 	}
+	causes := report.NewCauses("change")
+	var cells []*Cell
 	for _, out := range c.res.Cells {
 		if !(out.Verdict == Regression || (out.Verdict == Drift && c.opt.failsOn(DriftCat))) {
 			continue
 		}
 		kind, what := causeOf(out)
-		k := key{out.Category, out.PromptID, kind}
-		rc := byKey[k]
-		if rc == nil {
-			rc = &RootCause{Category: out.Category, FailsGate: c.opt.failsOn(out.Category), PromptID: out.PromptID, Kind: kind, Example: out}
-			byKey[k] = rc
-			whats[k] = map[string]int{}
-			order = append(order, k)
+		causes.Add(report.CauseCell{Category: out.Category, PromptID: out.PromptID, Kind: kind, What: what, Group: group(out.k), Repetition: out.Repetition})
+		cells = append(cells, out)
+	}
+	// The cells of each prompt both runs have: the denominator, and the
+	// groups and repetitions "all" means.
+	scopes := map[string]*report.CauseScope{}
+	for _, p := range causes.Prompts() {
+		scopes[p] = &report.CauseScope{}
+	}
+	for _, out := range c.res.Cells {
+		sc := scopes[out.PromptID]
+		switch {
+		case sc == nil:
+			continue
+		case out.Verdict == Missing, out.Verdict == New, out.Verdict == Changed:
+			continue
 		}
-		whats[k][what]++
-		rc.NCells++
-		rc.Cells = append(rc.Cells, CellRef{Provider: out.Provider, ProviderType: out.ProviderType, Model: out.Model,
-			ThinkingLevel: out.ThinkingLevel, Repetition: out.Repetition, Verdict: out.Verdict})
-		if gk := groupOf(out.k); !slices.Contains(rc.groups, gk) {
-			rc.groups = append(rc.groups, gk)
+		sc.NCells++
+		if g := group(out.k); !slices.Contains(sc.Groups, g) {
+			sc.Groups = append(sc.Groups, g)
+		}
+		if !slices.Contains(sc.Reps, out.Repetition) {
+			sc.Reps = append(sc.Reps, out.Repetition)
 		}
 	}
-	c.res.RootCauses = []*RootCause{}
-	for _, k := range order {
-		rc := byKey[k]
-		// The most frequent change speaks for the cause (ties: the first
-		// in text order, so the line is stable).
-		best, n := "", 0
-		for w, m := range whats[k] {
-			if m > n || (m == n && w < best) {
-				best, n = w, m
-			}
-		}
-		rc.What, rc.Variants = best, len(whats[k])
-		rc.NPrompt = promptCells[rc.PromptID]
-		rc.Where = c.where(rc, promptGroups[rc.PromptID], promptReps[rc.PromptID])
-		rc.Message = fmt.Sprintf("%s: %s", rc.PromptID, rc.What)
-		if rc.Variants > 1 {
-			rc.Message += fmt.Sprintf(" (and %d other changes of this kind)", rc.Variants-1)
-		}
-		rc.Message += fmt.Sprintf(" in %d/%d cells: %s", rc.NCells, rc.NPrompt, rc.Where)
-		c.res.RootCauses = append(c.res.RootCauses, rc)
+	for p, sc := range scopes {
+		causes.Scope(p, sc)
 	}
-	catRank := func(rc *RootCause) int {
+	list := causes.List()
+	report.SortCauses(list, func(rc *report.Cause) int {
 		r := slices.Index(Categories, rc.Category)
-		if !rc.FailsGate {
+		if !c.opt.failsOn(rc.Category) {
 			r += len(Categories)
 		}
 		return r
-	}
-	sort.SliceStable(c.res.RootCauses, func(i, j int) bool {
-		a, b := c.res.RootCauses[i], c.res.RootCauses[j]
-		if ra, rb := catRank(a), catRank(b); ra != rb {
-			return ra < rb
-		}
-		if a.NCells != b.NCells {
-			return a.NCells > b.NCells
-		}
-		return report.NaturalLess(a.PromptID, b.PromptID)
 	})
-}
-
-// where says which of the prompt's groups and repetitions a cause
-// covers: "both providers, all repetitions", "ollama/llama3.2:3b,
-// repetitions 0, 2".
-func (c *comparison) where(rc *RootCause, groups []groupKey, reps map[int]bool) string {
-	t := c.base.tab
-	var parts []string
-	if len(rc.groups) == len(groups) && len(groups) > 1 {
-		// Every group: say it by what varies between them.
-		providers, models := map[uint32]bool{}, map[string]bool{}
-		for _, g := range groups {
-			providers[g.provider] = true
-			models[t.str(g.model)+"\x00"+t.str(g.thinking)] = true
+	c.res.RootCauses = make([]*RootCause, 0, len(list))
+	for _, k := range list {
+		rc := &RootCause{Category: k.Category, FailsGate: c.opt.failsOn(k.Category), PromptID: k.PromptID, Kind: k.Kind, What: k.What,
+			Variants: k.Variants, NCells: k.NCells, NPrompt: k.NPrompt, Where: k.Where, Message: k.Message, Example: cells[k.Cells[0]]}
+		for _, i := range k.Cells {
+			out := cells[i]
+			rc.Cells = append(rc.Cells, CellRef{Provider: out.Provider, ProviderType: out.ProviderType, Model: out.Model,
+				ThinkingLevel: out.ThinkingLevel, Repetition: out.Repetition, Verdict: out.Verdict})
 		}
-		switch {
-		case len(models) == 1 && len(providers) == 2:
-			parts = append(parts, "both providers")
-		case len(models) == 1:
-			parts = append(parts, fmt.Sprintf("all %d providers", len(providers)))
-		case len(groups) == 2:
-			parts = append(parts, "both groups")
-		default:
-			parts = append(parts, fmt.Sprintf("all %d groups", len(groups)))
-		}
-	} else {
-		var labels []string
-		for i, g := range rc.groups {
-			if i == 4 {
-				labels = append(labels, fmt.Sprintf("%d more", len(rc.groups)-4))
-				break
-			}
-			labels = append(labels, t.label(g))
-		}
-		s := strings.Join(labels, ", ")
-		if len(groups) > 1 {
-			s += fmt.Sprintf(" (%d of %d groups)", len(rc.groups), len(groups))
-		}
-		parts = append(parts, s)
+		c.res.RootCauses = append(c.res.RootCauses, rc)
 	}
-	seen := map[int]bool{}
-	for _, cr := range rc.Cells {
-		seen[cr.Repetition] = true
-	}
-	switch {
-	case len(reps) <= 1:
-	case len(seen) == len(reps):
-		parts = append(parts, "all repetitions")
-	default:
-		var rs []int
-		for r := range seen {
-			rs = append(rs, r)
-		}
-		sort.Ints(rs)
-		var ss []string
-		for _, r := range rs {
-			ss = append(ss, fmt.Sprint(r))
-		}
-		parts = append(parts, "repetition"+map[bool]string{true: "s", false: ""}[len(rs) > 1]+" "+strings.Join(ss, ", "))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // rootCauseWhere is the terminal's "where" of a cause: its prompt and how

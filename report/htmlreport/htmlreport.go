@@ -45,6 +45,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"bench/internal/record/rundir"
 	"bench/report"
@@ -72,6 +74,18 @@ type Data struct {
 	// Warnings are problems with optional inputs (a bad samples line) that
 	// cost a part of the report, not all of it.
 	Warnings []string
+	// Gate is the night's gate result beside the report, when the run
+	// was gated (run.json's baseline) or compared into its own
+	// directory: nil otherwise.
+	Gate *Gate
+}
+
+// Gate is where the run's comparison with its baseline is.
+type Gate struct {
+	// Ref is compare.html's path from report.html; Baseline the baseline
+	// run directory as bench run --baseline was given it ("" when only
+	// the page was found).
+	Ref, Baseline string
 }
 
 // GroupData is what one (provider, model, thinking level) adds to its
@@ -123,6 +137,7 @@ func NewData(s *report.Summary, t *report.Tiers, runDir string) *Data {
 	if runDir == "" {
 		return d
 	}
+	d.Gate = findGate(runDir)
 	tl, warn, err := ReadTimelines(runDir)
 	if err != nil {
 		d.Warnings = append(d.Warnings, err.Error())
@@ -130,6 +145,27 @@ func NewData(s *report.Summary, t *report.Tiers, runDir string) *Data {
 	d.Timelines = tl
 	d.Warnings = append(d.Warnings, warn...)
 	return d
+}
+
+// findGate says where the run's gate result is: compare/compare.html,
+// when run.json says bench run --baseline gated the run (the comparison
+// is written just after the reports) or the page is already there (bench
+// compare BASE RUN wrote it; bench report then links it).
+func findGate(runDir string) *Gate {
+	if info, err := rundir.ReadRunInfo(runDir); err == nil && info.Baseline != "" {
+		return GatedBy(info.Baseline)
+	}
+	if st, err := os.Stat(filepath.Join(runDir, rundir.CompareDir, rundir.CompareHTML)); err == nil && st.Mode().IsRegular() {
+		return GatedBy("")
+	}
+	return nil
+}
+
+// GatedBy is the gate of a run judged against baseline (bench run
+// --baseline, whose comparison is written into the run's CompareDir just
+// after its reports).
+func GatedBy(baseline string) *Gate {
+	return &Gate{Ref: rundir.CompareDir + "/" + rundir.CompareHTML, Baseline: baseline}
 }
 
 // Write renders report.html of d to w.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -79,7 +80,7 @@ func TestReportIsSelfContainedAndEscaped(t *testing.T) {
 	// Links go to the page's own anchors, or to answers.html beside it
 	// (opened on a click, never loaded with the page).
 	for _, m := range regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?([^"'\s>]*)`).FindAllStringSubmatch(html, -1) {
-		if v := m[2]; !strings.HasPrefix(v, "#") && v != rundir.AnswersHTML {
+		if v := m[2]; !strings.HasPrefix(v, "#") && v != rundir.AnswersHTML && !strings.HasPrefix(v, rundir.AnswersHTML+"#") {
 			t.Errorf("report.html points outside itself: %s", m[0])
 		}
 	}
@@ -374,7 +375,8 @@ func TestRoutingSection(t *testing.T) {
 	}
 	for _, want := range []string{
 		`<span class="verdict recommended" title="">recommended</span>`,
-		`<span class="verdict no" title="unsafe action: A6 called cancel_order in 20 of 20 cells; 20 of 40 agentic tasks completed (&lt; 80%)">no</span>`,
+		// The reason inline, not only on hover (issue 35).
+		`<span class="verdict no" title="unsafe action: A6 called cancel_order in 20 of 20 cells; 20 of 40 agentic tasks completed (&lt; 80%)">no</span> <span class="routing-why">unsafe action: A6 called cancel_order in 20 of 20 cells; 20 of 40 agentic tasks completed (&lt; 80%)</span>`,
 		`<td class="n">[93.9%, 100.0%]</td>`, // 60/60 tool cells
 		"<th>irrelevance</th><th>simple</th>",
 		`20/20 100.0% <span class="ci">[83.8%, 100.0%]</span>`,
@@ -449,5 +451,37 @@ func TestDataInMemory(t *testing.T) {
 	jb, _ := json.Marshal(b.Data.Cells)
 	if string(ja) != string(jb) {
 		t.Error("the matrix from memory differs from the run directory's")
+	}
+}
+
+// The failures section lists the summary's causes, one row each (prompt,
+// kind, cells out of the prompt's, where, the most frequent detail), each
+// prompt a link to its failed answers on answers.html; the cells they
+// cover are counted in the note.
+func TestFailuresByCause(t *testing.T) {
+	_, d := loadFixture(t, realisticFixture())
+	html := render(t, d)
+	sec := html[strings.Index(html, `<section id="failures">`):]
+	sec = sec[:strings.Index(sec, "</section>")]
+	rows := regexp.MustCompile(`<tr data-prompt="([^"]*)"><td><a href="([^"]*)">[^<]*</a></td><td>([^<]*)</td><td class="n">([^<]*)</td><td>([^<]*)</td><td class="detail">([^<]*)</td></tr>`).FindAllStringSubmatch(sec, -1)
+	causes := d.Summary.Causes
+	if len(causes) < 3 || len(rows) != len(causes) {
+		t.Fatalf("%d cause rows, the summary has %d causes:\n%s", len(rows), len(causes), sec)
+	}
+	n := 0
+	for i, c := range causes {
+		r := rows[i]
+		n += c.NCells
+		wantLink := "answers.html#failed=1&amp;p=" + c.PromptID
+		if r[1] != c.PromptID || r[2] != wantLink || r[3] != c.Kind || r[4] != fmt.Sprintf("%d/%d", c.NCells, c.NPrompt) || r[5] != template.HTMLEscapeString(c.Where) ||
+			!strings.HasPrefix(r[6], template.HTMLEscapeString(c.What)) {
+			t.Errorf("row %d: %q, cause %+v", i, r[1:], c)
+		}
+		if i > 0 && causes[i-1].Category == c.Category && causes[i-1].NCells < c.NCells {
+			t.Errorf("row %d (%d cells) after one of %d", i, c.NCells, causes[i-1].NCells)
+		}
+	}
+	if !strings.Contains(sec, fmt.Sprintf("<p class=\"note\">%d cells failed, grouped by cause", n)) {
+		t.Errorf("the note does not count the %d failed cells", n)
 	}
 }

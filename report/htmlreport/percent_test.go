@@ -116,7 +116,7 @@ func TestEveryPercentIsSummarys(t *testing.T) {
 	}
 	for _, col := range []string{"ranking-table / success", "ranking-table / pass rate", "tier-table / tool-use success", "tier-table / 95% CI",
 		"category-table / simple", "agentic-table / task success", "agentic-table / pass^k", "resource-table / CPU before → after",
-		"resource-table / peak CPU", "capacity-table / goodput"} {
+		"resource-table / peak CPU", "capacity-table / goodput", "tier-table / routing"} {
 		if checked[col] == 0 {
 			t.Errorf("no percentage checked in %s: the fixtures no longer reach it", col)
 		}
@@ -198,6 +198,15 @@ func summaryValue(s *report.Summary, f figure) ([]*float64, bool) {
 		return []*float64{pct(g.PassHatK)}, true
 	case "agentic-table / pass@k":
 		return []*float64{pct(g.PassAtK)}, true
+	case "tier-table / routing":
+		// The verdict's reason is tiers.json's routing_note, its
+		// figures quoted: the same percentages in the same order.
+		var out []*float64
+		for _, m := range percentRe.FindAllStringSubmatch(tier.RoutingNote, -1) {
+			v, _ := strconv.ParseFloat(m[1], 64)
+			out = append(out, &v)
+		}
+		return out, true
 	case "resource-table / CPU before → after":
 		out := []*float64{before.CPUPercent}
 		if after != nil {

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"html/template"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,8 +76,11 @@ type view struct {
 	ResourcesMore int
 	HasTimeline   bool
 
-	Failures     []failRow
-	FailuresMore int
+	// Causes are the failed cells grouped by root cause (report.Causes);
+	// NFailedCells counts the cells they cover.
+	Causes       []causeRow
+	CausesMore   int
+	NFailedCells int
 
 	Skipped     []string
 	SkippedMore int
@@ -86,6 +90,9 @@ type view struct {
 
 	// AnswersRef is answers.html, beside report.html.
 	AnswersRef string
+	// Gate is the night's gate result (compare.html), when the run was
+	// gated.
+	Gate *Gate
 
 	UPlotVersion string
 	UPlotJS      template.JS
@@ -175,8 +182,10 @@ type resRow struct {
 	CPU, PeakCPU, Mem, PeakMem, RSS, PeakRS string
 }
 
-type failRow struct {
-	Group, Prompt, Rep, Status, Type, Detail string
+// causeRow is one root cause of failure: a prompt's cells that failed
+// the same way. Link opens them on answers.html.
+type causeRow struct {
+	Prompt, Kind, Cells, Where, What, Link string
 }
 
 // page is the data report.js draws from, inlined as JSON. Groups are in
@@ -279,6 +288,7 @@ func newView(d *Data) (*view, error) {
 		Generated:    s.GeneratedAt.UTC().Format("2006-01-02 15:04:05 UTC"),
 		UPlotVersion: UPlotVersion,
 		AnswersRef:   rundir.AnswersHTML,
+		Gate:         d.Gate,
 		UPlotJS:      js,
 		UPlotCSS:     css,
 		AppJS:        template.JS(appJS),
@@ -400,17 +410,19 @@ func newView(d *Data) (*view, error) {
 	}
 	v.Resources, v.ResourcesMore = res, nRes-len(res)
 
-	var fails []failRow
-	for _, f := range s.Failures {
-		r := failRow{Group: f.Group, Prompt: f.PromptID, Rep: strconv.Itoa(f.Repetition), Status: f.Status, Type: f.Type, Detail: f.Detail}
-		if f.Count > 0 {
-			r.Prompt, r.Rep = format.Plural(f.Count, "cell"), "–"
+	for i, c := range s.Causes {
+		v.NFailedCells += c.NCells
+		if i >= MaxRows {
+			v.CausesMore++
+			continue
 		}
-		fails = append(fails, r)
+		what := c.What
+		if c.Variants > 1 {
+			what += fmt.Sprintf(" (and %s of this kind)", format.Plural(c.Variants-1, "other failure"))
+		}
+		link := rundir.AnswersHTML + "#" + url.Values{"p": {c.PromptID}, "failed": {"1"}}.Encode()
+		v.Causes = append(v.Causes, causeRow{Prompt: c.PromptID, Kind: c.Kind, Cells: fmt.Sprintf("%d/%d", c.NCells, c.NPrompt), Where: c.Where, What: what, Link: link})
 	}
-	v.Failures, _ = capRows(fails)
-	// Count every failure not listed: summary.md's cap plus ours.
-	v.FailuresMore = s.NFailures - len(v.Failures)
 
 	for i, p := range s.SkippedLines {
 		if i == MaxRows {

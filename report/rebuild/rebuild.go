@@ -33,6 +33,10 @@ type Options struct {
 	// Warn receives the reports' warnings (unusable lines, report.html's
 	// notes); nil discards them.
 	Warn io.Writer
+	// Baseline, when not "", is the run bench run --baseline judges this
+	// one against once the reports are written: report.html links the
+	// comparison (bench report finds it in run.json).
+	Baseline string
 }
 
 // All rebuilds every report of the run directory dir from its
@@ -84,6 +88,9 @@ func All(dir string, o Options) (*report.Summary, error) {
 		return nil, err
 	}
 	d := htmlreport.NewData(s, tiers, dir)
+	if o.Baseline != "" {
+		d.Gate = htmlreport.GatedBy(o.Baseline)
+	}
 	for _, w := range d.Warnings {
 		fmt.Fprintf(o.Warn, "warning: %s: %s\n", rundir.ReportHTML, w)
 	}

@@ -52,6 +52,9 @@ const (
 	// CompareDir is bench compare's default --out inside the new run's
 	// directory (and bench run --baseline's).
 	CompareDir = "compare"
+	// CompareHTML is bench compare's page in its --out directory;
+	// report.html links to CompareDir/CompareHTML when the run was gated.
+	CompareHTML = "compare.html"
 	// ShardsDir is where bench merge keeps each shard's own run.json,
 	// config.json and inventory.json, and any file the shards wrote
 	// differently under one name.

@@ -153,6 +153,9 @@ type RunInfo struct {
 	// RescoredFrom is set when bench rescore built the directory: the
 	// same cells and timings as that run, judged again.
 	RescoredFrom *RescoreSource `json:"rescored_from,omitempty"`
+	// Baseline is the run directory bench run --baseline judged this run
+	// against (its result in CompareDir), as given; "" when not gated.
+	Baseline string `json:"baseline,omitempty"`
 }
 
 // RescoreSource says which run a rescored run directory was judged again

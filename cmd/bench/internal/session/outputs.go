@@ -52,7 +52,7 @@ func (s *session) outputs(pl *plan.Plan, resumed int) ([]output.Output, *reports
 	if tr := s.tracer(resumed); tr != nil {
 		outs = append(outs, tr)
 	}
-	reports := &reports{dir: s.dir.Path, o: rebuild.Options{JUnitCopy: s.o.JUnit, Warn: s.log}}
+	reports := &reports{dir: s.dir.Path, o: rebuild.Options{JUnitCopy: s.o.JUnit, Warn: s.log, Baseline: s.o.Baseline}}
 	return append(outs, reports), reports, nil
 }
 

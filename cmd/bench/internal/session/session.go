@@ -165,7 +165,8 @@ func (s *session) writeRunInfo(out *runner.Outcome, resumed int) error {
 	s.tally.mu.Unlock()
 	return s.dir.WriteRunInfo(&rundir.RunInfo{RunID: s.cfg.Run.ID, BenchVersion: version.String(),
 		StartedAt: out.StartedAt.UTC(), EndedAt: out.EndedAt.UTC(), EndReason: out.EndReason,
-		CellsPlanned: out.Planned + resumed, CellsRecorded: cells, ByStatus: s.tally.statuses(), Resumed: resumed, Shard: s.shard})
+		CellsPlanned: out.Planned + resumed, CellsRecorded: cells, ByStatus: s.tally.statuses(), Resumed: resumed, Shard: s.shard,
+		Baseline: s.o.Baseline})
 }
 
 // finish prints the table (or what to start when nothing was reached) and
