@@ -61,4 +61,3 @@ func TestFailureCauses(t *testing.T) {
 		t.Errorf("causes cover %d cells, %d failed", n, s.NFailures)
 	}
 }
-

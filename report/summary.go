@@ -204,13 +204,13 @@ type Summary struct {
 	// once their figures are made (a run of 100,000 one-cell groups).
 	Matrix []*Cells `json:"-"`
 	// Failures are the failed cells (the first MaxFailures of them, sorted).
-	Failures  []Failure `json:"-"`
+	Failures []Failure `json:"-"`
 	// Causes are every failed cell grouped by root cause (prompt and kind
 	// of failure), as bench compare groups a regression's cells: most
 	// cells first within failed checks, errors, checks without a verdict,
 	// cells that never reached the model.
-	Causes []*Cause `json:"-"`
-	NFailures int       `json:"-"`
+	Causes    []*Cause `json:"-"`
+	NFailures int      `json:"-"`
 
 	// path and counted are results.jsonl and which of its lines the
 	// summary counted (each cell's last), for EachCounted; set by LoadEach.
