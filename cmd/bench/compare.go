@@ -68,7 +68,7 @@ func parseCompareFlags(args []string, stderr io.Writer) (*compareFlags, []string
 	fs.BoolVar(&f.failOnSuspect, "fail-on-suspect", false, "latency regressions made while other work on the machine rose by half a core or more fail the gate (default: not judged, listed)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, compareUsage)
-		fs.PrintDefaults()
+		printFlags(fs, fs.Output())
 	}
 	// Flags may come before or after the two directories.
 	var pos []string

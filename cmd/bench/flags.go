@@ -70,3 +70,26 @@ func splitList(s string) []string {
 	}
 	return out
 }
+
+// printFlags is flag.PrintDefaults with each flag written as the docs
+// write it, with two dashes (--timeout; the flag package takes both).
+func printFlags(fs *flag.FlagSet, w io.Writer) {
+	fs.VisitAll(func(f *flag.Flag) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "  --%s", f.Name)
+		name, usage := flag.UnquoteUsage(f)
+		if name != "" {
+			b.WriteString(" " + name)
+		}
+		b.WriteString("\n    \t")
+		b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))
+		switch def := f.DefValue; {
+		case def == "" || def == "0" || def == "false" || def == "[]":
+		case fmt.Sprintf("%T", f.Value) == "*flag.stringValue":
+			fmt.Fprintf(&b, " (default %q)", def)
+		default:
+			fmt.Fprintf(&b, " (default %v)", def)
+		}
+		fmt.Fprintln(w, b.String())
+	})
+}

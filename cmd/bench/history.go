@@ -65,7 +65,7 @@ func parseHistoryFlags(args []string, stderr io.Writer) (history.Options, *histo
 	fs.StringVar(&f.minChange, "min-change", fmt.Sprintf("%g%%", 100*opt.Detector.MinMagnitude), "the smallest change of the means kept")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, historyUsage)
-		fs.PrintDefaults()
+		printFlags(fs, fs.Output())
 	}
 	pos, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {

@@ -30,7 +30,7 @@ func initCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprint(stdout, initUsage)
 		fs.SetOutput(stdout)
-		fs.PrintDefaults()
+		printFlags(fs, fs.Output())
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code

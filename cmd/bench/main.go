@@ -9,6 +9,7 @@
 //	bench compare BASE_DIR NEW_DIR     the regression gate between two runs
 //	bench history RUN_DIR...           series and change points over many runs
 //	bench rescore RUN_DIR --out NEW    judge recorded answers again with today's checks
+//	bench view DIR...                  browse many runs in a local web page
 //
 // Layer: command (flags and one call per subcommand into the packages below).
 package main
@@ -63,6 +64,8 @@ Usage:
                                             (nightly runs); see 'bench history -h'
   bench rescore RUN_DIR --out NEW_DIR       judge a run's recorded answers again with
                                             today's checks; see 'bench rescore -h'
+  bench view DIR...                         browse many runs in a local web page: list,
+                                            open, filter cells, compare; see 'bench view -h'
   bench version                             print the version
 
 No model server yet? scripts/demo.sh (in a clone of bench) runs the default
@@ -76,7 +79,7 @@ of some provider's, without --allow-unavailable), 130 interrupted.
 `
 
 // commands are the subcommands, for "did you mean".
-var commands = []string{"init", "run", "report", "compare", "merge", "history", "rescore", "version", "help"}
+var commands = []string{"init", "run", "report", "compare", "merge", "history", "rescore", "view", "version", "help"}
 
 // run is the whole program, testable in-process. Everything it prints is
 // made printable here, where stdout and stderr enter the program: a
@@ -116,6 +119,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 		return historyCmd(args[1:], stdout, stderr)
 	case "rescore":
 		return rescoreCmd(args[1:], stdout, stderr)
+	case "view":
+		return viewCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		return versionCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":

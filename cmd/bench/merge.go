@@ -43,7 +43,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, mergeUsage)
-		fs.PrintDefaults()
+		printFlags(fs, fs.Output())
 	}
 	pos, err := parseInterleaved(fs, args)
 	if err == flag.ErrHelp {

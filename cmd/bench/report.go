@@ -39,7 +39,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprint(stdout, reportUsage)
 		fs.SetOutput(stdout)
-		fs.PrintDefaults()
+		printFlags(fs, fs.Output())
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code

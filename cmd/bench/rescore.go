@@ -95,7 +95,7 @@ func parseRescoreFlags(args []string, stdout, stderr io.Writer) (f rescoreFlags,
 	fs.Usage = func() {
 		fmt.Fprint(stdout, rescoreUsage)
 		fs.SetOutput(stdout)
-		fs.PrintDefaults()
+		printFlags(fs, fs.Output())
 	}
 	pos, err := parseInterleaved(fs, args)
 	switch {

@@ -77,7 +77,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (o *session.Options,
 	fs.Usage = func() {
 		fmt.Fprint(stdout, runUsage)
 		fs.SetOutput(stdout)
-		fs.PrintDefaults()
+		printFlags(fs, fs.Output())
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return nil, code, false
