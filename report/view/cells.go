@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unsafe"
 
 	"bench/internal/record/results"
 	"bench/internal/record/rundir"
@@ -27,12 +28,14 @@ const (
 
 // Caps of the index (see Index).
 const (
-	// SnippetBytes is how much of a cell's answer, violation and error
-	// the index keeps for text search and the table, each.
-	SnippetBytes = 240
+	// SnippetBytes is how much of a cell's answer the index keeps for
+	// text search and the table: its first and its last SnippetBytes
+	// (where a final answer usually is); of its violation and error, the
+	// first SnippetBytes/2 each.
+	SnippetBytes = 192
 	// TextBudget bounds the kept text of one run's index; past it cells
 	// are indexed without text and counted (Index.NoText).
-	TextBudget = 64 << 20
+	TextBudget = 48 << 20
 	// MaxRows is the most rows one query returns; the rest are counted.
 	MaxRows = 200
 	// MaxIndexes is how many runs' indexes the server keeps at once.
@@ -103,8 +106,15 @@ func BuildIndex(dir string) (*Index, error) {
 		return m[s]
 	}
 	byKey := map[results.Key]int{}
-	var lower []byte
-	_, nSkipped, err := results.Scan(filepath.Join(dir, rundir.ResultsFile), results.ScanOptions{Detail: results.Answers}, func(line int, r *results.Record) error {
+	// Sized once from the file: an answer's line is a few times its
+	// text, and growing a buffer of tens of megabytes by doubling costs
+	// more than reading the file.
+	path := filepath.Join(dir, rundir.ResultsFile)
+	if st, err := os.Stat(path); err == nil {
+		ix.text = make([]byte, 0, min(TextBudget, st.Size()*3/4))
+		ix.cells = make([]cell, 0, min(st.Size()/256, 1<<22))
+	}
+	_, nSkipped, err := results.Scan(path, results.ScanOptions{Detail: results.Answers}, func(line int, r *results.Record) error {
 		g := report.Group{Provider: r.Provider, Model: r.Model, ThinkingLevel: r.ThinkingLevel}
 		c := cell{line: int32(line), group: intern(groups, &ix.Groups, g.Label()), prompt: intern(prompts, &ix.Prompts, r.PromptID),
 			rep: int32(r.Repetition), failure: -1, verdict: verdictOf(r), e2e: r.E2EMS, ttft: -1}
@@ -123,18 +133,13 @@ func BuildIndex(dir string) (*Index, error) {
 		if ft != "" {
 			c.failure = intern(failures, &ix.Failures, ft)
 		}
-		if len(ix.text)+3*SnippetBytes <= TextBudget {
+		if len(ix.text)+3*SnippetBytes+len(elision) <= TextBudget {
 			c.textOff = uint32(len(ix.text))
-			for i, s := range []string{r.RawOutput, deref(r.Violation), deref(r.ErrorMessage)} {
-				lower = appendSnippet(lower[:0], s)
-				ix.text = append(ix.text, lower...)
-				switch i {
-				case 0:
-					c.ansEnd = uint32(len(ix.text))
-				case 1:
-					c.violEnd = uint32(len(ix.text))
-				}
-			}
+			ix.text = appendEnds(ix.text, r.RawOutput, SnippetBytes)
+			c.ansEnd = uint32(len(ix.text))
+			ix.text = appendEnds(ix.text, deref(r.Violation), SnippetBytes/4)
+			c.violEnd = uint32(len(ix.text))
+			ix.text = appendEnds(ix.text, deref(r.ErrorMessage), SnippetBytes/4)
 			c.textEnd = uint32(len(ix.text))
 		} else {
 			ix.NoText++
@@ -150,6 +155,13 @@ func BuildIndex(dir string) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What was reserved and not used is given back.
+	if cap(ix.text) > len(ix.text)+len(ix.text)/8 {
+		ix.text = append([]byte(nil), ix.text...)
+	}
+	if cap(ix.cells) > len(ix.cells)+len(ix.cells)/8 {
+		ix.cells = append([]cell(nil), ix.cells...)
+	}
 	ix.NSkipped = nSkipped
 	ix.BuiltMS = float64(time.Since(start).Microseconds()) / 1000
 	return ix, nil
@@ -162,24 +174,45 @@ func deref(s *string) string {
 	return *s
 }
 
-// appendSnippet appends at most SnippetBytes of s, ending on a whole
-// rune. The text is kept as written: searching lowercases both sides.
-func appendSnippet(dst []byte, s string) []byte {
-	if len(s) > SnippetBytes {
-		n := SnippetBytes
-		for n > 0 && s[n]&0xC0 == 0x80 {
-			n--
+// Bytes is about what the index holds: its cells, its text and its
+// names.
+func (ix *Index) Bytes() int {
+	n := cap(ix.cells)*int(unsafe.Sizeof(cell{})) + cap(ix.text)
+	for _, l := range [][]string{ix.Groups, ix.Prompts, ix.Failures} {
+		for _, s := range l {
+			n += len(s) + 16
 		}
-		s = s[:n]
 	}
-	return append(dst, s...)
+	return n
+}
+
+// elision stands for the middle of a text the index leaves out.
+const elision = " … "
+
+// appendEnds appends s whole when it is at most 2n bytes, else its first
+// and last n bytes (each cut on a whole rune) around an elision. The
+// text is kept as written: searching lowercases both sides.
+func appendEnds(dst []byte, s string, n int) []byte {
+	if len(s) <= 2*n {
+		return append(dst, s...)
+	}
+	head, tail := n, len(s)-n
+	for head > 0 && s[head]&0xC0 == 0x80 {
+		head--
+	}
+	for tail < len(s) && s[tail]&0xC0 == 0x80 {
+		tail++
+	}
+	dst = append(dst, s[:head]...)
+	dst = append(dst, elision...)
+	return append(dst, s[tail:]...)
 }
 
 // Query is a filter over a run's cells: each field "" for any.
 type Query struct {
 	Group, Prompt, Verdict, Failure string
 	// Text is searched for, case-insensitively, in each cell's answer,
-	// violation and error (their first SnippetBytes).
+	// violation and error (as the index keeps them: appendEnds).
 	Text   string
 	Offset int
 }

@@ -166,7 +166,7 @@
 			const by = Object.entries(R.by_verdict).map(([k, v]) => v + " " + k).join(", ");
 			el("cell-count").textContent = R.matched + " of " + R.total + " cells" + (by ? ": " + by : "");
 			el("cells-note").textContent = "Filtered in " + R.took_ms.toFixed(1) + " ms on the server" + (A.built_ms ? " (the run's index built in " + A.built_ms.toFixed(0) + " ms)" : "") +
-				". Text search looks at the first " + 240 + " bytes of each answer, violation and error" + (R.no_text ? "; " + R.no_text + " cells past the index's budget are searched by their other fields only" : "") +
+				". Text search looks at the first and last 192 bytes of each answer and the first 48 of its violation and error" + (R.no_text ? "; " + R.no_text + " cells past the index's budget are searched by their other fields only" : "") +
 				(A.n_skipped ? "; " + A.n_skipped + " unusable lines of results.jsonl skipped" : "") + ".";
 			el("cells-more").textContent = R.matched > R.rows.length ? "The first " + R.rows.length + " matches are shown; narrow the filter for the rest." : "";
 			state.lastMS = performance.now() - t0;
