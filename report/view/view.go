@@ -153,6 +153,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/cell", s.apiCell)
 	mux.HandleFunc("GET /compare", s.compare)
 	mux.HandleFunc("GET /run/{id}/{file...}", s.file)
+	// The pages it serves as they are on disk ask for an icon: none.
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	return s.guard(mux)
 }
 
