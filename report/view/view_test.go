@@ -362,7 +362,9 @@ func TestFilters(t *testing.T) {
 		{Query{Failure: "timeout"}, func(r *results.Record) bool { return r.FailureType != nil && *r.FailureType == "timeout" }},
 		{Query{Verdict: VerdictError, Group: "ollama/model-000"}, func(r *results.Record) bool { return vOf(r) == VerdictError && r.Model == "model-000" }},
 		{Query{Text: "canberra"}, func(r *results.Record) bool { return strings.Contains(strings.ToLower(r.RawOutput), "canberra") }},
-		{Query{Text: "WANT \"ANSWER P1"}, func(r *results.Record) bool { return r.Violation != nil && strings.Contains(*r.Violation, `want "answer P1`) }},
+		{Query{Text: "WANT \"ANSWER P1"}, func(r *results.Record) bool {
+			return r.Violation != nil && strings.Contains(*r.Violation, `want "answer P1`)
+		}},
 		{Query{Group: "nobody"}, func(*results.Record) bool { return false }},
 	} {
 		res := ix.Filter(c.q)
