@@ -710,7 +710,7 @@ func (c *cmdChecker) prepareRun(flags []string) {
 	}
 }
 
-var flagLine = regexp.MustCompile(`(?m)^  -(\S+)(?: (\S+))?$`)
+var flagLine = regexp.MustCompile(`(?m)^  --(\S+)(?: (\S+))?$`)
 
 // flagTable reads flag.PrintDefaults output: each flag, and whether it
 // takes a value (a bool flag has no type word).
