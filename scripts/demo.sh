@@ -4,9 +4,12 @@
 #
 #   1. builds bench into .tools/bin/bench, stamped with the checkout's
 #      version (run.json's bench_version);
+#   0. checks Go, curl and (when Ollama must be built) gcc, saying how to
+#      get what is missing;
 #   2. finds Ollama (BENCH_OLLAMA_BIN, .tools/bin, PATH, GOPATH/bin) or
-#      builds v0.9.6 from the Go module proxy into .tools/bin (cgo: gcc, once,
-#      2-4 minutes);
+#      builds v0.9.6 from the Go module proxy into .tools/bin (cgo: gcc,
+#      once; about 5 minutes on 2 idle cores, up to 12 on busy ones, with a
+#      line of progress every 15 s);
 #   3. starts it on a free loopback port, its state in a temp dir, with a
 #      tiny scripted model bench generates itself (scripts/demo/script.json:
 #      most answers right, some wrong on purpose);
@@ -32,6 +35,11 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+scripts/ollama-test-server.sh prereqs 2>/dev/null || {
+	scripts/ollama-test-server.sh prereqs 2>&1 | sed 's/^ollama-test-server:/demo:/' >&2
+	echo "demo: install what is missing above, then run scripts/demo.sh again" >&2
+	exit 1
+}
 
 # The version stamp, in internal/version's own form: the tag when HEAD has
 # one, else devel+<12 hex>[-dirty]. Go's VCS stamping would do it but is off
@@ -42,6 +50,7 @@ if rev=$(git rev-parse --short=12 HEAD 2>/dev/null); then
 	[[ -z $(git status --porcelain --untracked-files=no 2>/dev/null) ]] || stamp+=-dirty
 fi
 mkdir -p .tools/bin
+echo "demo: building bench into .tools/bin/bench..." >&2
 go build -ldflags "-X bench/internal/version.stamp=$stamp" -o .tools/bin/bench ./cmd/bench
 echo "demo: built .tools/bin/bench ($(.tools/bin/bench version))" >&2
 

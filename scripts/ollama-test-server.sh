@@ -13,9 +13,13 @@
 #   scripts/ollama-test-server.sh url      prints the base URL of the running server
 #   scripts/ollama-test-server.sh stop     kills it (and its model runners), removes the dir
 #   scripts/ollama-test-server.sh install  only installs the binary
+#   scripts/ollama-test-server.sh prereqs  checks Go, curl and (when Ollama
+#       must be built) gcc, one line each on how to get what is missing
 #
-# Environment: BENCH_OLLAMA_BIN (binary to use), BENCH_OLLAMA_STATE (state
-# file, default ${TMPDIR:-/tmp}/bench-ollama-test-server.state).
+# Building Ollama prints what it is compiling and the time so far every
+# BENCH_PROGRESS_EVERY seconds (15). Environment: BENCH_OLLAMA_BIN (binary
+# to use), BENCH_OLLAMA_STATE (state file, default
+# ${TMPDIR:-/tmp}/bench-ollama-test-server.state).
 set -euo pipefail
 
 OLLAMA_VERSION=v0.9.6
@@ -38,14 +42,63 @@ find_bin() {
 	return 1
 }
 
+# BUILD_ESTIMATE is what building Ollama takes, measured on 2 cores (see
+# docs/scripted-models.md#how-long-the-first-run-takes).
+BUILD_ESTIMATE="about 5 minutes on 2 idle cores, up to 12 on 2 busy ones"
+
+# prereqs checks what the script needs, all at once, one line each on how
+# to get what is missing: Go (go.mod's version), curl, and gcc when no
+# Ollama binary is there to use (it is built with cgo).
+prereqs() {
+	local missing=0 want have
+	want=$(sed -n 's/^go \([0-9]*\.[0-9]*\).*/\1/p' "$ROOT/go.mod")
+	if ! command -v go >/dev/null 2>&1; then
+		echo "ollama-test-server: missing Go $want or newer: https://go.dev/doc/install (or your package manager's golang package)" >&2; missing=1
+	else
+		have=$(go env GOVERSION 2>/dev/null | sed -n 's/^go\([0-9]*\.[0-9]*\).*/\1/p')
+		if [[ -n $have && -n $want ]] && ! printf '%s\n%s\n' "$want" "$have" | sort -C -V; then
+			echo "ollama-test-server: Go $have is older than go.mod's $want: https://go.dev/doc/install (GOTOOLCHAIN=auto fetches it)" >&2; missing=1
+		fi
+	fi
+	command -v curl >/dev/null 2>&1 || { echo "ollama-test-server: missing curl: apt-get install -y curl (Debian, Ubuntu), dnf install curl, brew install curl" >&2; missing=1; }
+	if ! find_bin >/dev/null && ! command -v gcc >/dev/null 2>&1; then
+		echo "ollama-test-server: missing gcc (Ollama is built with cgo): apt-get install -y gcc g++ (Debian, Ubuntu), dnf install gcc gcc-c++, xcode-select --install (macOS)" >&2; missing=1
+	fi
+	return $missing
+}
+
+# elapsed is seconds as 1m05s.
+elapsed() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+
 install() {
 	if bin=$(find_bin); then echo "$bin"; return; fi
-	echo "ollama-test-server: installing ollama $OLLAMA_VERSION into .tools/bin with go install (cgo; 2-4 minutes, once)..." >&2
-	command -v gcc >/dev/null 2>&1 || die "gcc is needed to build ollama (apt-get install -y gcc g++)"
+	prereqs || die "install what is missing above, then run this again"
+	echo "ollama-test-server: building ollama $OLLAMA_VERSION from the Go module proxy into .tools/bin, once ($BUILD_ESTIMATE; most of it is cgo compiling llama.cpp)" >&2
 	mkdir -p "$ROOT/.tools/bin"
+	local log every=${BENCH_PROGRESS_EVERY:-15} start=$SECONDS last=$SECONDS pid n pkg
+	log=$(mktemp "${TMPDIR:-/tmp}/bench-ollama-build.XXXXXX")
 	# The version stamp Ollama's own release build sets: without it the server
 	# reports 0.0.0, which is what bench would then record as its version.
-	GOBIN="$ROOT/.tools/bin" CGO_ENABLED=1 go install -ldflags "-X github.com/ollama/ollama/version.Version=${OLLAMA_VERSION#v}" "github.com/ollama/ollama@$OLLAMA_VERSION" >&2
+	# -v names each package as it is done: the progress lines say which.
+	GOBIN="$ROOT/.tools/bin" CGO_ENABLED=1 go install -v -ldflags "-X github.com/ollama/ollama/version.Version=${OLLAMA_VERSION#v}" "github.com/ollama/ollama@$OLLAMA_VERSION" >"$log" 2>&1 &
+	pid=$!
+	trap 'kill $pid 2>/dev/null; rm -f "$log"' EXIT
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		if ((SECONDS - last >= every)); then
+			last=$SECONDS
+			n=$(grep -c '^[a-z]' "$log" || true)
+			pkg=$(grep '^[a-z]' "$log" | tail -1 || true)
+			echo "ollama-test-server: building ollama $OLLAMA_VERSION: $(elapsed $((SECONDS - start))) so far, $n packages done${pkg:+, last $pkg}" >&2
+		fi
+	done
+	if ! wait "$pid"; then
+		tail -30 "$log" >&2
+		rm -f "$log"; trap - EXIT
+		die "go install github.com/ollama/ollama@$OLLAMA_VERSION failed (the lines above say why)"
+	fi
+	rm -f "$log"; trap - EXIT
+	echo "ollama-test-server: built ollama $OLLAMA_VERSION in $(elapsed $((SECONDS - start)))" >&2
 	find_bin || die "go install finished but no ollama binary was found"
 }
 
@@ -93,6 +146,7 @@ start() {
 	rm -f "$STATE"
 
 	local bin dir port host url pid
+	prereqs || die "install what is missing above, then run this again"
 	bin=$(install)
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/bench-ollama.XXXXXX")
 	mkdir -p "$dir/models"
@@ -138,5 +192,6 @@ start) shift; start "$@" ;;
 stop) stop ;;
 url) alive || die "not running"; state_get url ;;
 install) install ;;
-*) echo "usage: $0 start [--thinking] [NAME=]SCRIPT.json ... | url | stop | install" >&2; exit 2 ;;
+prereqs) prereqs && echo "ollama-test-server: Go, curl$(find_bin >/dev/null || echo ' and gcc') are there" >&2 ;;
+*) echo "usage: $0 start [--thinking] [NAME=]SCRIPT.json ... | url | stop | install | prereqs" >&2; exit 2 ;;
 esac

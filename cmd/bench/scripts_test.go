@@ -1,0 +1,124 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// scriptBox is a copy of the scripts and go.mod in a temp root (so no
+// Ollama the checkout built is found) with a PATH of the named tools
+// only, plus fakes written into its bin.
+func scriptBox(t *testing.T, tools []string, fakes map[string]string) (root string, env []string) {
+	t.Helper()
+	root = t.TempDir()
+	bin := filepath.Join(root, "bin")
+	for _, d := range []string{filepath.Join(root, "scripts"), bin} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"scripts/ollama-test-server.sh", "scripts/demo.sh", "go.mod"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, f), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tool := range tools {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		if err := os.Symlink(p, filepath.Join(bin, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, body := range fakes {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/bash\n"+body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, []string{"PATH=" + bin, "HOME=" + root, "TMPDIR=" + root}
+}
+
+// The tools the scripts use besides the prerequisites.
+var shellTools = []string{"bash", "sed", "grep", "sort", "mktemp", "tail", "sleep", "cat", "mkdir", "rm", "dirname", "env", "chmod"}
+
+// fakeGo is a go whose install takes a few seconds, naming a package a
+// second, then leaves an ollama binary in GOBIN.
+const fakeGo = `case "$1" in
+env) case "$2" in GOVERSION) echo go1.26.8 ;; GOPATH) echo "$HOME/gopath" ;; esac ;;
+install)
+	for p in github.com/ollama/ollama/fs github.com/ollama/ollama/llama github.com/ollama/ollama/server; do sleep 1; echo "$p" >&2; done
+	printf '#!/bin/bash\necho ollama\n' >"$GOBIN/ollama"; chmod +x "$GOBIN/ollama" ;;
+esac
+`
+
+// Building Ollama shows what it builds and the time so far while it runs
+// (here every second, BENCH_PROGRESS_EVERY; 15 s by default, so a line
+// comes at least every 30 s), the estimate first and the time it took
+// last; the binary's path is the one line on stdout.
+func TestOllamaBuildShowsProgress(t *testing.T) {
+	root, env := scriptBox(t, shellTools, map[string]string{"go": fakeGo, "gcc": "", "curl": ""})
+	cmd := exec.Command("bash", "scripts/ollama-test-server.sh", "install")
+	cmd.Dir, cmd.Env = root, append(env, "BENCH_PROGRESS_EVERY=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("install: %v\n%s", err, stderr.String())
+	}
+	if got := strings.TrimSpace(string(out)); got != filepath.Join(root, ".tools", "bin", "ollama") {
+		t.Errorf("stdout %q, want the binary's path", got)
+	}
+	errs := stderr.String()
+	if !strings.Contains(errs, "building ollama v0.9.6 from the Go module proxy into .tools/bin, once (about 5 minutes on 2 idle cores, up to 12 on 2 busy ones") {
+		t.Errorf("no estimate before the build:\n%s", errs)
+	}
+	progress := regexp.MustCompile(`building ollama v0\.9\.6: 0m0\ds so far, \d packages done, last github\.com/ollama/ollama/\w+`).FindAllString(errs, -1)
+	if len(progress) == 0 || !regexp.MustCompile(`built ollama v0\.9\.6 in 0m0\ds`).MatchString(errs) {
+		t.Errorf("progress lines %q in:\n%s", progress, errs)
+	}
+}
+
+// Missing prerequisites are named all at once, one line each with how to
+// get them, before anything is built, by ollama-test-server.sh and by
+// demo.sh (exit 1); with them there, prereqs says so.
+func TestScriptsCheckPrerequisites(t *testing.T) {
+	root, env := scriptBox(t, shellTools, nil)
+	for _, c := range []struct {
+		script, prefix string
+	}{{"scripts/ollama-test-server.sh", "ollama-test-server"}, {"scripts/demo.sh", "demo"}} {
+		args := []string{c.script}
+		if c.prefix == "ollama-test-server" {
+			args = append(args, "start", "x.json")
+		}
+		cmd := exec.Command("bash", args...)
+		cmd.Dir, cmd.Env = root, env
+		out, err := cmd.CombinedOutput()
+		if code := exitCode(err); code != 1 {
+			t.Errorf("%s with nothing installed: exit %d\n%s", c.script, code, out)
+		}
+		for _, want := range []string{
+			c.prefix + ": missing Go 1.26 or newer: https://go.dev/doc/install",
+			c.prefix + ": missing curl: apt-get install -y curl",
+			c.prefix + ": missing gcc (Ollama is built with cgo): apt-get install -y gcc g++",
+		} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("%s does not say %q:\n%s", c.script, want, out)
+			}
+		}
+	}
+	root, env = scriptBox(t, shellTools, map[string]string{"go": fakeGo, "gcc": "", "curl": ""})
+	cmd := exec.Command("bash", "scripts/ollama-test-server.sh", "prereqs")
+	cmd.Dir, cmd.Env = root, env
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "Go, curl and gcc are there") {
+		t.Errorf("prereqs with everything there: %v\n%s", err, out)
+	}
+}
