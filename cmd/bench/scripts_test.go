@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"bench/internal/testpeer/ollamatest"
 )
 
 // scriptBox is a copy of the scripts and go.mod in a temp root (so no
@@ -120,5 +122,54 @@ func TestScriptsCheckPrerequisites(t *testing.T) {
 	cmd.Dir, cmd.Env = root, env
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "Go, curl and gcc are there") {
 		t.Errorf("prereqs with everything there: %v\n%s", err, out)
+	}
+}
+
+// docs/scripted-models.md's worked example runs as written, with bash,
+// from a root that is the repository (its top-level entries linked into
+// a temp dir, so its runs/ is the test's), with the built bench on PATH
+// and the test's Ollama: the second model's run regresses against the
+// demo's on P1, Canberra → Sydney, and bench compare exits 3.
+func TestScriptedModelsPageRuns(t *testing.T) {
+	bin, err := ollamatest.Binary()
+	ollamatest.Check(t, err)
+	d := parseDoc(t, "docs/scripted-models.md")
+	var example string
+	for _, b := range d.blocks {
+		if isShell(b.lang) && strings.Contains(b.text, "bench compare") {
+			example = b.text
+		}
+	}
+	if example == "" {
+		t.Fatal("docs/scripted-models.md has no shell block with bench compare")
+	}
+	root := t.TempDir()
+	ents, err := os.ReadDir(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if n := e.Name(); n != "runs" && n != ".tools" && n != ".git" && n != ".artifacts" {
+			if err := os.Symlink(mustAbs(t, filepath.Join(repoRoot, n)), filepath.Join(root, n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cmd := exec.Command("bash", "-c", "set -euo pipefail\n"+example)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(benchBin)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"BENCH_OLLAMA_BIN="+bin, "BENCH_OLLAMA_STATE="+filepath.Join(root, "ollama.state"), "TMPDIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	t.Cleanup(func() { exec.Command("bash", filepath.Join(root, "scripts", "ollama-test-server.sh"), "stop").Run() })
+	if err != nil {
+		t.Fatalf("the example failed: %v\n%s", err, out)
+	}
+	for _, want := range []string{`P1: output "Canberra" → "Sydney"`, "in 2/2 cells", "bench compare: exit 3"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the example's output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "runs", "scripted", "worse", "compare", "compare.html")); err != nil {
+		t.Errorf("compare.html: %v", err)
 	}
 }
