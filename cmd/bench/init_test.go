@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"bench/config"
 	"bench/internal/exitcode"
+	"bench/prompts"
 	"bench/providers"
 )
 
@@ -44,6 +46,21 @@ func initGolden(t *testing.T, name, url string) string {
 	out = strings.ReplaceAll(out, url, "OLLAMA_URL")
 	out = regexp.MustCompile(`on \d{4}-\d\d-\d\d\.`).ReplaceAllString(out, "on DATE.")
 	golden(t, name, out)
+	// Every count of prompts in the file is the built-in suite's (issue
+	// 35: "25 built-in prompts" and "16 prompts" in one file).
+	builtin, err := prompts.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := regexp.MustCompile(`(\d+) (?:built-in )?prompts`).FindAllStringSubmatch(string(written), -1)
+	if len(counts) < 2 {
+		t.Errorf("bench.yaml counts its prompts %d times; the check means nothing", len(counts))
+	}
+	for _, c := range counts {
+		if c[1] != strconv.Itoa(len(builtin)) {
+			t.Errorf("bench.yaml says %q; the built-in suite has %d prompts", c[0], len(builtin))
+		}
+	}
 
 	// A second init never overwrites.
 	code, _, stderr = runCLI("init", "--ollama", url, "--config", path)

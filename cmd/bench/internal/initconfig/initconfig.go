@@ -114,7 +114,7 @@ providers:
   # - type: claude_code_cli
   #   models: [sonnet]
 prompts:
-  files: []              # empty: the built-in suite (16 prompts, embedded)
+  files: []              # empty: the built-in suite ({{.NPrompts}} prompts, embedded)
   only: []               # optional list of prompt ids, e.g. [P0, P3]
 `))
 
@@ -128,6 +128,9 @@ type initData struct {
 	// they were worked out for.
 	Reps    int
 	RepsWhy string
+	// NPrompts is the built-in suite's size, said wherever the file
+	// counts its prompts.
+	NPrompts int
 }
 
 // describeOllama fills what the written config says of the Ollama at
@@ -159,6 +162,7 @@ func describeOllama(base string) initData {
 		n = len(defaultModels)
 	}
 	builtin, _ := prompts.Builtin()
+	data.NPrompts = len(builtin)
 	data.Reps = compare.RepetitionsNeeded(len(builtin), n, compare.DefaultOptions())
 	data.RepsWhy = fmt.Sprintf("%s × %s", format.Plural(len(builtin), "built-in prompt"), format.Plural(n, "model"))
 	return data
