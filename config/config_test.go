@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"bench/config"
 	"bench/prompts"
 	"bench/providers"
@@ -426,6 +428,17 @@ func TestDataPromptFiles(t *testing.T) {
 		_, err := config.Load(cfg(tc.files), providers.Kinds)
 		if err == nil || !strings.Contains(strings.ReplaceAll(err.Error(), dir+"/", ""), tc.want) {
 			t.Errorf("%q: error %v\nwant %s", tc.files, err, tc.want)
+		}
+	}
+}
+
+// A duration is Go's form or a bare number of seconds, as docs/config.md
+// says: timeout: 120 is two minutes, 1.5 is 1.5 s.
+func TestDurationBareNumberIsSeconds(t *testing.T) {
+	for in, want := range map[string]time.Duration{"120": 2 * time.Minute, "1.5": 1500 * time.Millisecond, "2m": 2 * time.Minute, "1m30s": 90 * time.Second} {
+		var d config.Duration
+		if err := yaml.Unmarshal([]byte(in), &d); err != nil || time.Duration(d) != want {
+			t.Errorf("%s: %v (%v), want %v", in, time.Duration(d), err, want)
 		}
 	}
 }
