@@ -134,7 +134,9 @@ func command(args []string, stdout, stderr io.Writer) int {
 const versionUsage = `usage: bench version
 
 Prints bench's version: a release tag, or devel+<commit> for a build from
-a checkout (run.json and inventory.json record the same).
+a checkout (devel+<commit>-checkout when the build was not stamped, as
+under GOFLAGS=-buildvcs=false: the commit its checkout is at now);
+run.json and inventory.json record the same.
 `
 
 // versionCmd is `bench version`; like every command it answers -h with

@@ -173,3 +173,22 @@ func TestScriptedModelsPageRuns(t *testing.T) {
 		t.Errorf("compare.html: %v", err)
 	}
 }
+
+// The test binary is built without VCS stamping (go build in a test, as
+// with GOFLAGS=-buildvcs=false): its version is the checkout's commit,
+// not "(devel)", so compare and history tell two builds apart.
+func TestVersionFromCheckout(t *testing.T) {
+	code, out, _ := runIn(t, ".", "version")
+	if code != 0 {
+		t.Fatalf("bench version: exit %d", code)
+	}
+	got := strings.TrimSpace(out)
+	if got == "bench (devel)" || !regexp.MustCompile(`^bench (devel\+[0-9a-f]{12}(-dirty|-checkout)?|v\S+)$`).MatchString(got) {
+		t.Errorf("bench version: %q", got)
+	}
+	if head, err := exec.Command("git", "-C", repoRoot, "rev-parse", "HEAD").Output(); err == nil && strings.HasSuffix(got, "-checkout") {
+		if want := "bench devel+" + string(head[:12]) + "-checkout"; got != want {
+			t.Errorf("bench version %q, the checkout is at %s", got, head[:12])
+		}
+	}
+}

@@ -17,7 +17,9 @@ var stamp string
 // String is the running bench's version: the module's release version when
 // it has one, else the link-time stamp, else the VCS revision the binary
 // was built from ("devel+<12 hex>", "-dirty" for uncommitted changes), else
-// "(devel)".
+// the commit the checkout it was built from is at now ("devel+<12 hex>-checkout":
+// VCS stamping off, as under GOFLAGS=-buildvcs=false, and the source still
+// there), else "(devel)".
 var String = sync.OnceValue(func() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -26,7 +28,13 @@ var String = sync.OnceValue(func() string {
 		}
 		return "(unknown)"
 	}
-	return resolve(bi, stamp)
+	v := resolve(bi, stamp)
+	if v == "(devel)" {
+		if rev, ok := checkoutRev(sourceDir()); ok {
+			return "devel+" + rev[:12] + "-checkout"
+		}
+	}
+	return v
 })
 
 func resolve(bi *debug.BuildInfo, stamp string) string {
