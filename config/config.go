@@ -772,7 +772,13 @@ func Filter(set []prompts.Prompt, only []string) ([]prompts.Prompt, error) {
 		for _, p := range set {
 			have = append(have, p.ID)
 		}
-		return nil, fmt.Errorf("unknown prompt id %s (have %s)", strings.Join(missing, ", "), strings.Join(have, ", "))
+		// A suite of 200 prompts is not listed whole on one line.
+		const listed = 20
+		list := strings.Join(have[:min(len(have), listed)], ", ")
+		if len(have) > listed {
+			list = fmt.Sprintf("%d prompts: %s, and %d more", len(have), list, len(have)-listed)
+		}
+		return nil, fmt.Errorf("unknown prompt id %s (have %s)", strings.Join(missing, ", "), list)
 	}
 	return out, nil
 }

@@ -192,3 +192,35 @@ func TestVersionFromCheckout(t *testing.T) {
 		}
 	}
 }
+
+// The repetitions note comes where a gate will judge the plan prompt by
+// prompt (--dry-run, --baseline), not on a plain run nor a load profile's;
+// a long prompt list is folded in the plan.
+func TestRepetitionsNoteWhereItApplies(t *testing.T) {
+	dir := t.TempDir()
+	plain := "run:\n  repetitions: 1\nproviders:\n  - type: ollama\n    base_url: http://127.0.0.1:9\n    max_retries: 0\n    models: [m]\n"
+	os.WriteFile(filepath.Join(dir, "plain.yaml"), []byte(plain), 0o644)
+	os.WriteFile(filepath.Join(dir, "load.yaml"), []byte(plain+"load: {sweep: {concurrency: [1, 2]}, requests: 4}\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		note bool
+	}{
+		{[]string{"run", "--config", "plain.yaml", "--dry-run"}, true},
+		{[]string{"run", "--config", "plain.yaml", "--run-id", "first"}, false},
+		{[]string{"run", "--config", "load.yaml", "--dry-run"}, false},
+	} {
+		_, out, errs := runIn(t, dir, c.args...)
+		if got := strings.Contains(errs, "note: repetitions 1"); got != c.note {
+			t.Errorf("%v: the note shown %v, want %v\n%s%s", c.args, got, c.note, out, errs)
+		}
+	}
+	_, out, errs := runIn(t, dir, "run", "--config", "plain.yaml", "--suite", "bfcl", "--dry-run")
+	for _, l := range strings.Split(out, "\n") {
+		if len(l) > 100 {
+			t.Errorf("a plan line of %d bytes: %.120s…", len(l), l)
+		}
+	}
+	if !strings.Contains(out, "prompts: 200 prompts × 1 repetition") || !strings.Contains(out, "    simple_python_10,simple_python_14,") {
+		t.Errorf("the BFCL plan:\n%s%s", out, errs)
+	}
+}

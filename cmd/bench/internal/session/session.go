@@ -69,7 +69,10 @@ func Run(o Options, stdout, stderr io.Writer) int {
 			return exitcode.Usage
 		}
 	}
-	if note := compare.RepetitionsNote(cfg.Run.Repetitions, len(cfg.PromptSet), len(pl.Suites)); note != "" && !o.Quiet {
+	// The note is for a run a gate will judge prompt by prompt: planned
+	// (--dry-run) or gated (--baseline), not a load profile's stages.
+	applies := cfg.Load == nil && (o.DryRun || o.Baseline != "")
+	if note := compare.RepetitionsNote(cfg.Run.Repetitions, len(cfg.PromptSet), len(pl.Suites)); note != "" && applies && !o.Quiet {
 		fmt.Fprintf(stderr, "bench: note: %s\n", note)
 	}
 	if o.DryRun {
@@ -274,11 +277,47 @@ func printPlan(w io.Writer, cfg *config.Config, pl *plan.Plan) {
 	for _, p := range cfg.PromptSet {
 		ids = append(ids, p.ID)
 	}
-	fmt.Fprintf(w, "  prompts: %s × %s; concurrency %d, timeout %s\n", strings.Join(ids, ","),
+	list := strings.Join(ids, ",")
+	if len(list) > maxPromptLine {
+		list = format.Plural(len(ids), "prompt")
+	}
+	fmt.Fprintf(w, "  prompts: %s × %s; concurrency %d, timeout %s\n", list,
 		format.Plural(cfg.Run.Repetitions, "repetition"), cfg.Run.Concurrency, time.Duration(cfg.Run.Timeout))
+	if len(strings.Join(ids, ",")) > maxPromptLine {
+		// A long list (the BFCL suite's 200 ids) folded, a line of ids at a time.
+		for _, l := range foldList(ids, 76) {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
+	}
 	if line := checksLine(cfg); line != "" {
 		fmt.Fprintln(w, line)
 	}
+}
+
+// maxPromptLine is the longest prompt list the plan's summary line holds;
+// a longer one is folded below it.
+const maxPromptLine = 60
+
+// foldList joins items with commas into lines of at most width bytes (an
+// item longer than that on a line of its own).
+func foldList(items []string, width int) []string {
+	var lines []string
+	cur := ""
+	for _, it := range items {
+		switch {
+		case cur == "":
+			cur = it
+		case len(cur)+1+len(it) > width:
+			lines = append(lines, cur+",")
+			cur = it
+		default:
+			cur += "," + it
+		}
+	}
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	return lines
 }
 
 // checksLine says what the external checks will ask after their cells:
