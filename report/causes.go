@@ -188,7 +188,15 @@ func SortCauses(cs []*Cause, rank func(*Cause) int) {
 		if a.NCells != b.NCells {
 			return a.NCells > b.NCells
 		}
-		return NaturalLess(a.PromptID, b.PromptID)
+		if a.PromptID != b.PromptID {
+			return NaturalLess(a.PromptID, b.PromptID)
+		}
+		// The same whatever order the cells came in (a merged run's
+		// results.jsonl is in another order than the unsharded run's).
+		if a.Category != b.Category {
+			return a.Category < b.Category
+		}
+		return a.Kind < b.Kind
 	})
 }
 
@@ -215,10 +223,13 @@ func causeWhere(rc *Cause, sc *CauseScope) string {
 			parts = append(parts, fmt.Sprintf("all %d groups", len(sc.Groups)))
 		}
 	} else {
+		// Named in label order, whatever order the cells came in.
+		groups := slices.Clone(rc.groups)
+		slices.SortFunc(groups, func(a, b CauseGroup) int { return strings.Compare(a.Label, b.Label) })
 		var labels []string
-		for i, g := range rc.groups {
+		for i, g := range groups {
 			if i == 4 {
-				labels = append(labels, fmt.Sprintf("%d more", len(rc.groups)-4))
+				labels = append(labels, fmt.Sprintf("%d more", len(groups)-4))
 				break
 			}
 			labels = append(labels, g.Label)
