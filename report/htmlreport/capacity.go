@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"bench/internal/format"
 	"bench/internal/record/slo"
 	"bench/report"
 )
@@ -119,7 +118,7 @@ func newSearch(ss *report.SLOSearch) (*pageSearch, string, []searchRow) {
 	ps := &pageSearch{Mode: ss.Mode, Attainment: ss.Attainment, Limit: ss.Limit, Fail: ss.Bracket[1]}
 	var rows []searchRow
 	for _, st := range ss.Stages {
-		row := searchRow{Stage: st.Stage, Level: report.SearchLevel(ss.Mode, st.Level), N: fmt.Sprint(st.N), Attainment: format.Pct(st.Attainment),
+		row := searchRow{Stage: st.Stage, Level: report.SearchLevel(ss.Mode, st.Level), N: fmt.Sprint(st.N), Attainment: pctCell(st.Attainment).Text, // a 0–1 share
 			Verdict: st.Verdict(), Missed: st.MissedText(), Passed: st.Passed}
 		if st.Probe {
 			row.Level = fmt.Sprintf("%g streams", st.Level)
