@@ -8,7 +8,7 @@
 #      get what is missing;
 #   2. finds Ollama (BENCH_OLLAMA_BIN, .tools/bin, PATH, GOPATH/bin) or
 #      builds v0.9.6 from the Go module proxy into .tools/bin (cgo: gcc,
-#      once; about 5 minutes on 2 idle cores, up to 12 on busy ones, with a
+#      once; 2-4 minutes on 2 idle cores, 9 or more on busy ones, with a
 #      line of progress every 15 s);
 #   3. starts it on a free loopback port, its state in a temp dir, with a
 #      tiny scripted model bench generates itself (scripts/demo/script.json:

@@ -44,7 +44,7 @@ find_bin() {
 
 # BUILD_ESTIMATE is what building Ollama takes, measured on 2 cores (see
 # docs/scripted-models.md#how-long-the-first-run-takes).
-BUILD_ESTIMATE="about 5 minutes on 2 idle cores, up to 12 on 2 busy ones"
+BUILD_ESTIMATE="2-4 minutes on 2 idle cores, 9 or more on busy ones, an hour at load 25"
 
 # prereqs checks what the script needs, all at once, one line each on how
 # to get what is missing: Go (go.mod's version), curl, and gcc when no
