@@ -549,12 +549,6 @@ func countOf(k, n int) string {
 	return fmt.Sprintf("%d/%d", k, n)
 }
 
-func capRows[T any](rows []T) ([]T, int) {
-	if len(rows) > MaxRows {
-		return rows[:MaxRows], len(rows) - MaxRows
-	}
-	return rows, 0
-}
 
 func newRankRow(rank int, g *report.Group) rankRow {
 	r := rankRow{
