@@ -549,7 +549,6 @@ func countOf(k, n int) string {
 	return fmt.Sprintf("%d/%d", k, n)
 }
 
-
 func newRankRow(rank int, g *report.Group) rankRow {
 	r := rankRow{
 		Rank: rank, Label: g.Label(), Provider: g.Provider, Model: g.Model, Thinking: "–",
