@@ -91,18 +91,22 @@ func ParseCommandVerdict(stdout []byte, exitCode int) (CommandVerdict, error) {
 		}
 	}
 	pr, ok := raw["pass"]
-	if !ok || json.Unmarshal(pr, &v.Pass) != nil {
-		return v, errors.New(`stdout: "pass" must be true or false`)
+	if !ok || decodeValue(pr, &v.Pass) != nil {
+		what := "missing"
+		if ok {
+			what = shorten(string(pr))
+		}
+		return v, fmt.Errorf(`stdout: "pass" must be true or false, got %s`, what)
 	}
 	if rr, ok := raw["reason"]; ok {
-		if json.Unmarshal(rr, &v.Reason) != nil {
+		if decodeValue(rr, &v.Reason) != nil {
 			return v, errors.New(`stdout: "reason" must be a string`)
 		}
 		v.Reason, _ = truncateBytes(strings.TrimSpace(v.Reason), JudgeReasonLimit)
 	}
 	if sr, ok := raw["score"]; ok {
 		var f float64
-		if json.Unmarshal(sr, &f) != nil || !checkFinite(f) {
+		if decodeValue(sr, &f) != nil || !checkFinite(f) {
 			return v, fmt.Errorf(`stdout: "score" must be a number, got %s`, shorten(string(sr)))
 		}
 		v.Score = &f

@@ -134,7 +134,7 @@ func ParseVerdict(reply string, threshold *float64) (Verdict, error) {
 	if !ok {
 		return Verdict{}, errors.New(`no "reason"`)
 	}
-	if err := json.Unmarshal(rr, &v.Reason); err != nil {
+	if err := decodeValue(rr, &v.Reason); err != nil {
 		return Verdict{}, errors.New(`"reason" is not a string`)
 	}
 	if strings.TrimSpace(v.Reason) == "" {
@@ -143,7 +143,7 @@ func ParseVerdict(reply string, threshold *float64) (Verdict, error) {
 	v.Reason, _ = truncateBytes(strings.TrimSpace(v.Reason), JudgeReasonLimit)
 	if sr, ok := raw["score"]; ok {
 		var f float64
-		if err := json.Unmarshal(sr, &f); err != nil || !checkFinite(f) || f < 0 || f > 1 {
+		if err := decodeValue(sr, &f); err != nil || !checkFinite(f) || f < 0 || f > 1 {
 			return Verdict{}, fmt.Errorf(`"score" must be a number from 0 to 1, got %s`, shorten(string(sr)))
 		}
 		v.Score = &f
@@ -151,7 +151,7 @@ func ParseVerdict(reply string, threshold *float64) (Verdict, error) {
 	var said *bool
 	if vr, ok := raw["verdict"]; ok {
 		var s string
-		if err := json.Unmarshal(vr, &s); err != nil || (s != results.VerdictPass && s != results.VerdictFail) {
+		if err := decodeValue(vr, &s); err != nil || (s != results.VerdictPass && s != results.VerdictFail) {
 			return Verdict{}, fmt.Errorf(`"verdict" must be "pass" or "fail", got %s`, shorten(string(vr)))
 		}
 		said = ptr(s == results.VerdictPass)
@@ -217,6 +217,16 @@ func objectKeys(body string) ([]string, error) {
 		return nil, errors.New("text after the verdict object")
 	}
 	return keys, nil
+}
+
+// decodeValue decodes one value of a verdict object into v, refusing a
+// null: encoding/json leaves v as it was on null (a score of 0, a pass of
+// false), and a verdict that says nothing is no verdict.
+func decodeValue(raw json.RawMessage, v any) error {
+	if string(raw) == "null" {
+		return errors.New("null")
+	}
+	return json.Unmarshal(raw, v)
 }
 
 // JudgeFailure is a sample that gave no verdict: the request failed, or the

@@ -147,6 +147,7 @@ func TestCommandFailures(t *testing.T) {
 		{"exit 2", "echo 'traceback: KeyError label' >&2; exit 2", "", "exit status 2 (0 passes, 1 fails; anything else is an error); stderr: traceback: KeyError label"},
 		{"garbage", "echo 'looks fine to me'", "", `stdout is not a verdict object`},
 		{"unknown key", `echo '{"pass": true, "override": 1}'`, "", `stdout: unknown key "override"`},
+		{"pass null", `echo '{"pass": null, "reason": "no idea"}'`, "", `stdout: "pass" must be true or false, got null`},
 		{"hangs", "echo started >&2; sleep 30", "300ms", "did not finish within its timeout (300ms); it was stopped; stderr: started"},
 		{"hangs with a child holding stdout", "sleep 30 & sleep 30", "300ms", "did not finish within its timeout (300ms)"},
 		{"floods stdout", "yes", "", "printed more than 65536 bytes on stdout"},

@@ -28,6 +28,7 @@ var judgeScript = testmodel.Script{
 	"judgescore":   {`{"score": 0.8, "reason": "Mostly right."}`},
 	"judgelow":     {`{"score": 0.3, "reason": "Mostly wrong."}`},
 	"judgefenced":  {"```json\n", `{"verdict": "pass", "reason": "Fenced."}`, "\n```"},
+	"judgenull":    {`{"score": null, "reason": "Cannot tell."}`},
 }
 
 var (
@@ -115,6 +116,7 @@ func TestJudgeVerdicts(t *testing.T) {
 		{"Does it apologise? judgegarbage", "", "null", "error", "not a verdict: not a JSON object", "", ""},
 		{"Does it apologise? judgeprose", "", "null", "error", "not a verdict: not a JSON object", "", ""},
 		{"Does it apologise? judgepass", ", pass_threshold: 0.7", "null", "error", `not a verdict: no "score"`, "", ""},
+		{"How right is it? judgenull", ", pass_threshold: 0.7", "null", "error", `not a verdict: "score" must be a number from 0 to 1, got null`, "", ""},
 	}
 	for _, judge := range []string{"grader", "grader_v1"} {
 		for _, tc := range cases {
