@@ -8,7 +8,8 @@ import (
 
 // WriteTable prints a short plain-text table of the groups, best first, for
 // the end of `bench run`: provider, model, thinking; the cells passed (of
-// the group's total), failed checks, errors and not run, counted as bench
+// the group's total), failed checks, errors (check errors among them) and
+// not run, counted as bench
 // run's progress line counts them (Tally), so a column's sum is the
 // progress line's figure; TTFT p50, e2e p50, tokens/s p50, tool-use tier
 // and the routing verdict (recommended only for the groups in
@@ -62,9 +63,10 @@ type Tally struct {
 	// Passed answered and passed its check or had none; FailedChecks
 	// answered and failed it.
 	Passed, FailedChecks int
-	// Errors are errors, timeouts, empty answers and cancellations;
-	// NotRun the cells skipped as unavailable, rate-limited or refused
-	// for auth.
+	// Errors are errors, timeouts, empty answers and cancellations, and
+	// the answers an external check gave no verdict on (n_check_error: a
+	// judge or command validator that failed is never a pass); NotRun the
+	// cells skipped as unavailable, rate-limited or refused for auth.
 	Errors, NotRun int
 }
 
@@ -72,9 +74,9 @@ type Tally struct {
 func (g *Group) Tally() Tally {
 	notRun := g.NSkippedUnavailable + g.NRateLimited + g.NAuthError
 	return Tally{
-		Passed:       g.NSuccess - g.NFailedCheck,
+		Passed:       g.NSuccess - g.NFailedCheck - g.NCheckError,
 		FailedChecks: g.NFailedCheck,
-		Errors:       g.NTotal - notRun - g.NSuccess,
+		Errors:       g.NTotal - notRun - g.NSuccess + g.NCheckError,
 		NotRun:       notRun,
 	}
 }

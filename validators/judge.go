@@ -1,6 +1,7 @@
 package validators
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -49,8 +50,10 @@ The reason is one or two sentences saying why.`
 // NewJudgeRequest builds the judge's request for an answer to a prompt
 // (its system message and text). It says nothing of which provider or
 // model answered. The answer is cut at JudgeAnswerLimit, and set between
-// tags named from its own hash, so it cannot close its block and pass
-// text for bench's; the rubric comes last, after the answer.
+// tags named by 128 random bits drawn for this request (fenceTag), so it
+// cannot close its block and pass text for bench's; the rubric comes
+// last, after the answer. Each call draws a new tag: build one request per
+// judge sample.
 func (s *Spec) NewJudgeRequest(system, prompt, answer string) JudgeRequest {
 	format := `{"verdict": "pass" or "fail", "reason": "..."}`
 	if s.PassThreshold != nil {
@@ -59,8 +62,7 @@ func (s *Spec) NewJudgeRequest(system, prompt, answer string) JudgeRequest {
 	r := JudgeRequest{System: fmt.Sprintf(judgeSystem, format)}
 	shown, cut := truncateBytes(answer, JudgeAnswerLimit)
 	r.AnswerCut = cut
-	sum := sha256.Sum256([]byte(answer))
-	tag := "answer-" + hex.EncodeToString(sum[:4])
+	tag := fenceTag(shown)
 	var b strings.Builder
 	b.WriteString("The question the assistant was given:\n<question>\n")
 	if strings.TrimSpace(system) != "" {
@@ -78,6 +80,20 @@ func (s *Spec) NewJudgeRequest(system, prompt, answer string) JudgeRequest {
 	b.WriteString(strings.TrimSpace(s.Rubric))
 	r.Prompt = b.String()
 	return r
+}
+
+// fenceTag names the answer's block: "answer-" and 26 base32 characters of
+// crypto/rand (128 bits), new for every request. A tag derived from the
+// answer (its hash, as it once was) can be ground offline until the answer
+// names its own closing tag; a random one cannot be known by the model
+// when it answers. A tag the answer happens to hold is drawn again.
+func fenceTag(answer string) string {
+	for {
+		tag := "answer-" + strings.ToLower(rand.Text())
+		if !strings.Contains(answer, tag) {
+			return tag
+		}
+	}
 }
 
 // truncateBytes cuts s to at most n bytes on a rune boundary.

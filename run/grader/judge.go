@@ -34,11 +34,12 @@ func (g *Grader) judge(ctx context.Context, s *validators.Spec, p *prompts.Promp
 		e.Err = j.Reason
 		return e, j
 	}
-	req := s.NewJudgeRequest(p.System, p.Prompt, rec.RawOutput)
-	j.AnswerCut = req.AnswerCut
 	start := g.o.Now()
 	j.StartedAtMS = start.UnixMilli()
 	for range s.Samples() {
+		// Each sample's request has a fence of its own (random tags).
+		req := s.NewJudgeRequest(p.System, p.Prompt, rec.RawOutput)
+		j.AnswerCut = req.AnswerCut
 		sm, cost := g.sample(ctx, prov, s, req, traceParent)
 		j.Samples = append(j.Samples, sm)
 		if cost != nil {

@@ -201,6 +201,11 @@ func TestProgressAndTableCountAlike(t *testing.T) {
 	add("a", 2, results.Record{AvailabilityStatus: "ok", Success: true}) // no check
 	add("a", 3, results.Record{AvailabilityStatus: "ok", Success: true, ObjectivePass: &no})
 	add("a", 1, results.Record{AvailabilityStatus: "ok", Success: false, FailureType: ft("empty_output")})
+	// Answered, and the judge or the command gave no verdict: an error in
+	// both, never a pass; with another check failed, a failed check.
+	add("c", 3, results.Record{AvailabilityStatus: "ok", Success: true, CheckErrors: []results.CheckError{{Type: results.JudgeError, Check: "llm_judge"}}})
+	add("c", 1, results.Record{AvailabilityStatus: "ok", Success: true, ObjectivePass: &no, CheckErrors: []results.CheckError{{Type: results.ValidatorError, Check: "command"}}})
+	add("c", 1, results.Record{AvailabilityStatus: "ok", Success: true, ObjectivePass: &yes})
 	add("b", 2, results.Record{AvailabilityStatus: "error", FailureType: ft("timeout")})
 	add("b", 1, results.Record{AvailabilityStatus: "skipped_unavailable", FailureType: ft("connection_refused")})
 	add("b", 1, results.Record{AvailabilityStatus: "rate_limited", FailureType: ft("http_429")})
@@ -221,7 +226,7 @@ func TestProgressAndTableCountAlike(t *testing.T) {
 	}
 	var table bytes.Buffer
 	report.WriteTable(&table, s)
-	for _, want := range []string{"PASSED  FAILED CHECKS  ERRORS  NOT RUN", "6/10    3              1       0", "0/6     0              3       3"} {
+	for _, want := range []string{"PASSED  FAILED CHECKS  ERRORS  NOT RUN", "6/10    3              1       0", "0/6     0              3       3", "1/5     1              3       0"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}
