@@ -146,7 +146,8 @@ func writeSpeed(b *strings.Builder, s *Summary) {
 
 func writeMatrix(b *strings.Builder, s *Summary) {
 	b.WriteString("## Pass matrix\n\n")
-	b.WriteString("Each cell is passed/judged over the successful cells of that prompt; \"no check\" means the prompt has no validator; " +
+	b.WriteString("Each cell is passed/judged over the successful cells of that prompt; \"check error\" counts the answers a judge or command validator " +
+		"gave no verdict on (not judged, never a pass); \"no check\" means the prompt has no validator; " +
 		"otherwise the cell shows why nothing succeeded (the most frequent failure type).\n\n")
 	if len(s.Groups) == 0 {
 		b.WriteString("No results.\n\n")
@@ -202,7 +203,13 @@ func matrixCell(c *MatrixCell) string {
 		} else if c.Passed > 0 {
 			mark = "~"
 		}
-		return fmt.Sprintf("%s %d/%d", mark, c.Passed, c.Judged)
+		s := fmt.Sprintf("%s %d/%d", mark, c.Passed, c.Judged)
+		if c.CheckErrors > 0 {
+			s += ", " + format.Plural(c.CheckErrors, "check error")
+		}
+		return s
+	case c.CheckErrors > 0:
+		return "⚠ " + format.Plural(c.CheckErrors, "check error")
 	case c.Success > 0:
 		return "no check"
 	}

@@ -97,3 +97,27 @@ func TestColdWarning(t *testing.T) {
 		t.Errorf("summary.md:\n%s", b.String())
 	}
 }
+
+// A cell whose answers a judge or command validator gave no verdict on is
+// a check error in the pass matrix, not "no check" (issue 31, item 14).
+func TestMatrixShowsCheckErrors(t *testing.T) {
+	yes := true
+	judgeErr := []results.CheckError{{Type: results.JudgeError, Check: "llm_judge", Message: "connection_refused"}}
+	rec := func(prompt string, rep int, pass *bool, errs []results.CheckError) results.Record {
+		return results.Record{Provider: "p", Model: "m", PromptID: prompt, Repetition: rep, AvailabilityStatus: "ok", Success: true, E2EMS: 100, ObjectivePass: pass, CheckErrors: errs}
+	}
+	s := Summarize([]results.Record{
+		rec("J1", 0, nil, judgeErr), rec("J1", 1, nil, judgeErr),
+		rec("J2", 0, &yes, nil), rec("J2", 1, nil, judgeErr),
+		rec("N1", 0, nil, nil),
+	})
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| J1 | ⚠ 2 check errors |", "| J2 | ✓ 1/1, 1 check error |", "| N1 | no check |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary.md lacks %q:\n%s", want, b.String())
+		}
+	}
+}

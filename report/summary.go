@@ -399,6 +399,10 @@ func (c *Cells) add(promptID string) *MatrixCell {
 // MatrixCell counts one prompt's cells in one group.
 type MatrixCell struct {
 	Total, Success, Judged, Passed int
+	// CheckErrors counts the successful cells an external check gave no
+	// verdict on (check_errors, objective_pass null): not judged, and not
+	// "no check" either.
+	CheckErrors int
 	// Why is the most frequent reason a cell did not succeed.
 	Why map[string]int
 	// Counted are the cells that reached the model (status ok or error,
@@ -650,6 +654,8 @@ func (a *aggregator) Add(r *results.Record) {
 			if *r.ObjectivePass {
 				c.Passed++
 			}
+		} else if len(r.CheckErrors) > 0 {
+			c.CheckErrors++
 		}
 	} else {
 		if c.Why == nil {

@@ -137,7 +137,9 @@ type Question struct {
 //
 // status is a Strings index of the availability status (with the failure
 // type after a colon when there is one); verdict 1 passed, 0 failed its
-// check, -1 no check, -2 did not succeed; the texts are Strings indexes
+// check, -1 no check, -2 did not succeed, -3 answered but an external
+// check gave no verdict (check_errors; error holds the first); the texts
+// are Strings indexes
 // (-1 none); text_bytes the answer's whole length as streamed, kept_bytes
 // what results.jsonl kept of it (max_output_bytes); calls [[name, args,
 // flags]];
@@ -268,8 +270,14 @@ func (b *Builder) Add(line int, r *results.Record) {
 		status += ": " + *r.FailureType
 	}
 	verdict := -2
+	errText := deref(r.ErrorMessage)
 	if r.AvailabilityStatus == results.StatusOK && r.Success {
 		switch {
+		case r.ObjectivePass == nil && len(r.CheckErrors) > 0:
+			verdict = -3
+			if errText == "" {
+				errText = r.CheckErrors[0].Type + ": " + r.CheckErrors[0].Message
+			}
 		case r.ObjectivePass == nil:
 			verdict = -1
 		case *r.ObjectivePass:
@@ -281,7 +289,7 @@ func (b *Builder) Add(line int, r *results.Record) {
 	small := max(b.cap/2, 64)
 	c := Cell{group: int32(g), prompt: int32(p), rep: int32(r.Repetition), line: int32(line), status: b.text(status, 200), verdict: int32(verdict),
 		text: b.text(r.RawOutput, b.cap), textBytes: int32(max(r.RawOutputBytes, len(r.RawOutput))), keptBytes: int32(len(r.RawOutput)),
-		reasoning: b.text(r.Reasoning, small), violation: b.text(deref(r.Violation), small), errText: b.text(deref(r.ErrorMessage), small),
+		reasoning: b.text(r.Reasoning, small), violation: b.text(deref(r.Violation), small), errText: b.text(errText, small),
 		ttft: r.TTFTMS, e2e: r.E2EMS, out: r.OutputTokens, cost: r.CostUSD, calls: b.calls(r), turns: b.turns(r)}
 	if b.cells != nil {
 		if i, ok := b.cells[r.Key()]; ok {

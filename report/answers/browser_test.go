@@ -78,6 +78,17 @@ func fixtureRun(t testing.TB) (dir string, recs map[string]results.Record) {
 				{Text: "64.4 °F"},
 			}
 			put(agent)
+			// P6: judged where the judge answered, a check error where
+			// it did not (ollama's).
+			judged := base
+			judged.PromptID, judged.PromptName = "P6", "judged"
+			judged.RawOutput, judged.RawOutputBytes = "Sorry for the wait.", 19
+			judged.ObjectivePass = &yes
+			if prov == "ollama" {
+				judged.ObjectivePass = nil
+				judged.CheckErrors = []results.CheckError{{Type: results.JudgeError, Check: "llm_judge", Index: 0, Message: "connection_refused: the judge is down"}}
+			}
+			put(judged)
 			// P5: invalid UTF-8 inside the JSON string, as a broken
 			// writer might leave it.
 			line++
@@ -307,6 +318,16 @@ func TestAnswersInChromium(t *testing.T) {
 			t.Errorf("invalid UTF-8 answer of %s shows %q (%s)", cs.Group, shown(cs.Answer), cs.Verdict)
 		}
 	}
+	// A check error is what it is, with its message: not "no check".
+	for _, cs := range show(t, p, "P6", 0) {
+		want, why := "pass", ""
+		if cs.Group == "ollama/demo" {
+			want, why = "checkerror", "error: judge_error: connection_refused: the judge is down"
+		}
+		if cs.Verdict != want || (why != "" && (len(cs.Why) != 1 || cs.Why[0] != why)) {
+			t.Errorf("P6 %s: verdict %s, why %q; want %s %q", cs.Group, cs.Verdict, cs.Why, want, why)
+		}
+	}
 	// The agentic task, turn by turn.
 	cards = show(t, p, "A1", 0)
 	for _, cs := range cards {
@@ -331,13 +352,16 @@ func TestAnswersInChromium(t *testing.T) {
 	if len(cards) != 1 || cards[0].Group != "ollama/demo" || cards[0].Verdict != "fail" {
 		t.Errorf("failed only on P3: %+v", cards)
 	}
+	if cards = show(t, p, "P6", 0); len(cards) != 1 || cards[0].Verdict != "checkerror" {
+		t.Errorf("failed only on P6: %+v; want the check error's card", cards)
+	}
 	var disagree []string
 	if err := p.Eval(`(() => { const f = document.getElementById("disagree"); f.checked = true; f.dispatchEvent(new Event("change"));
 		return [...document.querySelectorAll("#prompt-list button")].map(b => b.dataset.prompt); })()`, &disagree); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(disagree, ",") != "P3" {
-		t.Errorf("prompts the groups disagree on: %v, want [P3]", disagree)
+	if strings.Join(disagree, ",") != "P3,P6" {
+		t.Errorf("prompts the groups disagree on: %v, want [P3 P6]", disagree)
 	}
 
 	var pwned bool
@@ -380,7 +404,7 @@ func TestCaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(data) > 200<<10 {
-		t.Errorf("answers.html is %d bytes for a 26-cell run with a 4 MB answer", len(data))
+		t.Errorf("answers.html is %d bytes for a 30-cell run with a 4 MB answer", len(data))
 	}
 	for _, bad := range []string{"</script><script>window.pwned", "<img src=x"} {
 		if bytes.Contains(data, []byte(bad)) {

@@ -260,7 +260,8 @@ func checkPlottedMarks(t *testing.T, p *browsertest.Page, sum summaryJSON) {
 }
 
 // checkHeatmapHover moves the mouse over a matrix cell whose check failed
-// and reads the tooltip: counts, and the violation as plain text.
+// and reads the tooltip: counts, and the violation as plain text; then
+// over a cell whose judge gave no verdict: a check error, not "no check".
 func checkHeatmapHover(t *testing.T, p *browsertest.Page, s *report.Summary) {
 	t.Helper()
 	ranked := report.Ranked(s)
@@ -268,34 +269,59 @@ func checkHeatmapHover(t *testing.T, p *browsertest.Page, s *report.Summary) {
 	for i, g := range s.Groups {
 		index[g] = i
 	}
-	for gi, g := range ranked {
-		for pi, pr := range s.Prompts {
-			c := s.Matrix[index[g]].Get(pr.ID)
-			if c == nil || c.Judged == 0 || c.Passed == c.Judged {
-				continue
-			}
-			var tipText string
-			js := fmt.Sprintf(`(() => {
-				const el = document.querySelector('[data-plot="heatmap"]'), cv = el.querySelector("canvas");
-				const r = cv.getBoundingClientRect();
-				const x = r.left + (+el.dataset.left) + (%d + 0.5) * (+el.dataset.cellW);
-				const y = r.top + (+el.dataset.top) + (%d + 0.5) * (+el.dataset.cellH);
-				cv.dispatchEvent(new MouseEvent("mousemove", {clientX: x, clientY: y, bubbles: true}));
-				const tip = document.getElementById("tip");
-				return tip.hidden ? "" : tip.textContent;
-			})()`, gi, pi)
-			if err := p.Eval(js, &tipText); err != nil {
-				t.Fatal(err)
-			}
-			for _, want := range []string{pr.ID, g.Label(), fmt.Sprintf("checks: %d/%d passed", c.Passed, c.Judged), "violation: expected exactly 4 bullets", "<script>window.pwned=1</script>"} {
-				if !strings.Contains(tipText, want) {
-					t.Errorf("heatmap tooltip for %s × %s lacks %q:\n%s", pr.ID, g.Label(), want, tipText)
+	hover := func(gi, pi int) string {
+		var tipText string
+		js := fmt.Sprintf(`(() => {
+			const el = document.querySelector('[data-plot="heatmap"]'), cv = el.querySelector("canvas");
+			const r = cv.getBoundingClientRect();
+			const x = r.left + (+el.dataset.left) + (%d + 0.5) * (+el.dataset.cellW);
+			const y = r.top + (+el.dataset.top) + (%d + 0.5) * (+el.dataset.cellH);
+			cv.dispatchEvent(new MouseEvent("mousemove", {clientX: x, clientY: y, bubbles: true}));
+			const tip = document.getElementById("tip");
+			return tip.hidden ? "" : tip.textContent;
+		})()`, gi, pi)
+		if err := p.Eval(js, &tipText); err != nil {
+			t.Fatal(err)
+		}
+		return tipText
+	}
+	for _, look := range []struct {
+		what string
+		is   func(c *report.MatrixCell) bool
+		want func(c *report.MatrixCell) []string
+	}{
+		{"a failed check", func(c *report.MatrixCell) bool { return c.Judged > 0 && c.Passed < c.Judged },
+			func(c *report.MatrixCell) []string {
+				return []string{fmt.Sprintf("checks: %d/%d passed", c.Passed, c.Judged), "violation: expected exactly 4 bullets", "<script>window.pwned=1</script>"}
+			}},
+		{"a check error", func(c *report.MatrixCell) bool { return c.Judged == 0 && c.CheckErrors > 0 },
+			func(c *report.MatrixCell) []string {
+				return []string{fmt.Sprintf("%d check errors: a judge or command validator gave no verdict", c.CheckErrors), "judge_error: connection_refused: the judge is down"}
+			}},
+	} {
+		found := false
+		for gi, g := range ranked {
+			for pi, pr := range s.Prompts {
+				c := s.Matrix[index[g]].Get(pr.ID)
+				if found || c == nil || !look.is(c) {
+					continue
+				}
+				found = true
+				tipText := hover(gi, pi)
+				for _, want := range append([]string{pr.ID, g.Label()}, look.want(c)...) {
+					if !strings.Contains(tipText, want) {
+						t.Errorf("heatmap tooltip for %s × %s lacks %q:\n%s", pr.ID, g.Label(), want, tipText)
+					}
+				}
+				if strings.Contains(tipText, "no check") {
+					t.Errorf("heatmap tooltip for %s × %s says no check:\n%s", pr.ID, g.Label(), tipText)
 				}
 			}
-			return
+		}
+		if !found {
+			t.Fatalf("fixture has no cell with %s", look.what)
 		}
 	}
-	t.Fatal("fixture has no cell with a failed check")
 }
 
 // checkBoxHover reads the TTFT box plot's tooltip of the first ranked

@@ -46,10 +46,10 @@ func newPage(d *Data, v report.MatrixView) page {
 		for _, pr := range v.Prompts {
 			c := m.Get(pr.ID)
 			if c == nil {
-				p.Cells = append(p.Cells, 0, 0, 0, 0, 0, -1, -1)
+				p.Cells = append(p.Cells, 0, 0, 0, 0, 0, -1, -1, 0)
 				continue
 			}
-			p.Cells = append(p.Cells, c.Total, c.Success, c.Judged, c.Passed, c.NotRun, intern(topWhy(c.Why)), intern(c.Detail))
+			p.Cells = append(p.Cells, c.Total, c.Success, c.Judged, c.Passed, c.NotRun, intern(topWhy(c.Why)), intern(c.Detail), c.CheckErrors)
 		}
 	}
 

@@ -265,7 +265,9 @@ type pageSuite struct {
 	End   float64 `json:"end"`
 }
 
-const cellWidth = 7
+// cellWidth is how many numbers a pass-matrix cell is in the page's data:
+// total, success, judged, passed, not run, why, detail, check errors.
+const cellWidth = 8
 
 // MaxPlotPrompts caps the pass matrix's rows: the prompts the plotted
 // groups ran, the first in natural order. With report.MaxPlotted groups it

@@ -34,7 +34,7 @@
 			for (const c of reps) {
 				if (!c) continue;
 				if (c[V] === 1) ps++;
-				else if (c[V] === 0 || c[V] === -2) fs++;
+				else if (c[V] === 0 || c[V] === -2 || c[V] === -3) fs++;
 			}
 			failed += fs;
 			if (ps || fs) outcomes.add(ps && fs ? "mixed" : ps ? "pass" : "fail");
@@ -118,6 +118,7 @@
 			case 1: return ["pass", "passed", "pass"];
 			case 0: return ["fail", "failed its check", "fail"];
 			case -1: return ["nocheck", "no check", "nocheck"];
+			case -3: return ["checkerror", "check error: not judged", "error"];
 		}
 		return ["error", str(c[ST]) || "did not succeed", "error"];
 	}
@@ -290,7 +291,7 @@
 		D.groups.forEach((grp, g) => {
 			if (st.provider && grp.provider !== st.provider) return;
 			const c = grid[st.p][g][st.r];
-			if (st.failed && !(c && (c[V] === 0 || c[V] === -2))) { hidden++; return; }
+			if (st.failed && !(c && (c[V] === 0 || c[V] === -2 || c[V] === -3))) { hidden++; return; }
 			cards.appendChild(card(g, c));
 			shown++;
 		});

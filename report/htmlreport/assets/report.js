@@ -327,16 +327,19 @@
 	// The pass colour in steps of 1 %, computed once.
 	const PASS_COLOURS = [];
 	for (let i = 0; i <= 100; i++) PASS_COLOURS.push(passColor(i / 100));
+	// A cell whose answers no judge or command validator gave a verdict on.
+	const CHECK_ERROR = "#f2b134";
 
 	function cellAt(g, p) {
 		const w = D.cell_width, o = (g * D.prompts.length + p) * w;
 		const c = D.cells;
-		return { total: c[o], success: c[o + 1], judged: c[o + 2], passed: c[o + 3], notRun: c[o + 4], why: c[o + 5], detail: c[o + 6] };
+		return { total: c[o], success: c[o + 1], judged: c[o + 2], passed: c[o + 3], notRun: c[o + 4], why: c[o + 5], detail: c[o + 6], checkErrors: c[o + 7] };
 	}
 
 	function cellColor(c) {
 		if (c.total === 0) return null;
 		if (c.judged > 0) return PASS_COLOURS[Math.round(100 * c.passed / c.judged)];
+		if (c.checkErrors > 0) return CHECK_ERROR;
 		if (c.success > 0) return "#9ecae1";
 		if (c.notRun === c.total) return "#cfd4da";
 		return "#54278f";
@@ -430,10 +433,10 @@
 				for (let p = 0; p < P; p++) {
 					const c = cellAt(g, p);
 					const col = cellColor(c);
-					const t = c.judged > 0 ? c.passed + "/" + c.judged : c.success > 0 ? "no check" : "";
+					const t = c.judged > 0 ? c.passed + "/" + c.judged : c.checkErrors > 0 ? "check error" : c.success > 0 ? "no check" : "";
 					if (!t) continue;
 					const r = c.judged > 0 ? c.passed / c.judged : -1;
-					ctx.fillStyle = (r > 0.25 && r < 0.8) || col === "#9ecae1" ? "#1d2129" : "#ffffff";
+					ctx.fillStyle = (r > 0.25 && r < 0.8) || col === "#9ecae1" || col === CHECK_ERROR ? "#1d2129" : "#ffffff";
 					ctx.fillText(ellipsize(ctx, t, cw - 4), labelW + g * cw + (cw - gap) / 2, headerH + p * ch + (ch - gap) / 2);
 				}
 			}
@@ -466,7 +469,8 @@
 		const lines = [(pr.name ? pr.id + " " + pr.name : pr.id) + " × " + D.groups[g].label];
 		if (c.total === 0) return lines.concat(["not run in this group"]).join("\n");
 		if (c.judged > 0) lines.push("checks: " + c.passed + "/" + c.judged + " passed");
-		else if (c.success > 0) lines.push("no check (the prompt has no validator)");
+		if (c.checkErrors > 0) lines.push(c.checkErrors + (c.checkErrors === 1 ? " check error" : " check errors") + ": a judge or command validator gave no verdict (not judged, never a pass)");
+		else if (c.judged === 0 && c.success > 0) lines.push("no check (the prompt has no validator)");
 		const failed = c.total - c.success - c.notRun;
 		let cells = c.total + (c.total === 1 ? " cell: " : " cells: ") + c.success + " succeeded";
 		if (failed > 0) cells += ", " + failed + " did not";
