@@ -1,6 +1,7 @@
 package prompts
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
@@ -127,8 +128,19 @@ var promptKeys = func() []string {
 	return out
 }()
 
+// Bounds of a template file: its size, and its YAML nodes once its
+// aliases are followed. Every row copies the template's nodes, aliases
+// expanded (fillNode), so an alias of an alias of a list... (a "billion
+// laughs" of 716 bytes) would be billions of nodes a row; yaml.v3's own
+// alias budget applies only when a document is decoded into values, not
+// into the nodes a template is read as.
+const (
+	MaxTemplateBytes = 1 << 20
+	MaxTemplateNodes = 10_000
+)
+
 func readTemplate(path string) (*dataTemplate, error) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path, MaxTemplateBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read template: %w", err)
 	}
@@ -146,6 +158,9 @@ func readTemplate(path string) (*dataTemplate, error) {
 			e.Line = 1
 		}
 		return e
+	}
+	if budget := MaxTemplateNodes; !withinNodes(t.root, &budget) {
+		return nil, fail(nil, "template", fmt.Sprintf("more than %d YAML nodes once its aliases are followed: a template is one prompt (each row copies it whole)", MaxTemplateNodes))
 	}
 	if len(t.root.Content) == 0 || t.root.Content[0].Kind != yaml.MappingNode {
 		return nil, fail(nil, "template", "want a mapping with one key, template:, holding one prompt with {{column}} placeholders")
@@ -196,6 +211,46 @@ func readTemplate(path string) (*dataTemplate, error) {
 		return nil, errors.Join(errs...)
 	}
 	return t, nil
+}
+
+// withinNodes says whether n holds at most *budget nodes, aliases
+// followed (each use counts its whole target, a cycle runs out the
+// budget), spending the budget as it counts.
+func withinNodes(n *yaml.Node, budget *int) bool {
+	for ; n != nil; n = n.Alias {
+		if *budget--; *budget < 0 {
+			return false
+		}
+		for _, c := range n.Content {
+			if !withinNodes(c, budget) {
+				return false
+			}
+		}
+		if n.Kind != yaml.AliasNode {
+			return true
+		}
+	}
+	return true
+}
+
+// readBounded reads a regular file of at most max bytes.
+func readBounded(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s is larger than %d MiB", path, max>>20)
+	}
+	return data, nil
 }
 
 // scan collects the placeholders of every value under n and checks that
@@ -280,20 +335,39 @@ type dataFile struct {
 	jsonl   bool
 }
 
+// Bounds of a data file. It is streamed a line at a time, never read
+// whole: a file of any size costs one line's buffer and the rows it
+// holds, and a file with no line ends (a sparse gigabyte of zeros) is
+// refused at its first MiB.
+const (
+	// MaxDataLine is the longest line a data file may hold, and
+	// MaxDataRecord the most a CSV record may span (a quoted value over
+	// several lines).
+	MaxDataLine   = 1 << 20
+	MaxDataRecord = 4 << 20
+	// MaxDataRows is the most rows a data file may hold: as many prompts
+	// as the plan may have cells.
+	MaxDataRows = 1_000_000
+)
+
+// maxDataRows is MaxDataRows, lowered by tests.
+var maxDataRows = MaxDataRows
+
 func readData(path string) (*dataFile, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read data file: %w", err)
 	}
-	if err := yamlerr.CheckUTF8(path, data); err != nil {
-		return nil, err
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+		return nil, &yamlerr.Error{File: path, Line: 1, Msg: "not a regular file: a data file is a CSV or JSONL file"}
 	}
-	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
+	lr := newLineReader(path, f)
 	var d *dataFile
 	if strings.ToLower(filepath.Ext(path)) == ".csv" {
-		d, err = readCSV(path, data)
+		d, err = readCSV(path, lr)
 	} else {
-		d, err = readJSONL(path, data)
+		d, err = readJSONL(path, lr)
 	}
 	if err != nil {
 		return nil, err
@@ -304,8 +378,115 @@ func readData(path string) (*dataFile, error) {
 	return d, nil
 }
 
-func readCSV(path string, data []byte) (*dataFile, error) {
-	r := csv.NewReader(bytes.NewReader(data))
+// lineReader hands a data file out a line at a time, each at most
+// MaxDataLine bytes and UTF-8 (a byte-order mark at the start dropped);
+// it is also the io.Reader the CSV reader reads, counting the bytes of
+// the record being read (mark starts a new one). A line too long, text
+// that is not UTF-8 or a record too long is a *yamlerr.Error at its line
+// that ends the reading (the rest cannot be told apart into rows).
+type lineReader struct {
+	path string
+	br   *bufio.Reader
+	// line is the number of the last line read; rest is what of it the
+	// CSV reader has not been given yet.
+	line int
+	rest []byte
+	// record counts the bytes handed out since the last mark.
+	record int
+	err    error
+}
+
+func newLineReader(path string, r io.Reader) *lineReader {
+	return &lineReader{path: path, br: bufio.NewReaderSize(r, MaxDataLine)}
+}
+
+// next returns the next line, with its line end, or io.EOF.
+func (l *lineReader) next() ([]byte, error) {
+	if l.err != nil {
+		return nil, l.err
+	}
+	b, err := l.br.ReadSlice('\n')
+	switch {
+	case errors.Is(err, bufio.ErrBufferFull):
+		l.err = &yamlerr.Error{File: l.path, Line: l.line + 1, Msg: fmt.Sprintf("a line longer than %d MiB: a data file holds one row a line (is it a data file?)", MaxDataLine>>20)}
+		return nil, l.err
+	case err == io.EOF && len(b) == 0:
+		l.err = io.EOF
+		return nil, l.err
+	case err != nil && err != io.EOF:
+		l.err = fmt.Errorf("read data file %s: %w", l.path, err)
+		return nil, l.err
+	}
+	l.line++
+	if l.line == 1 {
+		b = bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF"))
+	}
+	if !utf8.Valid(b) {
+		l.err = &yamlerr.Error{File: l.path, Line: l.line, Msg: "not UTF-8 text; save the file as UTF-8"}
+		return nil, l.err
+	}
+	return b, nil
+}
+
+// Read is the file for the CSV reader, line by line.
+func (l *lineReader) Read(p []byte) (int, error) {
+	if len(l.rest) == 0 {
+		b, err := l.next()
+		if err != nil {
+			return 0, err
+		}
+		l.rest = b
+	}
+	n := copy(p, l.rest)
+	l.rest = l.rest[n:]
+	if l.record += n; l.record > MaxDataRecord {
+		l.err = &yamlerr.Error{File: l.path, Line: l.line, Msg: fmt.Sprintf("a record longer than %d MiB (an unclosed quote?)", MaxDataRecord>>20)}
+		return n, l.err
+	}
+	return n, nil
+}
+
+// mark starts counting a new record.
+func (l *lineReader) mark() { l.record = 0 }
+
+// fatal says err ended the reading (see lineReader).
+func fatal(err error) bool {
+	var ye *yamlerr.Error
+	return errors.As(err, &ye) || !errors.As(err, new(*csv.ParseError))
+}
+
+// rowErrors collects a data file's row errors: the first maxRowErrors,
+// and how many more, so a file of bad rows is read to its end in bounded
+// memory and says how bad it is.
+type rowErrors struct {
+	path string
+	errs []error
+	more int
+}
+
+func (r *rowErrors) add(err error) {
+	if len(r.errs) < maxRowErrors {
+		r.errs = append(r.errs, err)
+	} else {
+		r.more++
+	}
+}
+
+// err is every error collected, then "and N more", or nil.
+func (r *rowErrors) err() error {
+	if r.more > 0 {
+		r.errs = append(r.errs, fmt.Errorf("%s: and %d more problems like these", r.path, r.more))
+	}
+	return errors.Join(r.errs...)
+}
+
+// tooMany is the error of a data file past MaxDataRows.
+func tooMany(path string, line int) error {
+	return &yamlerr.Error{File: path, Line: line, Msg: fmt.Sprintf("more than %d rows: a prompt set that large would plan more cells than a run may have", maxDataRows)}
+}
+
+func readCSV(path string, lr *lineReader) (*dataFile, error) {
+	r := csv.NewReader(lr)
 	r.ReuseRecord = false
 	d := &dataFile{path: path}
 	header, err := r.Read()
@@ -328,18 +509,28 @@ func readCSV(path string, data []byte) (*dataFile, error) {
 		seen[h] = i
 	}
 	d.columns = header
-	var errs []error
+	errs := rowErrors{path: path}
 	for num := 1; ; num++ {
+		lr.mark()
 		rec, err := r.Read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			errs = append(errs, csvError(path, num, err))
-			if len(errs) >= maxRowErrors {
+			if fatal(err) {
+				errs.add(csvError(path, num, err))
 				break
 			}
+			errs.add(csvError(path, num, err))
 			continue
+		}
+		if num > maxDataRows {
+			line, _ := r.FieldPos(0)
+			errs.add(tooMany(path, line))
+			break
+		}
+		if len(errs.errs) > 0 {
+			continue // a file with errors makes no prompts: its rows are not kept
 		}
 		line, _ := r.FieldPos(0)
 		vals := make(map[string]string, len(header))
@@ -348,14 +539,18 @@ func readCSV(path string, data []byte) (*dataFile, error) {
 		}
 		d.rows = append(d.rows, dataRow{num: num, line: line, vals: vals})
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if err := errs.err(); err != nil {
+		return nil, err
 	}
 	return d, nil
 }
 
 // csvError places a CSV reader's error at its line, with the row.
 func csvError(path string, num int, err error) error {
+	var ye *yamlerr.Error
+	if errors.As(err, &ye) {
+		return ye
+	}
 	var pe *csv.ParseError
 	if !errors.As(err, &pe) {
 		return fmt.Errorf("%s: %w", path, err)
@@ -371,62 +566,76 @@ func csvError(path string, num int, err error) error {
 	return &yamlerr.Error{File: path, Line: pe.StartLine, Field: field, Msg: msg}
 }
 
-func readJSONL(path string, data []byte) (*dataFile, error) {
+func readJSONL(path string, lr *lineReader) (*dataFile, error) {
 	d := &dataFile{path: path, jsonl: true}
-	var errs []error
+	errs := rowErrors{path: path}
 	cols := map[string]bool{}
-	lines := bytes.Split(data, []byte("\n"))
-	for i, raw := range lines {
-		line := i + 1
+	rows := 0
+	for {
+		raw, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			errs.add(err)
+			break
+		}
+		line := lr.line
 		raw = bytes.TrimSpace(raw)
 		if len(raw) == 0 {
 			continue
 		}
+		if rows++; rows > maxDataRows {
+			errs.add(tooMany(path, line))
+			break
+		}
 		fail := func(msg string) {
-			errs = append(errs, &yamlerr.Error{File: path, Line: line, Field: fmt.Sprintf("row %d", line), Msg: msg})
+			errs.add(&yamlerr.Error{File: path, Line: line, Field: fmt.Sprintf("row %d", line), Msg: msg})
 		}
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
 		var obj map[string]any
 		if err := dec.Decode(&obj); err != nil || obj == nil {
 			fail("not a JSON object (a JSONL data file has one object a line)")
-		} else if dec.More() {
+			continue
+		}
+		if dec.More() {
 			fail("text after the JSON object (one object a line)")
-		} else {
-			row := dataRow{num: line, line: line, vals: make(map[string]string, len(obj))}
-			keys := make([]string, 0, len(obj))
-			for k := range obj {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				v := obj[k]
-				if !cols[k] {
-					cols[k] = true
-					d.columns = append(d.columns, k)
-				}
-				switch x := v.(type) {
-				case nil:
-					row.null = append(row.null, k)
-				case string:
-					row.vals[k] = x
-				case json.Number:
-					row.vals[k] = x.String()
-				case bool:
-					row.vals[k] = fmt.Sprint(x)
-				default:
-					b, _ := json.Marshal(x)
-					row.vals[k] = string(b)
-				}
-			}
-			d.rows = append(d.rows, row)
+			continue
 		}
-		if len(errs) >= maxRowErrors {
-			break
+		if len(errs.errs) > 0 {
+			continue // a file with errors makes no prompts: its rows are not kept
 		}
+		row := dataRow{num: line, line: line, vals: make(map[string]string, len(obj))}
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			v := obj[k]
+			if !cols[k] {
+				cols[k] = true
+				d.columns = append(d.columns, k)
+			}
+			switch x := v.(type) {
+			case nil:
+				row.null = append(row.null, k)
+			case string:
+				row.vals[k] = x
+			case json.Number:
+				row.vals[k] = x.String()
+			case bool:
+				row.vals[k] = fmt.Sprint(x)
+			default:
+				b, _ := json.Marshal(x)
+				row.vals[k] = string(b)
+			}
+		}
+		d.rows = append(d.rows, row)
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if err := errs.err(); err != nil {
+		return nil, err
 	}
 	return d, nil
 }
@@ -452,8 +661,7 @@ func (t *dataTemplate) checkColumns(d *dataFile) error {
 // row's line.
 func (t *dataTemplate) expand(d *dataFile) ([]Prompt, error) {
 	out := make([]Prompt, 0, len(d.rows))
-	var errs []error
-	more := 0
+	errs := rowErrors{path: d.path}
 	ids := map[string]int{}
 	dir := filepath.Dir(t.path)
 	for ri := range d.rows {
@@ -494,21 +702,14 @@ func (t *dataTemplate) expand(d *dataFile) ([]Prompt, error) {
 			}
 		}
 		for _, e := range rowErrs {
-			if len(errs) < maxRowErrors {
-				errs = append(errs, e)
-			} else {
-				more++
-			}
+			errs.add(e)
 		}
 		if len(rowErrs) == 0 {
 			out = append(out, p)
 		}
 	}
-	if more > 0 {
-		errs = append(errs, fmt.Errorf("%s: and %d more problems like these", d.path, more))
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if err := errs.err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

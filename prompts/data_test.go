@@ -2,6 +2,7 @@ package prompts
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,7 @@ const ticketCSV = "ticket_id,body,label\n" +
 	"T-3,Where is your office?,other\n" +
 	"42,\"Says \"\"hi\"\"\",42\n"
 
-func writeFiles(t *testing.T, files map[string]string) string {
+func writeFiles(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, body := range files {
@@ -244,5 +245,152 @@ func BenchmarkLoadData(b *testing.B) {
 		if _, err := LoadData(filepath.Join(dir, "tickets.csv"), filepath.Join(dir, "tickets.yaml")); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A data file's own row errors are bounded as the template's are: the
+// first 20, then how many more (issue 31, item 21), for CSV and JSONL.
+func TestDataRowErrorsSayHowManyMore(t *testing.T) {
+	good := "template:\n  id: \"{{id}}\"\n  prompt: \"Say {{word}}\"\n  validator: {type: exact, value: \"{{word}}\"}\n"
+	var csvData, jsonl strings.Builder
+	csvData.WriteString("id,word\n")
+	for i := range 50 {
+		fmt.Fprintf(&csvData, "%d,a,extra\n", i)
+		fmt.Fprintf(&jsonl, "[%d]\n", i)
+	}
+	for name, data := range map[string]string{"data.csv": csvData.String(), "data.jsonl": jsonl.String()} {
+		dir := writeFiles(t, map[string]string{name: data, "t.yaml": good})
+		_, err := LoadData(filepath.Join(dir, name), filepath.Join(dir, "t.yaml"))
+		if err == nil {
+			t.Fatalf("%s loaded", name)
+		}
+		lines := strings.Split(err.Error(), "\n")
+		if len(lines) != maxRowErrors+1 || lines[len(lines)-1] != filepath.Join(dir, name)+": and 30 more problems like these" {
+			t.Errorf("%s: %d lines, last %q", name, len(lines), lines[len(lines)-1])
+		}
+	}
+}
+
+// countingReader counts what is read of an endless stream of zeros.
+type countingReader struct{ n int64 }
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	clear(p)
+	c.n += int64(len(p))
+	return len(p), nil
+}
+
+// A data file is streamed, never read whole (issue 31, item 13): a file
+// with no line end (a sparse gigabyte of zeros after the header) is
+// refused at its first MiB, having read little more; a quoted value that
+// never closes stops at MaxDataRecord; a file past MaxDataRows rows is
+// refused at the row after the last. The time and memory of refusing a
+// real 1 GB sparse file are BenchmarkRefuseSparseDataFile's.
+func TestDataFilesAreStreamed(t *testing.T) {
+	zeros := &countingReader{}
+	lr := newLineReader("big.csv", io.MultiReader(strings.NewReader("id,word\n"), zeros))
+	_, err := readCSV("big.csv", lr)
+	if err == nil || !strings.Contains(err.Error(), "big.csv:2: a line longer than 1 MiB") {
+		t.Errorf("err = %v", err)
+	}
+	if zeros.n > MaxDataLine+64<<10 {
+		t.Errorf("read %d bytes of the endless line to refuse it", zeros.n)
+	}
+	unclosed := io.MultiReader(strings.NewReader("id,word\n1,\""), strings.NewReader(strings.Repeat("more text\n", MaxDataRecord/10+10)))
+	if _, err := readCSV("q.csv", newLineReader("q.csv", unclosed)); err == nil || !strings.Contains(err.Error(), "a record longer than 4 MiB (an unclosed quote?)") {
+		t.Errorf("unclosed quote: %v", err)
+	}
+	if _, err := readJSONL("z.jsonl", newLineReader("z.jsonl", &countingReader{})); err == nil || !strings.Contains(err.Error(), "z.jsonl:1: a line longer than 1 MiB") {
+		t.Errorf("jsonl: %v", err)
+	}
+	// Rows past the cap: refused, not held.
+	defer func(n int) { maxDataRows = n }(maxDataRows)
+	maxDataRows = 1000
+	rows := io.MultiReader(strings.NewReader("id\n"), &repeatReader{line: []byte("1\n"), n: maxDataRows + 5})
+	if _, err := readCSV("many.csv", newLineReader("many.csv", rows)); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("many.csv:%d: more than 1000 rows", maxDataRows+2)) {
+		t.Errorf("rows past the cap: %v", err)
+	}
+	maxDataRows = MaxDataRows
+	// The real file, through LoadData.
+	dir := writeFiles(t, map[string]string{"t.yaml": "template:\n  id: \"{{id}}\"\n  prompt: \"Say {{word}}\"\n  validator: {type: exact, value: \"{{word}}\"}\n"})
+	path := sparseDataFile(t, dir, 64<<20)
+	if _, err := LoadData(path, filepath.Join(dir, "t.yaml")); err == nil || !strings.Contains(err.Error(), "sparse.csv:2: a line longer than 1 MiB") {
+		t.Errorf("sparse file: %v", err)
+	}
+}
+
+// repeatReader gives line n times.
+type repeatReader struct {
+	line []byte
+	n    int
+	rest []byte
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	w := 0
+	for w < len(p) {
+		if len(r.rest) == 0 {
+			if r.n == 0 {
+				if w == 0 {
+					return 0, io.EOF
+				}
+				break
+			}
+			r.n--
+			r.rest = r.line
+		}
+		c := copy(p[w:], r.rest)
+		r.rest, w = r.rest[c:], w+c
+	}
+	return w, nil
+}
+
+// sparseDataFile writes dir/sparse.csv: a header, then size bytes of
+// zeros the file system holds as a hole.
+func sparseDataFile(tb testing.TB, dir string, size int64) string {
+	tb.Helper()
+	path := filepath.Join(dir, "sparse.csv")
+	if err := os.WriteFile(path, []byte("id,word\n"), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Truncate(path, size); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkRefuseSparseDataFile is the time and the memory of refusing a
+// 1 GB sparse CSV (a header, then a gigabyte of zeros with no line end);
+// it was read whole (5.3 GB RSS, 2 min 9 s) before it was streamed.
+func BenchmarkRefuseSparseDataFile(b *testing.B) {
+	dir := writeFiles(b, map[string]string{"t.yaml": "template:\n  id: \"{{id}}\"\n  prompt: \"Say {{word}}\"\n  validator: {type: exact, value: \"{{word}}\"}\n"})
+	path := sparseDataFile(b, dir, 1<<30)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := LoadData(path, filepath.Join(dir, "t.yaml")); err == nil {
+			b.Fatal("loaded")
+		}
+	}
+}
+
+// A template's aliases are counted as what they expand to (issue 31,
+// item 17): a 716-byte "billion laughs" is refused at once, where
+// walking and copying it hung loading past 40 s; a template that uses a
+// few aliases loads.
+func TestTemplateAliasBudget(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("template:\n  id: \"{{id}}\"\n  prompt: \"Say {{word}}\"\n  validator: {type: one_of, values: &v0 [\"{{word}}\", \"{{word}}\", \"{{word}}\", \"{{word}}\", \"{{word}}\", \"{{word}}\", \"{{word}}\", \"{{word}}\"]}\n  x:\n")
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&b, "    - &v%d [*v%d, *v%d, *v%d, *v%d, *v%d, *v%d, *v%d, *v%d]\n", i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	dir := writeFiles(t, map[string]string{"data.csv": "id,word\n1,a\n", "laughs.yaml": b.String(),
+		"ok.yaml": "template:\n  id: \"{{id}}\"\n  prompt: &p \"Say {{word}}\"\n  name: *p\n  validator: {type: exact, value: \"{{word}}\"}\n"})
+	_, err := LoadData(filepath.Join(dir, "data.csv"), filepath.Join(dir, "laughs.yaml"))
+	if err == nil || !strings.Contains(err.Error(), "laughs.yaml:1: template: more than 10000 YAML nodes once its aliases are followed") {
+		t.Errorf("billion laughs (%d bytes): %v", b.Len(), err)
+	}
+	ps, err := LoadData(filepath.Join(dir, "data.csv"), filepath.Join(dir, "ok.yaml"))
+	if err != nil || len(ps) != 1 || ps[0].Name != "Say a" {
+		t.Errorf("a template with an alias: %v %+v", err, ps)
 	}
 }
