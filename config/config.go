@@ -335,19 +335,36 @@ func parse(path string, root *yaml.Node, kinds Kinds, loadPrompts bool, over *Ov
 	// The prompts are loaded whatever else is wrong, so a bad prompt file
 	// or an unknown prompts.only id comes in the same round as the rest.
 	if loadPrompts {
-		c.loadPrompts(v)
-		if len(v.errs) == 0 {
-			v.errs = append(v.errs, c.CheckJudges()...)
+		loaded := c.loadPrompts(v)
+		// The judges the prompts name are checked whatever else is
+		// wrong (a prompt file's other problems, bench.yaml's), over the
+		// prompts that decoded; an entry only a judge would use, once
+		// every prompt did.
+		if len(c.Providers) > 0 {
+			v.errs = append(v.errs, c.checkJudgeNames()...)
+		}
+		if loaded {
+			v.errs = append(v.errs, c.checkJudgeEntries()...)
 		}
 		if len(v.errs) == 0 && over != nil {
 			v.errs = append(v.errs, over.keep(&c)...)
 		}
 	}
-	// This file's problems by line, then those of the prompt files.
+	// This file's problems by line, then those of the prompt files, each
+	// file's by line.
+	v.errs = yamlerr.Flatten(v.errs...)
+	files := map[string]int{}
+	for _, e := range v.errs {
+		if f := errFile(e); f != path {
+			if _, ok := files[f]; !ok {
+				files[f] = len(files)
+			}
+		}
+	}
 	slices.SortStableFunc(v.errs, func(a, b error) int {
 		other := func(e error) int {
 			if f := errFile(e); f != "" && f != path {
-				return 1
+				return 1 + files[f] // in the order the files were read
 			}
 			return 0
 		}
@@ -611,6 +628,13 @@ func (c *Config) JudgeNames() []string {
 // entry without models is one that some llm_judge names (it serves only
 // as a judge).
 func (c *Config) CheckJudges() []error {
+	return append(c.checkJudgeNames(), c.checkJudgeEntries()...)
+}
+
+// checkJudgeNames is CheckJudges' first half: every llm_judge names a
+// provider entry (one whose other keys did not decode too: its judge key
+// is checked if it did).
+func (c *Config) checkJudgeNames() []error {
 	var errs []error
 	names := make([]string, len(c.Providers))
 	for i, p := range c.Providers {
@@ -619,12 +643,19 @@ func (c *Config) CheckJudges() []error {
 	for i := range c.PromptSet {
 		p := &c.PromptSet[i]
 		for _, s := range p.Checks() {
-			if s.Type == validators.TypeLLMJudge && !slices.Contains(names, s.Judge) {
+			if s.Type == validators.TypeLLMJudge && s.Judge != "" && !slices.Contains(names, s.Judge) {
 				errs = append(errs, &Error{File: p.Source, Line: s.Line, Field: "validator.judge",
 					Msg: fmt.Sprintf("%s names no provider entry%s (entries: %s); a judge is one of bench.yaml's providers", yamlerr.Quoted(s.Judge), suggest.Hint(s.Judge, names), strings.Join(names, ", "))})
 			}
 		}
 	}
+	return errs
+}
+
+// checkJudgeEntries is CheckJudges' second half: an entry without models
+// is one that some llm_judge names.
+func (c *Config) checkJudgeEntries() []error {
+	var errs []error
 	judges := c.JudgeNames()
 	for i, p := range c.Providers {
 		if len(p.Models) == 0 && !slices.Contains(judges, p.Name) {
@@ -652,18 +683,22 @@ func (c *Config) checkSize(v *validator) {
 	}
 }
 
-func (c *Config) loadPrompts(v *validator) {
+// loadPrompts loads the prompt set into c.PromptSet and says whether it
+// loaded whole; with an error, c.PromptSet holds what decoded (for
+// checkJudgeNames).
+func (c *Config) loadPrompts(v *validator) bool {
 	set, err := loadPromptSet(c)
+	c.PromptSet = set
 	if err != nil {
 		var fe *filterError
 		if errors.As(err, &fe) {
 			v.addPath([]any{"prompts", "only"}, "prompts.only", fe.Error())
-			return
+			return false
 		}
 		v.errs = append(v.errs, err)
-		return
+		return false
 	}
-	c.PromptSet = set
+	return true
 }
 
 type filterError struct{ error }
@@ -708,9 +743,8 @@ func loadPromptSet(c *Config) ([]prompts.Prompt, error) {
 		}
 		if err != nil {
 			errs = append(errs, err)
-			continue
 		}
-		add(ps)
+		add(ps) // with an error, what of the file decoded
 	}
 	if sy := c.Prompts.Synthetic; sy != nil {
 		var ps []prompts.Prompt
@@ -724,7 +758,7 @@ func loadPromptSet(c *Config) ([]prompts.Prompt, error) {
 		add(ps)
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return set, errors.Join(errs...)
 	}
 	kept, err := Filter(set, c.Prompts.Only)
 	if err != nil {

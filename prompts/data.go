@@ -682,7 +682,7 @@ func (t *dataTemplate) expand(d *dataFile) ([]Prompt, error) {
 		if len(rowErrs) == 0 {
 			n := t.fillNode(t.node, row.vals)
 			if err := n.Decode(&p); err != nil {
-				rowErrs = append(rowErrs, rowError(err, d.path, t.path, row))
+				rowErrs = append(rowErrs, decodeErrors(err, d.path, t.path, row)...)
 			} else {
 				p.Line = t.node.Line
 				ps := []Prompt{p}
@@ -719,21 +719,25 @@ func hasKey(m map[string]string, k string) bool {
 	return ok
 }
 
-// rowError places a decoding error of a row's prompt at the row.
-func rowError(err error, dataPath, templatePath string, row *dataRow) error {
-	var ye *yamlerr.Error
-	field, line, msg := "", 0, err.Error()
-	if errors.As(err, &ye) {
-		field, line, msg = ye.Field, ye.Line, ye.Msg
+// decodeErrors places the decoding errors of a row's prompt at the row.
+func decodeErrors(err error, dataPath, templatePath string, row *dataRow) []error {
+	var out []error
+	for _, e := range yamlerr.Flatten(yamlerr.Wrap(templatePath, nil, err)) {
+		var ye *yamlerr.Error
+		field, line, msg := "", 0, e.Error()
+		if errors.As(e, &ye) {
+			field, line, msg = ye.Field, ye.Line, ye.Msg
+		}
+		f := fmt.Sprintf("row %d", row.num)
+		if field != "" {
+			f += ": " + field
+		}
+		if line > 0 {
+			f += fmt.Sprintf(" (template %s:%d)", filepath.Base(templatePath), line)
+		}
+		out = append(out, &yamlerr.Error{File: dataPath, Line: row.line, Field: f, Msg: msg})
 	}
-	f := fmt.Sprintf("row %d", row.num)
-	if field != "" {
-		f += ": " + field
-	}
-	if line > 0 {
-		f += fmt.Sprintf(" (template %s:%d)", filepath.Base(templatePath), line)
-	}
-	return &yamlerr.Error{File: dataPath, Line: row.line, Field: f, Msg: msg}
+	return out
 }
 
 // fillNode copies the template's node tree with every placeholder of a

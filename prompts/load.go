@@ -47,7 +47,12 @@ type file struct {
 }
 
 // Parse decodes a prompt file strictly and checks every prompt; errors are
-// file:line: field: what is wrong.
+// file:line: field: what is wrong. Every problem of the file comes at
+// once: a value that does not decode (a wrong type, a check's bad key,
+// see yamlerr.Continue) does not stop the others' decoding, and the
+// prompts are checked as far as they decoded. With an error, the prompts
+// are returned too, as far as they decoded (their Invalid checks
+// reported), so the config can check what they name in the same round.
 func Parse(name string, data []byte) ([]Prompt, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
@@ -56,8 +61,13 @@ func Parse(name string, data []byte) ([]Prompt, error) {
 	var f file
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
+	var decodeErrs []error
 	if err := dec.Decode(&f); err != nil {
-		return nil, yamlerr.Wrap(name, &root, err)
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return nil, yamlerr.Wrap(name, &root, err)
+		}
+		decodeErrs = yamlerr.Flatten(yamlerr.Wrap(name, &root, err))
 	}
 	var list *yaml.Node
 	if len(root.Content) > 0 && root.Content[0].Kind == yaml.MappingNode {
@@ -69,6 +79,9 @@ func Parse(name string, data []byte) ([]Prompt, error) {
 		}
 	}
 	if list == nil || len(f.Prompts) == 0 {
+		if len(decodeErrs) > 0 {
+			return nil, errors.Join(decodeErrs...)
+		}
 		return nil, &yamlerr.Error{File: name, Line: 1, Field: "prompts", Msg: "no prompts; the file needs a top-level 'prompts:' list"}
 	}
 	nodes := make([]*yaml.Node, len(f.Prompts))
@@ -78,10 +91,37 @@ func Parse(name string, data []byte) ([]Prompt, error) {
 			f.Prompts[i].Line = list.Content[i].Line
 		}
 	}
-	if errs := check(name, f.Prompts, nodes, filepath.Dir(name), nil); len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	errs := decodeErrs
+	faulted := map[string]bool{}
+	for _, e := range decodeErrs {
+		var ye *yamlerr.Error
+		if errors.As(e, &ye) {
+			faulted[ye.Field] = true
+		}
+	}
+	for _, e := range check(name, f.Prompts, nodes, filepath.Dir(name), nil) {
+		// A field whose value did not decode is reported once, by the
+		// decoding (a wrong type is not also "missing").
+		var ye *yamlerr.Error
+		if errors.As(e, &ye) && faulted[ye.Field] {
+			continue
+		}
+		errs = append(errs, e)
+	}
+	if len(errs) > 0 {
+		slices.SortStableFunc(errs, func(a, b error) int { return errLine(a) - errLine(b) })
+		return f.Prompts, errors.Join(errs...)
 	}
 	return f.Prompts, nil
+}
+
+// errLine is an error's line (0 for one without).
+func errLine(err error) int {
+	var ye *yamlerr.Error
+	if errors.As(err, &ye) {
+		return ye.Line
+	}
+	return 0
 }
 
 // check checks decoded prompts (pn their nodes, nil when not at hand):
@@ -144,6 +184,9 @@ func checkExternal(p *Prompt, dir string) []*yamlerr.Error {
 	judges := 0
 	specs := p.specs()
 	for k, s := range specs {
+		if s.Invalid() {
+			continue // its problems were reported
+		}
 		switch s.Type {
 		case validators.TypeLLMJudge:
 			judges++
@@ -241,7 +284,7 @@ func checkTask(p *Prompt, pn *yaml.Node) []*yamlerr.Error {
 			}
 		}
 		for k := range specs {
-			if specs[k].Trajectory() {
+			if specs[k].Trajectory() && !specs[k].Invalid() {
 				at(specs[k].Line, field(k), specs[k].Type+" judges a task's tool calls across turns and needs max_turns on the prompt (max_turns: 1 for a single reply)")
 			}
 		}

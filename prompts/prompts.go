@@ -134,8 +134,8 @@ type Prompt struct {
 	// set it to the output length they ask for.
 	MaxTokens int `yaml:"max_tokens" json:"max_tokens,omitempty"`
 	// Validator is the single-check form; Validators the all-must-pass form.
-	Validator  *validators.Spec  `yaml:"validator" json:"validator,omitempty"`
-	Validators []validators.Spec `yaml:"validators" json:"validators,omitempty"`
+	Validator  *validators.Spec `yaml:"validator" json:"validator,omitempty"`
+	Validators validators.Specs `yaml:"validators" json:"validators,omitempty"`
 	// Source is the file the prompt came from ("builtin:..." for the suite).
 	Source string `yaml:"-" json:"source,omitempty"`
 	// Line is where the prompt starts in Source.

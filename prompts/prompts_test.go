@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"bench/internal/yamlerr"
 	"bench/validators"
 )
 
@@ -65,6 +66,44 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("error %v, want it to contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A prompt file's problems come in one round (issue 31, item 22): each
+// bad key of each check, the prompts after a bad one, and the checks of
+// the prompts that decoded; none twice, the checks' indexes as written.
+func TestParseErrorsInOneRound(t *testing.T) {
+	src := "prompts:\n" +
+		"  - id: A\n    prompt: hi\n    validators:\n" +
+		"      - {type: exact, value: \"\", extra: 1}\n" + // line 5: two problems
+		"      - {type: max_words, value: 3}\n" +
+		"      - {type: tool_sequence, calls: [{name: ls}]}\n" + // line 7: needs max_turns
+		"  - id: B\n    prompt: [not, text]\n    validator: {type: llm_judge, judge: j, model: \"\", rubric: \"\"}\n" +
+		"  - id: B\n    prompt: again\n    validator: {type: noop}\n"
+	ps, err := Parse("p.yaml", []byte(src))
+	if err == nil {
+		t.Fatal("parsed")
+	}
+	var got []string
+	for _, e := range yamlerr.Flatten(err) {
+		got = append(got, e.Error())
+	}
+	want := []string{
+		"p.yaml:5: validator.extra: unknown key for type exact (allowed: value)",
+		"p.yaml:5: validator.value: empty; an empty answer is never a success",
+		"p.yaml:7: prompts[0].validators[2]: tool_sequence judges a task's tool calls across turns and needs max_turns on the prompt (max_turns: 1 for a single reply)",
+		"p.yaml:9: prompts[1].prompt: wrong type: got a list, want a string",
+		"p.yaml:10: validator.rubric: empty (what the answer is graded against)",
+		"p.yaml:10: validator.model: empty (the judge's model)",
+		`p.yaml:11: prompts[2].id: duplicate prompt id "B" (also prompts[1])`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// What decoded comes back with the error: the config checks the
+	// judge it names in the same round.
+	if len(ps) != 3 || ps[1].Validator == nil || ps[1].Validator.Judge != "j" || !ps[1].Validator.Invalid() || len(ps[0].Validators) != 3 {
+		t.Errorf("prompts back: %+v", ps)
 	}
 }
 

@@ -46,98 +46,96 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // decodeJudge checks an llm_judge's keys: a rubric, a judge entry's name
 // and a model, all non-empty; pass_threshold a number in (0, 1];
 // judge_samples an odd count up to MaxJudgeSamples, so a majority exists
-// whenever every sample answers.
-func (s *Spec) decodeJudge(n *yaml.Node, vals map[string]*yaml.Node) error {
-	need := func(key, why string) (string, error) {
+// whenever every sample answers. Every key's problem is returned.
+func (s *Spec) decodeJudge(n *yaml.Node, vals map[string]*yaml.Node) []error {
+	var errs []error
+	need := func(key, why string) string {
 		vn, ok := vals[key]
 		if !ok {
-			return "", yamlerr.At(n, "validator."+key, "missing (required by type llm_judge: "+why+")")
+			errs = append(errs, yamlerr.At(n, "validator."+key, "missing (required by type llm_judge: "+why+")"))
+			return ""
 		}
 		v, err := str(vn, "validator."+key)
 		if err != nil {
-			return "", err
+			errs = append(errs, err)
+			return ""
 		}
 		if strings.TrimSpace(v) == "" {
-			return "", yamlerr.At(vn, "validator."+key, "empty ("+why+")")
+			errs = append(errs, yamlerr.At(vn, "validator."+key, "empty ("+why+")"))
 		}
-		return v, nil
+		return v
 	}
-	var err error
-	if s.Rubric, err = need("rubric", "what the answer is graded against"); err != nil {
-		return err
-	}
-	if s.Judge, err = need("judge", "the name of the provider entry that judges"); err != nil {
-		return err
-	}
-	if s.Model, err = need("model", "the judge's model"); err != nil {
-		return err
-	}
+	s.Rubric = need("rubric", "what the answer is graded against")
+	s.Judge = need("judge", "the name of the provider entry that judges")
+	s.Model = need("model", "the judge's model")
 	if tn, ok := vals["pass_threshold"]; ok {
 		var f float64
 		if tn.Kind != yaml.ScalarNode || (tn.Tag != "!!float" && tn.Tag != "!!int") || tn.Decode(&f) != nil || !(f > 0 && f <= 1) {
-			return yamlerr.At(tn, "validator.pass_threshold", "want a number above 0 and at most 1 (the lowest passing score), got "+yamlerr.Describe(tn))
+			errs = append(errs, yamlerr.At(tn, "validator.pass_threshold", "want a number above 0 and at most 1 (the lowest passing score), got "+yamlerr.Describe(tn)))
+		} else {
+			s.PassThreshold = &f
 		}
-		s.PassThreshold = &f
 	}
 	if kn, ok := vals["judge_samples"]; ok {
 		k, err := posInt(kn, "validator.judge_samples")
-		if err != nil {
-			return err
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case k%2 == 0 || k > MaxJudgeSamples:
+			errs = append(errs, yamlerr.At(kn, "validator.judge_samples", fmt.Sprintf("want an odd number from 1 to %d (the majority of the samples decides, so it must not tie), got %d", MaxJudgeSamples, k)))
+		default:
+			s.JudgeSamples = k
 		}
-		if k%2 == 0 || k > MaxJudgeSamples {
-			return yamlerr.At(kn, "validator.judge_samples", fmt.Sprintf("want an odd number from 1 to %d (the majority of the samples decides, so it must not tie), got %d", MaxJudgeSamples, k))
-		}
-		s.JudgeSamples = k
 	}
-	return nil
+	return errs
 }
 
 // decodeCommand checks a command validator's keys: argv a non-empty list
 // of strings (argv[0] not empty; the prompt loader finds the program),
 // timeout a duration up to MaxCommandTimeout, env a list of variable
-// names, expected any value.
-func (s *Spec) decodeCommand(vals map[string]*yaml.Node) error {
-	an := vals["argv"]
-	argv, err := strList(an, "validator.argv")
-	if err != nil {
-		return err
+// names, expected any value. Every key's problem is returned.
+func (s *Spec) decodeCommand(vals map[string]*yaml.Node) []error {
+	var errs []error
+	if argv, err := strList(vals["argv"], "validator.argv"); err != nil {
+		errs = append(errs, err)
+	} else {
+		s.Argv = argv
 	}
-	s.Argv = argv
 	if tn, ok := vals["timeout"]; ok {
 		v, err := str(tn, "validator.timeout")
 		if err != nil {
-			return err
+			errs = append(errs, err)
+		} else if d, err := time.ParseDuration(v); err != nil || d <= 0 || d > MaxCommandTimeout {
+			errs = append(errs, yamlerr.At(tn, "validator.timeout", fmt.Sprintf("want a duration above 0 and at most %s, like 10s, got %q", MaxCommandTimeout, v)))
+		} else {
+			s.Timeout = Duration(d)
 		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 || d > MaxCommandTimeout {
-			return yamlerr.At(tn, "validator.timeout", fmt.Sprintf("want a duration above 0 and at most %s, like 10s, got %q", MaxCommandTimeout, v))
-		}
-		s.Timeout = Duration(d)
 	}
 	if en, ok := vals["env"]; ok {
 		names, err := strList(en, "validator.env")
 		if err != nil {
-			return err
+			errs = append(errs, err)
 		}
 		for i, name := range names {
 			if !envName.MatchString(name) {
-				return yamlerr.At(en.Content[i], fmt.Sprintf("validator.env[%d]", i), fmt.Sprintf("%q is not an environment variable's name (the command gets the variables named here, from bench's environment)", name))
+				errs = append(errs, yamlerr.At(en.Content[i], fmt.Sprintf("validator.env[%d]", i), fmt.Sprintf("%q is not an environment variable's name (the command gets the variables named here, from bench's environment)", name)))
 			}
 		}
-		s.Env = names
+		if err == nil {
+			s.Env = names
+		}
 	}
 	if xn, ok := vals["expected"]; ok {
 		var v any
 		if err := xn.Decode(&v); err != nil {
-			return yamlerr.At(xn, "validator.expected", err.Error())
+			errs = append(errs, yamlerr.At(xn, "validator.expected", err.Error()))
+		} else if b, err := json.Marshal(jsonable(v)); err != nil {
+			errs = append(errs, yamlerr.At(xn, "validator.expected", "cannot be written as JSON: "+err.Error()))
+		} else {
+			s.Expected = json.RawMessage(b)
 		}
-		b, err := json.Marshal(jsonable(v))
-		if err != nil {
-			return yamlerr.At(xn, "validator.expected", "cannot be written as JSON: "+err.Error())
-		}
-		s.Expected = json.RawMessage(b)
 	}
-	return nil
+	return errs
 }
 
 // jsonable turns what YAML decoded (maps with any keys) into what JSON

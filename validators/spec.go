@@ -2,6 +2,7 @@ package validators
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -164,6 +165,8 @@ type Spec struct {
 	re *regexp.Regexp
 	// bfcl is a bfcl_ast check's case, parsed.
 	bfcl *bfcl.Case
+	// invalid: the spec did not decode (see Invalid).
+	invalid bool
 }
 
 // KeyRule constrains one top-level key of a json_keys answer. Every field
@@ -180,12 +183,56 @@ type KeyRule struct {
 
 // UnmarshalYAML decodes a spec strictly: an unknown type, an unknown,
 // missing or wrongly typed key, or a regex that does not compile is a
-// *yamlerr.Error carrying the line and the field.
+// *yamlerr.Error carrying the line and the field. Every problem of the
+// spec is found, not only the first, and they come back through
+// yamlerr.Continue, so the decoding of the prompt file goes on and its
+// other problems come in the same round (yamlerr.Wrap gives each back);
+// the spec is then Invalid, and the loader checks nothing more of it.
 func (s *Spec) UnmarshalYAML(n *yaml.Node) error {
+	errs := s.decode(n)
+	if len(errs) == 0 {
+		return nil
+	}
+	s.invalid = true
+	return yamlerr.Continue(errs...)
+}
+
+// Invalid says the spec did not decode (its problems were reported).
+func (s *Spec) Invalid() bool { return s.invalid }
+
+// Specs is a list of checks (a prompt's validators:). A spec that does not
+// decode keeps its place in the list, Invalid, so the loader's messages
+// name the right index and its problems come with the rest of the
+// file's: yaml.v3 drops an element whose decoding failed.
+type Specs []Spec
+
+// UnmarshalYAML decodes each spec of the list (see Spec.UnmarshalYAML).
+func (l *Specs) UnmarshalYAML(n *yaml.Node) error {
+	n = yamlerr.Resolve(n)
+	if n.Kind != yaml.SequenceNode {
+		var plain []Spec
+		return n.Decode(&plain)
+	}
+	out := make(Specs, len(n.Content))
+	var errs []error
+	for i, c := range n.Content {
+		if err := c.Decode(&out[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	*l = out
+	if len(errs) > 0 {
+		return yamlerr.Continue(errs...)
+	}
+	return nil
+}
+
+// decode is UnmarshalYAML's work: every problem of the spec.
+func (s *Spec) decode(n *yaml.Node) []error {
 	n = yamlerr.Resolve(n)
 	*s = Spec{Line: n.Line}
 	if n.Kind != yaml.MappingNode {
-		return yamlerr.At(n, "validator", "want a mapping like {type: exact, value: \"OK\"}")
+		return []error{yamlerr.At(n, "validator", "want a mapping like {type: exact, value: \"OK\"}")}
 	}
 	vals := map[string]*yaml.Node{}
 	var order []string
@@ -196,31 +243,42 @@ func (s *Spec) UnmarshalYAML(n *yaml.Node) error {
 	}
 	tn, ok := vals["type"]
 	if !ok {
-		return yamlerr.At(n, "validator.type", "missing; one of: "+allTypes())
+		return []error{yamlerr.At(n, "validator.type", "missing; one of: "+allTypes())}
 	}
 	typ, err := str(tn, "validator.type")
 	if err != nil {
-		return err
+		return []error{err}
 	}
 	allowed, ok := allowedKeys[typ]
 	if !ok {
-		return yamlerr.At(tn, "validator.type", fmt.Sprintf("unknown validator type %q; one of: %s", typ, allTypes()))
+		return []error{yamlerr.At(tn, "validator.type", fmt.Sprintf("unknown validator type %q; one of: %s", typ, allTypes()))}
 	}
 	s.Type = typ
+	var errs []error
 	for i, k := range order {
 		if k != "type" && !slices.Contains(allowed, k) {
 			msg := fmt.Sprintf("unknown key for type %s", typ)
 			if len(allowed) > 0 {
 				msg += " (allowed: " + strings.Join(allowed, ", ") + ")"
 			}
-			return yamlerr.At(n.Content[2*i], "validator."+k, msg)
+			errs = append(errs, yamlerr.At(n.Content[2*i], "validator."+k, msg))
+			delete(vals, k)
 		}
 	}
 	if rk := requiredKey[typ]; rk != "" {
 		if _, ok := vals[rk]; !ok {
-			return yamlerr.At(n, "validator."+rk, "missing (required by type "+typ+")")
+			return append(errs, yamlerr.At(n, "validator."+rk, "missing (required by type "+typ+")"))
 		}
 	}
+	if err := s.decodeType(n, vals); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// decodeType decodes the keys of s.Type (present, when required).
+func (s *Spec) decodeType(n *yaml.Node, vals map[string]*yaml.Node) error {
+	typ := s.Type
 	switch typ {
 	case TypeExact:
 		v, err := str(vals["value"], "validator.value")
@@ -305,9 +363,9 @@ func (s *Spec) UnmarshalYAML(n *yaml.Node) error {
 		}
 		s.Value = v
 	case TypeLLMJudge:
-		return s.decodeJudge(n, vals)
+		return errors.Join(s.decodeJudge(n, vals)...)
 	case TypeCommand:
-		return s.decodeCommand(vals)
+		return errors.Join(s.decodeCommand(vals)...)
 	}
 	return nil
 }

@@ -242,7 +242,7 @@ func TestTrajectorySpecErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		var s Spec
-		err := yaml.Unmarshal([]byte(tc.yaml), &s)
+		err := yamlerr.Wrap("", nil, yaml.Unmarshal([]byte(tc.yaml), &s))
 		var ye *yamlerr.Error
 		if !errors.As(err, &ye) {
 			t.Errorf("%q: err = %v, want *yamlerr.Error", tc.yaml, err)

@@ -490,7 +490,10 @@ func TestRescoreRefusals(t *testing.T) {
 }
 
 // The config errors of the new checks stop bench run before anything is
-// sent, each at its file and line.
+// sent, each at its file and line, and every one of them in one round
+// (issue 31, item 22): an llm_judge naming no provider entry beside its
+// empty rubric, a second check's bad keys, a missing program, a data
+// file's ragged row and its text that is not UTF-8 all come at once.
 func TestJudgeConfigErrors(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) {
@@ -499,27 +502,26 @@ func TestJudgeConfigErrors(t *testing.T) {
 		}
 	}
 	write("bench.yaml", "providers:\n  - type: ollama\n    base_url: http://127.0.0.1:1\n    models: [m]\nprompts:\n  files: [p.yaml, {path: cases.csv, template: t.yaml}]\n")
-	write("p.yaml", "prompts:\n  - id: A\n    prompt: hi\n    validators:\n      - {type: llm_judge, judge: nobody, model: m, rubric: r}\n      - {type: llm_judge, judge: ollama, model: m, rubric: \"\"}\n      - {type: command, argv: [./missing.sh]}\n")
+	write("p.yaml", "prompts:\n  - id: A\n    prompt: hi\n    validators:\n      - {type: llm_judge, judge: nobody, model: m, rubric: \"\"}\n      - {type: llm_judge, judge: ollama, model: \"\", rubric: r, judge_samples: 2}\n      - {type: command, argv: [./missing.sh]}\n"+
+		"  - id: B\n    prompt: [not, text]\n    validator: {type: exact, value: B}\n")
 	write("t.yaml", "template:\n  id: \"c{{id}}\"\n  prompt: \"Say {{word}}\"\n  validator: {type: exact, value: \"{{word}}\"}\n")
-	write("cases.csv", "id,word\n1,a\n2,b,c\n")
+	write("cases.csv", "id,word\n1,a\n2,b,c\n3,d\xff\n")
 	code, _, stderr := benchIn(t, dir, nil, "run", "--config", "bench.yaml", "--dry-run")
-	for _, want := range []string{"p.yaml:6: validator.rubric: empty", "cases.csv:3: row 2: a ragged row"} {
+	for _, want := range []string{
+		"p.yaml:5: validator.rubric: empty",
+		`p.yaml:5: validator.judge: "nobody" names no provider entry`,
+		"p.yaml:6: validator.model: empty",
+		"p.yaml:6: validator.judge_samples: want an odd number",
+		"p.yaml:7: prompts[0].validators[2].argv[0]: program " + filepath.Join(dir, "missing.sh") + " does not exist",
+		"p.yaml:9: prompts[1].prompt: wrong type: got a list, want a string",
+		"cases.csv:3: row 2: a ragged row",
+		"cases.csv:4: not UTF-8 text",
+	} {
 		if code != 2 || !strings.Contains(stderr, want) {
-			t.Errorf("exit %d, stderr:\n%s\nwant %q", code, stderr, want)
+			t.Errorf("exit %d, stderr:\n%s\nwant %q in the same round", code, stderr, want)
 		}
 	}
-	write("p.yaml", "prompts:\n  - id: A\n    prompt: hi\n    validators:\n      - {type: llm_judge, judge: nobody, model: m, rubric: r}\n      - {type: command, argv: [./missing.sh]}\n")
-	write("cases.csv", "id,word\n1,a\n2,b\xff\n")
-	code, _, stderr = benchIn(t, dir, nil, "run", "--config", "bench.yaml", "--dry-run")
-	for _, want := range []string{"p.yaml:6: prompts[0].validators[1].argv[0]: program " + filepath.Join(dir, "missing.sh") + " does not exist", "cases.csv:3: not UTF-8 text"} {
-		if code != 2 || !strings.Contains(stderr, want) {
-			t.Errorf("exit %d, stderr:\n%s\nwant %q", code, stderr, want)
-		}
-	}
-	write("p.yaml", "prompts:\n  - id: A\n    prompt: hi\n    validators:\n      - {type: llm_judge, judge: nobody, model: m, rubric: r}\n")
-	write("cases.csv", "id,word\n1,a\n")
-	code, _, stderr = benchIn(t, dir, nil, "run", "--config", "bench.yaml", "--dry-run")
-	if want := `p.yaml:5: validator.judge: "nobody" names no provider entry`; code != 2 || !strings.Contains(stderr, want) {
-		t.Errorf("exit %d, stderr:\n%s\nwant %q", code, stderr, want)
+	if strings.Contains(stderr, "prompts[1].prompt: missing") || strings.Contains(stderr, "second llm_judge") {
+		t.Errorf("a problem reported twice, or one that is not there:\n%s", stderr)
 	}
 }

@@ -87,19 +87,74 @@ func fieldAt(root *yaml.Node, line int, key ...string) string {
 			}
 		}
 	}
-	walk(root, "")
+	if root != nil {
+		walk(root, "")
+	}
 	if exact != "" {
 		return exact
 	}
 	return best
 }
 
-var lineMsg = regexp.MustCompile(`^line (\d+): (.*)$`)
+var lineMsg = regexp.MustCompile(`(?s)^line (\d+): (.*)$`)
+
+// mark starts an entry of a *yaml.TypeError that Continue made of an
+// *Error: "line N: " mark "field: message". It is a zero-width space, so
+// an entry printed as yaml.v3 prints it still reads as the error.
+const mark = "\u200b"
+
+// Continue returns errs as a *yaml.TypeError: the one error yaml.v3
+// decodes past. An UnmarshalYAML that returns any other error stops the
+// decoding of the whole document there, so a file's problems would come
+// one round at a time; with Continue the rest of the document is decoded
+// (and checked) too, and Wrap gives back each *Error as it was (line,
+// field, message). The value it was decoding is kept in a struct field
+// or behind a pointer, and dropped from a list (see validators.Specs).
+func Continue(errs ...error) error {
+	te := &yaml.TypeError{}
+	for _, err := range Flatten(errs...) {
+		var e *Error
+		var t *yaml.TypeError
+		switch {
+		case errors.As(err, &e):
+			te.Errors = append(te.Errors, fmt.Sprintf("line %d: %s%s: %s", e.Line, mark, e.Field, e.Msg))
+		case errors.As(err, &t):
+			te.Errors = append(te.Errors, t.Errors...)
+		default:
+			te.Errors = append(te.Errors, err.Error())
+		}
+	}
+	return te
+}
+
+// Flatten lists the errors errors.Join joined, depth first (nil ones
+// left out), so each can be placed and sorted by its own file and line.
+func Flatten(errs ...error) []error {
+	var out []error
+	for _, err := range errs {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			out = append(out, Flatten(j.Unwrap()...)...)
+		} else if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
 
 // Wrap turns a yaml.v3 error into file:line: field: message errors.
 func Wrap(file string, root *yaml.Node, err error) error {
+	if err == nil {
+		return nil
+	}
 	var te *yaml.TypeError
 	var ce *Error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var errs []error
+		for _, e := range j.Unwrap() {
+			errs = append(errs, Wrap(file, root, e))
+		}
+		return errors.Join(errs...)
+	}
 	switch {
 	case errors.As(err, &ce):
 		if ce.File == "" {
@@ -129,6 +184,10 @@ func lineError(file string, root *yaml.Node, m string) error {
 	}
 	line, _ := strconv.Atoi(sm[1])
 	msg := sm[2]
+	if rest, ok := strings.CutPrefix(msg, mark); ok {
+		f, m, _ := strings.Cut(rest, ": ")
+		return &Error{File: file, Line: line, Field: f, Msg: m}
+	}
 	field := fieldAt(root, line)
 	if u := unknownField.FindStringSubmatch(msg); u != nil {
 		field = fieldAt(root, line, u[1])

@@ -88,3 +88,36 @@ func TestWrapKeepsPositionedErrors(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// cont is a value whose decoding fails but lets the document's go on.
+type cont struct{}
+
+func (cont) UnmarshalYAML(n *yaml.Node) error {
+	return Continue(&Error{Line: n.Line, Field: "a.b", Msg: "bad: " + n.Value}, &Error{Line: n.Line, Field: "a.c", Msg: "worse"})
+}
+
+// Continue lets yaml.v3 decode past a value's problems (it stops at any
+// error but a *yaml.TypeError), and Wrap gives each back as it was, with
+// the document's own type errors in the same round.
+func TestContinue(t *testing.T) {
+	var doc struct {
+		X cont `yaml:"x"`
+		N int  `yaml:"n"`
+		Y cont `yaml:"y"`
+	}
+	src := "x: one\nn: many\ny: two\n"
+	var root yaml.Node
+	yaml.Unmarshal([]byte(src), &root)
+	err := Wrap("f.yaml", &root, yaml.Unmarshal([]byte(src), &doc))
+	var got []string
+	for _, e := range Flatten(err) {
+		got = append(got, e.Error())
+	}
+	want := []string{"f.yaml:1: a.b: bad: one", "f.yaml:1: a.c: worse", "f.yaml:2: n: wrong type: got string many, want a number", "f.yaml:3: a.b: bad: two", "f.yaml:3: a.c: worse"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if Wrap("f", nil, nil) != nil {
+		t.Error("Wrap(nil) is not nil")
+	}
+}
