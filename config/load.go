@@ -232,7 +232,22 @@ func (l *LoadProfile) validate(v *validator, path []any) {
 		p, f := at(key)
 		v.addPath(p, f, msg)
 	}
-	if l.Concurrency < 0 || l.Concurrency > MaxLoadConcurrency {
+	given := func(key string) bool { return v.root.lookup(append(slices.Clone(path), key)...) != nil }
+	if !l.Staged() {
+		// A block with neither a sweep nor a rate is a closed loop at its
+		// concurrency, with no stages: what applies to stages would be
+		// ignored (requests: 20 would run the suite's cells once).
+		streams := "N"
+		if l.Concurrency > 0 {
+			streams = strconv.Itoa(l.Concurrency)
+		}
+		for _, key := range []string{"requests", "warmup", "stage_timeout", "stop_error_rate", "snapshots"} {
+			if given(key) {
+				add(key, "applies to the stages of a sweep or a rate, and this block has neither (it is a closed loop at its concurrency); for one stage of "+streams+" streams, write sweep: {concurrency: ["+streams+"]}")
+			}
+		}
+	}
+	if l.Concurrency < 0 || l.Concurrency > MaxLoadConcurrency || (l.Concurrency == 0 && given("concurrency")) {
 		add("concurrency", fmt.Sprintf("must be from 1 to %d", MaxLoadConcurrency))
 	}
 	if l.Rate < 0 || (l.Rate == 0 && rateGiven(v, path)) {
@@ -246,10 +261,10 @@ func (l *LoadProfile) validate(v *validator, path []any) {
 	if l.Arrival != "" && !l.Open() && !l.Sweep.Auto {
 		add("arrival", "applies to an open loop: give a rate or a rate sweep")
 	}
-	if l.Burstiness < 0 || (l.Burstiness > 0 && l.Arrival != ArrivalGamma) {
+	if l.Burstiness < 0 || (l.Burstiness == 0 && given("burstiness")) || (l.Burstiness > 0 && l.Arrival != ArrivalGamma) {
 		add("burstiness", "is gamma's shape: more than 0, with arrival: gamma")
 	}
-	if l.MaxConcurrency < 0 || l.MaxConcurrency > MaxLoadConcurrency {
+	if l.MaxConcurrency < 0 || l.MaxConcurrency > MaxLoadConcurrency || (l.MaxConcurrency == 0 && given("max_concurrency")) {
 		add("max_concurrency", fmt.Sprintf("must be from 1 to %d", MaxLoadConcurrency))
 	} else if l.MaxConcurrency > 0 && !l.Open() && !l.Sweep.Auto {
 		add("max_concurrency", "caps an open loop: give a rate or a rate sweep (a closed loop's cap is its concurrency)")
@@ -453,18 +468,30 @@ func (l *LoadProfile) checkSpan(v *validator, path []any, cells int) {
 			if r <= 0 {
 				continue
 			}
-			span := time.Duration(l.Duration)
+			// In seconds, as floats: a rate of 1e-300 schedules past
+			// what a time.Duration holds (292 years), which wrapped
+			// negative and passed.
+			span := time.Duration(l.Duration).Seconds()
 			if span == 0 {
-				span = time.Duration(float64(n) / r * float64(time.Second))
+				span = float64(n) / r
 			}
-			span += time.Duration(l.Ramp) / 2 // the ramp's arrivals come later than at full rate
-			if span > time.Duration(l.StageTimeout) {
+			span += time.Duration(l.Ramp).Seconds() / 2 // the ramp's arrivals come later than at full rate
+			if span > time.Duration(l.StageTimeout).Seconds() {
 				add("stage_timeout", fmt.Sprintf("a stage at %g requests/s is scheduled over %s, longer than the stage timeout (%s); raise stage_timeout, or send fewer requests per stage",
-					r, span.Round(time.Second), time.Duration(l.StageTimeout)))
+					r, spanText(span), time.Duration(l.StageTimeout)))
 				break
 			}
 		}
 	}
+}
+
+// spanText writes a schedule's length: as a duration up to a year, in
+// seconds past it.
+func spanText(s float64) string {
+	if s <= 365*24*3600 {
+		return time.Duration(s * float64(time.Second)).Round(time.Second).String()
+	}
+	return fmt.Sprintf("%.3g s", s)
 }
 
 // StageCells is how many cells a stage of the block has, the warm-up

@@ -134,6 +134,15 @@ func TestLoadErrors(t *testing.T) {
 		{"search duration", "slo: {ttft_ms: 50}\nload:\n  duration: 10s\n  search: {rate: auto}\n", "load.duration: a search's levels are found while it runs"},
 		{"search slow bottom", "slo: {ttft_ms: 50}\nload:\n  requests: 100\n  stage_timeout: 1m\n  search: {rate: [0.5, 8]}\n", "bench.yaml:4: load.stage_timeout: a search stage at its bracket's bottom (0.5 requests/s) is scheduled over 3m20s"},
 		{"entry's block", "providers:\n  - type: ollama_openai\n    models: [m]\n    load:\n      rate: 0\n", "bench.yaml:5: providers[0].load.rate: must be more than 0"},
+		// Issue 31, items 12 and 19.
+		{"stage keys without stages", "load: {concurrency: 2, requests: 20, warmup: 3}\n",
+			"bench.yaml:1: load.requests: applies to the stages of a sweep or a rate, and this block has neither (it is a closed loop at its concurrency); for one stage of 2 streams, write sweep: {concurrency: [2]}"},
+		{"warm-up without stages", "load: {concurrency: 2, requests: 20, warmup: 3}\n", "bench.yaml:1: load.warmup: applies to the stages of a sweep or a rate"},
+		{"stage timeout without stages", "load:\n  stage_timeout: 1m\n", "bench.yaml:2: load.stage_timeout: applies to the stages of a sweep or a rate"},
+		{"zero concurrency", "load:\n  concurrency: 0\n", "bench.yaml:2: load.concurrency: must be from 1 to 10000"},
+		{"a rate past what a schedule holds", "load:\n  rate: 1e-300\n", "bench.yaml:2: load.stage_timeout: a stage at 1e-300 requests/s is scheduled over 2.5e+301 s, longer than the stage timeout (10m0s)"},
+		{"zero burstiness", "load:\n  rate: 2\n  arrival: gamma\n  burstiness: 0\n", "bench.yaml:4: load.burstiness: is gamma's shape: more than 0"},
+		{"zero max_concurrency", "load:\n  rate: 2\n  max_concurrency: 0\n", "bench.yaml:3: load.max_concurrency: must be from 1 to 10000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			y := tc.yaml

@@ -174,9 +174,14 @@ func Arrivals(l *config.LoadProfile, rate float64, stage, n int, until time.Dura
 				t = s + ramp/2
 			}
 		}
-		at := time.Duration(t * float64(time.Second))
-		if until > 0 && (at >= until || len(out) >= config.MaxStageCells) {
+		if until > 0 && (t >= until.Seconds() || len(out) >= config.MaxStageCells) {
 			break
+		}
+		// A time past what a Duration holds (a rate of 1e-300) is the
+		// longest one, never a wrapped negative.
+		at := time.Duration(math.MaxInt64)
+		if t*float64(time.Second) < math.MaxInt64 {
+			at = time.Duration(t * float64(time.Second))
 		}
 		if until == 0 && len(out) >= n {
 			break

@@ -112,3 +112,19 @@ func TestSearchStages(t *testing.T) {
 		t.Errorf("stages %s, want %s", strings.Join(got, " "), want)
 	}
 }
+
+// A rate too small for a schedule (1e-300 requests/s) never wraps into a
+// negative time (issue 31, item 19): its arrivals after the first are the
+// longest time there is, and a duration holds only the first.
+func TestArrivalsPastWhatADurationHolds(t *testing.T) {
+	for _, arrival := range []string{config.ArrivalConstant, config.ArrivalPoisson} {
+		l := &config.LoadProfile{Arrival: arrival, Seed: 1}
+		got := plan.Arrivals(l, 1e-300, 1, 3, 0)
+		if len(got) != 3 || got[0] != 0 || got[1] != time.Duration(math.MaxInt64) || got[2] != time.Duration(math.MaxInt64) {
+			t.Errorf("%s: %v", arrival, got)
+		}
+		if got := plan.Arrivals(l, 1e-300, 1, 0, 10*time.Second); len(got) != 1 {
+			t.Errorf("%s over 10 s: %d arrivals, want 1", arrival, len(got))
+		}
+	}
+}

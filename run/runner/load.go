@@ -382,10 +382,10 @@ func (r *sweep) notRun(c plan.Cell, level float64, failure, why string) error {
 	rec := newRecord(r.cfg, c)
 	now := r.o.Clock.Now()
 	rec.StartedAtMS, rec.EndedAtMS = now.UnixMilli(), now.UnixMilli()
+	// Never sent, whether the sweep stopped or the stage timed out: not
+	// run, in the progress line, the table and summary.json alike (and
+	// no model was reached).
 	rec.AvailabilityStatus = results.StatusSkippedUnavailable
-	if failure == FailStageTimeout {
-		rec.AvailabilityStatus = results.StatusError
-	}
 	rec.FailureType, rec.ErrorMessage = ptr(failure), ptr(why)
 	rec.ToolCallDetails = []results.ToolCall{}
 	rec.Stage, rec.StageMode = c.Stage.Name, c.Stage.Mode

@@ -16,6 +16,7 @@ import (
 	"bench/cmd/fakellm/loadserver"
 	"bench/config"
 	"bench/internal/record/results"
+	"bench/report"
 	"bench/run/output"
 	"bench/run/plan"
 )
@@ -295,5 +296,56 @@ func TestCollectLess(t *testing.T) {
 	endB()
 	if gc() != before {
 		t.Errorf("GC percent %d after the stages, want %d", gc(), before)
+	}
+}
+
+// Cells a stage timeout left unsent are not run everywhere (issue 31,
+// item 19): skipped_unavailable with failure_type stage_timeout, so the
+// progress line, the table and summary.json's stage count them alike,
+// and no model was reached by them. A server slower than the stage's
+// bound makes every cell after the first due past it, however busy the
+// machine.
+func TestStageTimeoutCellsAreNotRun(t *testing.T) {
+	srv := loadserver.New(loadserver.Service{TTFT: 300 * time.Millisecond, Tokens: 2, Slots: 1}, nil)
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	recs := loadRun(t, fmt.Sprintf(`run: {warmup: false, timeout: 30s}
+load:
+  sweep: {concurrency: [1]}
+  requests: 5
+  stage_timeout: 100ms
+prompts:
+  synthetic: {input_tokens: [8], output_tokens: 2}
+providers:
+  - type: ollama_openai
+    base_url: %s/v1
+    models: [m]
+`, hs.URL))
+	if len(recs) != 5 {
+		t.Fatalf("%d records", len(recs))
+	}
+	notRun := 0
+	for _, r := range recs {
+		if r.FailureType != nil && *r.FailureType == FailStageTimeout {
+			notRun++
+			if r.AvailabilityStatus != results.StatusSkippedUnavailable || results.Reached(r) {
+				t.Errorf("a stage-timeout cell: status %s, reached %v", r.AvailabilityStatus, results.Reached(r))
+			}
+		}
+	}
+	if notRun != 4 {
+		t.Fatalf("%d stage-timeout cells, want 4", notRun)
+	}
+	flat := make([]results.Record, len(recs))
+	for i, r := range recs {
+		flat[i] = *r
+	}
+	s := report.Summarize(flat)
+	g := s.Groups[0]
+	if tl := g.Tally(); tl.NotRun != 4 || tl.Errors != 0 || tl.Passed != 1 {
+		t.Errorf("table: %+v, want 1 passed and 4 not run", tl)
+	}
+	if st := g.Stages[0]; st.NNotRun != 4 || st.NError != 0 {
+		t.Errorf("summary.json stage: %d not run, %d errors", st.NNotRun, st.NError)
 	}
 }
