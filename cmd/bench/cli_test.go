@@ -47,6 +47,14 @@ func TestCLIGolden(t *testing.T) {
 	runDir := filepath.Join(t.TempDir(), "golden")
 	os.MkdirAll(runDir, 0o755)
 	os.WriteFile(filepath.Join(runDir, "results.jsonl"), results, 0o644)
+	// No usable line, and no line at all: bench report has nothing to
+	// report and says so, exit 1, the reports left alone (issue 31, item
+	// 20).
+	garbled, empty := filepath.Join(t.TempDir(), "garbled"), filepath.Join(t.TempDir(), "empty")
+	for dir, body := range map[string]string{garbled: "{\"record_type\": \"result\", \"model\": 7}\nnot json\n", empty: ""} {
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "results.jsonl"), []byte(body), 0o644)
+	}
 
 	cases := []struct {
 		name string
@@ -64,6 +72,8 @@ func TestCLIGolden(t *testing.T) {
 		{"plan-too-big", []string{"run", "--config", "testdata/cli/bench.yaml", "--dry-run", "--repetitions", "1000000000"}, exitcode.Usage},
 		{"report", []string{"report", runDir}, exitcode.OK},
 		{"report-not-a-run", []string{"report", "testdata"}, exitcode.Usage},
+		{"report-no-usable-line", []string{"report", garbled}, exitcode.IO},
+		{"report-no-line", []string{"report", empty}, exitcode.IO},
 		{"report-help", []string{"report", "--help"}, exitcode.OK},
 		{"report-no-dir", []string{"report"}, exitcode.Usage},
 		{"zero-limits", []string{"run", "--config", "testdata/cli/zero.yaml", "--dry-run"}, exitcode.Usage},
@@ -88,7 +98,8 @@ func TestCLIGolden(t *testing.T) {
 				t.Errorf("exit %d, want %d\nstderr: %s", code, c.code, stderr)
 			}
 			out := "$ bench " + strings.Join(c.args, " ") + "\n--- stdout\n" + stdout + "--- stderr\n" + stderr
-			golden(t, c.name+".txt", strings.ReplaceAll(out, runDir, "RUN_DIR"))
+			out = strings.NewReplacer(runDir, "RUN_DIR", garbled, "GARBLED_DIR", empty, "EMPTY_DIR").Replace(out)
+			golden(t, c.name+".txt", out)
 		})
 	}
 }

@@ -22,8 +22,8 @@ each tied to the run where it starts and what changed in its setup. Reads
 only run.json, summary.json, tiers.json and inventory.json.
 
 Exit codes: 0 no change point of --fail-on-change in the last --since runs,
-3 one found, 1 a directory could not be read or the outputs written, 2 bad
-flags or arguments.
+3 one found, 1 a directory could not be read, no run could be read at all,
+or the outputs could not be written, 2 bad flags or arguments.
 
 Flags:
 `

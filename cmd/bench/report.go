@@ -61,7 +61,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(reportMemoryLimit))
 	}
-	s, err := rebuild.All(dir, rebuild.Options{JUnitCopy: *junitPath, Warn: stderr})
+	s, err := rebuild.All(dir, rebuild.Options{JUnitCopy: *junitPath, Warn: stderr, RequireRecords: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "bench report: %v\n", err)
 		return exitcode.IO

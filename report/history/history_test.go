@@ -260,6 +260,23 @@ func TestHistoryBadInput(t *testing.T) {
 	}
 }
 
+// A history of no readable run is an error, not a pass (issue 31, item
+// 20): a gate over nothing vouches for nothing.
+func TestHistoryOfNothingFails(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{"killed", "half"} {
+		os.MkdirAll(filepath.Join(root, name), 0o755)
+		os.WriteFile(filepath.Join(root, name, "results.jsonl"), nil, 0o644)
+	}
+	opt := DefaultOptions()
+	opt.FailOnChange = []string{"latency"}
+	var out bytes.Buffer
+	failed, err := Judge([]string{root}, filepath.Join(t.TempDir(), "h"), opt, &out)
+	if err == nil || !strings.Contains(err.Error(), "no run could be read in "+root+": nothing to judge") || failed {
+		t.Errorf("failed %v, err %v\n%s", failed, err, out.String())
+	}
+}
+
 func mustJSON(v any) string {
 	b, _ := json.MarshalIndent(v, "", "  ")
 	return string(b)

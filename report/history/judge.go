@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -12,8 +13,8 @@ import (
 // history.json and history.html into out (default DIR/history for one
 // directory of runs, else ./history) and says whether the gate fails (a
 // regression change point of FailOnChange in the last Since runs). An
-// error is a bad argument or an I/O failure; a run that cannot be read is
-// a warning.
+// error is a bad argument, an I/O failure, or no run read at all; a run
+// that cannot be read is a warning.
 func Judge(args []string, out string, opt Options, w io.Writer) (failed bool, err error) {
 	dirs, warnings, err := FindRuns(args)
 	if err != nil {
@@ -37,5 +38,10 @@ func Judge(args []string, out string, opt Options, w io.Writer) (failed bool, er
 		return false, err
 	}
 	fmt.Fprintf(w, "bench history: %s and %s in %s\n", JSONFile, HTMLFile, out)
+	if len(h.Runs) == 0 {
+		// A history of nothing vouches for nothing: a gate over it must
+		// not pass (history.json's warnings say why each was not read).
+		return false, fmt.Errorf("no run could be read in %s: nothing to judge", strings.Join(args, ", "))
+	}
 	return h.Verdict == VerdictChange, nil
 }

@@ -37,6 +37,26 @@ type Options struct {
 	// one against once the reports are written: report.html links the
 	// comparison (bench report finds it in run.json).
 	Baseline string
+	// RequireRecords refuses a results.jsonl with no usable record (bench
+	// report): an *EmptyError, and nothing written, so the reports a
+	// damaged file would replace are kept and the command does not exit
+	// 0 with no data. bench run and bench merge report an empty run.
+	RequireRecords bool
+}
+
+// EmptyError is a results.jsonl with no usable record (RequireRecords).
+type EmptyError struct {
+	Path    string
+	Skipped int
+	// First is the first unusable line's problem, when there was one.
+	First string
+}
+
+func (e *EmptyError) Error() string {
+	if e.Skipped == 0 {
+		return fmt.Sprintf("%s holds no record: nothing to report (the reports are left as they were)", e.Path)
+	}
+	return fmt.Sprintf("%s holds no usable line: %d skipped (the first: %s); nothing to report (the reports are left as they were)", e.Path, e.Skipped, e.First)
 }
 
 // All rebuilds every report of the run directory dir from its
@@ -79,6 +99,13 @@ func All(dir string, o Options) (*report.Summary, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if o.RequireRecords && s.NRecords == 0 {
+		e := &EmptyError{Path: rundir.Path(dir, rundir.ResultsFile), Skipped: s.NSkippedLines}
+		if len(s.SkippedLines) > 0 {
+			e.First = s.SkippedLines[0].String()
+		}
+		return nil, e
 	}
 	report.Warn(o.Warn, s)
 	// tiers.json and report.html show the same tiers, from the summary in
