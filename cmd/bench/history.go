@@ -19,7 +19,10 @@ history.html: per (provider, model, thinking level) group the series of
 pass rate, tool-use success, TTFT, e2e and tokens/s (p50 and p95) and cost
 when known, with the change points an E-divisive means detector finds,
 each tied to the run where it starts and what changed in its setup. Reads
-only run.json, summary.json, tiers.json and inventory.json.
+only run.json, summary.json, tiers.json, inventory.json and config.json. A
+change point where bench measured otherwise (the concurrency, the run
+settings, a pass rate's checks) is the setup's and fails no gate; a bench
+rescore copy of a run counts as that night, once.
 
 Exit codes: 0 no change point of --fail-on-change in the last --since runs,
 3 one found, 1 a directory could not be read, no run could be read at all,

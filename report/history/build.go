@@ -20,10 +20,10 @@ func Build(dirs []string, opt Options, now time.Time) (*History, error) {
 	h := &History{GeneratedAt: now.UTC(), Options: opt, Verdict: VerdictOK, Runs: []Run{}, Warnings: []string{},
 		Series: []*Series{}, ChangePoints: []*ChangePoint{}, Failing: []*ChangePoint{}, Methods: methods(opt)}
 	reads := readRuns(dirs)
+	runs := orderRuns(reads)
 	for _, r := range reads {
 		h.Warnings = append(h.Warnings, r.warnings...)
 	}
-	runs := orderRuns(reads)
 	for _, r := range runs {
 		h.Runs = append(h.Runs, r.run)
 	}
@@ -62,7 +62,7 @@ func Build(dirs []string, opt Options, now time.Time) (*History, error) {
 	slices.SortStableFunc(h.ChangePoints, func(a, b *ChangePoint) int { return b.Run - a.Run })
 	fail := expand(opt.FailOnChange)
 	for _, c := range h.ChangePoints {
-		if c.Direction == Regression && slices.Contains(fail, c.Metric) && c.RunsAgo < opt.Since {
+		if c.Direction == Regression && slices.Contains(fail, c.Metric) && c.RunsAgo < opt.Since && c.Cause == "" {
 			c.FailsGate = true
 			h.Failing = append(h.Failing, c)
 			h.Verdict = VerdictChange
@@ -89,10 +89,31 @@ func (h *History) detect(s *Series, runs []*runRead) {
 		if worse := p.MeanAfter > p.MeanBefore; worse != s.HigherIsBetter {
 			c.Direction = Regression
 		}
+		for _, sc := range c.Setup {
+			if slices.Contains(measures[s.Metric], sc.What) {
+				c.Cause = CauseSetup // bench measured otherwise: not the model
+			}
+		}
 		s.ChangePoints = append(s.ChangePoints, c)
 		h.ChangePoints = append(h.ChangePoints, c)
 	}
 }
+
+// measures are, per metric, the setup changes that change what bench
+// measures rather than the model: a change point at such a change is the
+// setup's (Cause), and fails no gate. Every metric's timing depends on the
+// concurrency and the run settings (timeouts, the load profile); a pass
+// rate on the checks too.
+var measures = func() map[string][]string {
+	m := map[string][]string{}
+	for _, metric := range Metrics {
+		m[metric] = []string{SetupConcurrency, SetupRunSettings}
+	}
+	for _, metric := range Aliases["quality"] {
+		m[metric] = append(m[metric], SetupChecks)
+	}
+	return m
+}()
 
 // setupChanges lists what differs in the group's setup between two runs.
 func setupChanges(a, b *runRead, k groupKey) []SetupChange {
@@ -103,10 +124,36 @@ func setupChanges(a, b *runRead, k groupKey) []SetupChange {
 			out = append(out, SetupChange{What: what, From: sa[what], To: sb[what]})
 		}
 	}
+	// config.json's settings, when both runs have one.
+	for _, what := range []string{SetupConcurrency, SetupRunSettings, SetupChecks} {
+		if sa[what] == "" || sb[what] == "" || sa[what] == sb[what] {
+			continue
+		}
+		c := SetupChange{What: what, From: sa[what], To: sb[what]}
+		if what == SetupChecks {
+			c.To += " (" + changedChecks(a.run.checks, b.run.checks) + ")"
+		}
+		out = append(out, c)
+	}
 	if !slices.Equal(a.run.prompts, b.run.prompts) {
 		out = append(out, SetupChange{What: "prompt suite", From: strings.Join(a.run.prompts, ","), To: strings.Join(b.run.prompts, ",")})
 	}
 	return out
+}
+
+// changedChecks names the prompts whose checks differ between two runs.
+func changedChecks(a, b map[string]string) string {
+	var ids []string
+	for id, f := range b {
+		if g, ok := a[id]; ok && g != f {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	if len(ids) == 0 {
+		return "prompts added or removed"
+	}
+	return "changed: " + strings.Join(ids, ", ")
 }
 
 // suiteChanges warns where a run's prompt suite differs from the run

@@ -77,6 +77,9 @@ func WriteText(w io.Writer, h *History) error {
 		if len(c.Setup) == 0 {
 			b.WriteString("         setup: nothing changed that bench records\n")
 		}
+		if c.Cause == CauseSetup {
+			b.WriteString("         the setup's: bench measured otherwise from this run (not judged a regression of the model)\n")
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

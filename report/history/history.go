@@ -8,8 +8,8 @@
 // point (--fail-on-change METRICS --since N).
 //
 // Layer: verdicts (reads run directories only). It reads run.json,
-// summary.json, tiers.json and inventory.json of each run and nothing
-// else, so a thousand runs cost seconds; a run whose summary.json or
+// summary.json, tiers.json, inventory.json and config.json of each run
+// and nothing else, so a thousand runs cost seconds; a run whose summary.json or
 // run.json is missing or unreadable is skipped with a warning naming it,
 // and the others are still processed.
 //
@@ -33,9 +33,15 @@
 // a step). A change point starts at a run; its setup change is what
 // differs between that run and the previous run of the series: the
 // model's digest and the server's version (inventory.json), bench's
-// version (run.json), and the prompt suite (summary.json's prompt_ids).
-// Its direction is a regression when the metric got worse (lower pass
-// rate, higher latency, fewer tokens/s, higher cost), else an improvement.
+// version (run.json), the prompt suite (summary.json's prompt_ids), and
+// from config.json the concurrency (the run's and the entry's), the other
+// run settings (repetitions, timeout, max_output_bytes, the load profile)
+// and the prompts' checks. Its direction is a regression when the metric
+// got worse (lower pass rate, higher latency, fewer tokens/s, higher
+// cost), else an improvement; one at a change of the concurrency or the
+// run settings (or, for a pass rate, the checks) is the setup's (cause
+// "setup") and fails no gate. A bench rescore copy of a run is the same
+// night: one of them is read (the newest judging).
 package history
 
 import (
@@ -58,6 +64,17 @@ const (
 	Regression = "regression"
 	// Improvement is a change for the better.
 	Improvement = "improvement"
+)
+
+// Setup items read from config.json (SetupChange.What), beside the model
+// digest, the server's and bench's versions and the prompt suite.
+const (
+	SetupConcurrency = "concurrency"
+	SetupRunSettings = "run settings"
+	SetupChecks      = "checks"
+	// CauseSetup is a change point that starts where bench's measuring
+	// changed (concurrency, run settings; checks, for a pass rate).
+	CauseSetup = "setup"
 )
 
 // Metrics lists every metric a series can have, in display order.
@@ -129,9 +146,14 @@ type Run struct {
 	// Cells are run.json's planned and recorded counts.
 	CellsPlanned  int `json:"cells_planned"`
 	CellsRecorded int `json:"cells_recorded"`
+	// RescoredFrom is the run a bench rescore copy was judged again from:
+	// the copy counts as that night (once).
+	RescoredFrom string `json:"rescored_from,omitempty"`
 
 	prompts []string
 	setup   map[groupKey]map[string]string
+	// checks are config.json's prompts' checks, by id (their fingerprints).
+	checks map[string]string
 }
 
 // Series is one metric of one group over the runs.
@@ -182,8 +204,13 @@ type ChangePoint struct {
 	Direction string `json:"direction"`
 	// Setup is what changed between the run before and this one.
 	Setup []SetupChange `json:"setup_changes"`
-	// FailsGate says the point is of --fail-on-change, a regression, and
-	// within --since runs of the latest.
+	// Cause is "setup" when Setup holds a change of how bench measured
+	// the metric (the concurrency, the run settings, the checks of a pass
+	// rate): the change is the setup's, not the model's, and fails no
+	// gate; "" otherwise.
+	Cause string `json:"cause,omitempty"`
+	// FailsGate says the point is of --fail-on-change, a regression, not
+	// the setup's, and within --since runs of the latest.
 	FailsGate bool `json:"fails_gate"`
 }
 

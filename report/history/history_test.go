@@ -29,6 +29,14 @@ type nightRun struct {
 	schema   int  // run.json schema_version (0: none)
 	noTiers  bool
 	noInvent bool
+	// concurrency, when set, writes config.json with run.concurrency and
+	// P0's exact check of checks.
+	concurrency int
+	checks      string
+	// rescoredFrom makes the run a bench rescore copy of that run, judged
+	// again at rescoredAt.
+	rescoredFrom string
+	rescoredAt   time.Time
 }
 
 // writeNight writes a run directory of the four files history reads
@@ -54,7 +62,16 @@ func writeNight(t testing.TB, root string, n nightRun) string {
 		run["schema_version"] = n.schema
 		run["something_new"] = map[string]any{"a": 1}
 	}
+	if n.rescoredFrom != "" {
+		run["rescored_from"] = map[string]any{"run_id": n.rescoredFrom, "origin_run_id": n.rescoredFrom, "at": n.rescoredAt}
+	}
 	write("run.json", run)
+	if n.concurrency > 0 {
+		write("config.json", map[string]any{"run": map[string]any{"id": n.id, "concurrency": n.concurrency, "repetitions": 1, "timeout": "2m0s", "max_output_bytes": 65536},
+			"providers": []any{map[string]any{"name": "ollama", "type": "ollama", "concurrency": 2, "models": []string{"m"}}},
+			"prompt_set": []any{map[string]any{"id": "P0", "validator": map[string]any{"type": "exact", "value": n.checks}},
+				map[string]any{"id": "P1", "validator": map[string]any{"type": "noop"}}}})
+	}
 	os.WriteFile(filepath.Join(dir, "results.jsonl"), nil, 0o644)
 	group := func(model string, ttft float64) map[string]any {
 		return map[string]any{"provider": "ollama", "model": model, "thinking_level": nil, "objective_pass_rate": n.pass,
@@ -257,6 +274,77 @@ func TestHistoryBadInput(t *testing.T) {
 	opt.FailOnChange = []string{"latncy"}
 	if _, err := Build(dirs, opt, time.Now()); err == nil || !strings.Contains(err.Error(), `"latncy"`) {
 		t.Errorf("bad metric: %v", err)
+	}
+}
+
+// A change point where bench measured otherwise is the setup's, not a
+// regression (issue 31, item 9): a concurrency change under a latency
+// step and a change of checks under a pass-rate drop are read from
+// config.json, named in the setup, and fail no gate; a rescored copy of
+// the last night is that night, once, by its newest judging.
+func TestHistorySetupChangesAndRescoredCopies(t *testing.T) {
+	root := t.TempDir()
+	r := rand.New(rand.NewPCG(3, 1))
+	t0 := time.Date(2026, 1, 1, 2, 0, 0, 0, time.UTC)
+	for i := range 60 {
+		n := nightRun{id: fmt.Sprintf("run-%03d", i), started: t0.Add(time.Duration(i) * 24 * time.Hour), ttft: 100 * (1 + 0.03*r.NormFloat64()),
+			pass: 0.9 + 0.01*r.NormFloat64(), digest: "sha256:aaaa", bench: "v1.0.0", prompts: []string{"P0", "P1"}, concurrency: 4, checks: "OK"}
+		if i >= 40 {
+			n.concurrency, n.ttft = 8, n.ttft*1.3 // eight streams at once: each slower
+		}
+		if i >= 45 {
+			n.checks, n.pass = "OK.", n.pass-0.4 // a stricter check
+		}
+		writeNight(t, root, n)
+	}
+	last := filepath.Join(root, "run-059")
+	writeNight(t, root, nightRun{id: "run-059-rejudged", started: t0.Add(59 * 24 * time.Hour), ttft: 130, pass: 0.5, digest: "sha256:aaaa", bench: "v1.0.0",
+		prompts: []string{"P0", "P1"}, concurrency: 8, checks: "OK.", rescoredFrom: "run-059", rescoredAt: t0.Add(60 * 24 * time.Hour)})
+	dirs, _, err := FindRuns([]string{root})
+	if err != nil || len(dirs) != 61 {
+		t.Fatalf("%d runs, %v", len(dirs), err)
+	}
+	opt := DefaultOptions()
+	opt.FailOnChange, opt.Since = []string{"latency", "quality"}, 25
+	h, err := Build(dirs, opt, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Runs) != 60 || h.Runs[59].Dir != filepath.Join(root, "run-059-rejudged") || h.Runs[59].RescoredFrom != "run-059" {
+		t.Errorf("%d runs, the last %+v: want 60, the rescored copy in the night's place", len(h.Runs), h.Runs[len(h.Runs)-1])
+	}
+	if !slices.ContainsFunc(h.Warnings, func(w string) bool {
+		return strings.HasPrefix(w, last+": the same night's cells as "+filepath.Join(root, "run-059-rejudged"))
+	}) {
+		t.Errorf("no warning of the copy left out: %q", h.Warnings)
+	}
+	found := map[string]*ChangePoint{}
+	for _, c := range h.ChangePoints {
+		if c.Metric == TTFTP50 || c.Metric == PassRate {
+			found[c.Metric] = c
+		}
+	}
+	ttft, pass := found[TTFTP50], found[PassRate]
+	if ttft == nil || pass == nil {
+		t.Fatalf("change points: %s", mustJSON(h.ChangePoints))
+	}
+	if ttft.Run != 40 || ttft.Cause != CauseSetup || ttft.FailsGate || !slices.ContainsFunc(ttft.Setup, func(s SetupChange) bool {
+		return s.What == SetupConcurrency && s.From == "run 4, entry 2" && s.To == "run 8, entry 2"
+	}) {
+		t.Errorf("TTFT change point %s", mustJSON(ttft))
+	}
+	if pass.Run != 45 || pass.Cause != CauseSetup || pass.FailsGate || !slices.ContainsFunc(pass.Setup, func(s SetupChange) bool {
+		return s.What == SetupChecks && strings.HasSuffix(s.To, "(changed: P0)") && s.From != s.To
+	}) {
+		t.Errorf("pass-rate change point %s", mustJSON(pass))
+	}
+	if h.Verdict != VerdictOK || len(h.Failing) != 0 {
+		t.Errorf("verdict %s, failing %s", h.Verdict, mustJSON(h.Failing))
+	}
+	var text bytes.Buffer
+	WriteText(&text, h)
+	if !strings.Contains(text.String(), "setup: concurrency run 4, entry 2 → run 8, entry 2") || !strings.Contains(text.String(), "the setup's: bench measured otherwise from this run") {
+		t.Errorf("terminal:\n%s", text.String())
 	}
 }
 

@@ -1,6 +1,9 @@
 package history
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +34,36 @@ type runJSON struct {
 	EndReason     string    `json:"end_reason"`
 	CellsPlanned  int       `json:"cells_planned"`
 	CellsRecorded int       `json:"cells_recorded"`
+	// RescoredFrom is set on a bench rescore copy: the same night's
+	// cells, judged again.
+	RescoredFrom *struct {
+		RunID       string    `json:"run_id"`
+		OriginRunID string    `json:"origin_run_id"`
+		At          time.Time `json:"at"`
+	} `json:"rescored_from"`
+}
+
+// configJSON is the part of config.json history reads: the settings that
+// change what a figure measures (concurrency, repetitions, timeouts, the
+// load profile) and each prompt's checks.
+type configJSON struct {
+	Run struct {
+		Concurrency    int             `json:"concurrency"`
+		Repetitions    int             `json:"repetitions"`
+		Timeout        json.RawMessage `json:"timeout"`
+		MaxOutputBytes int             `json:"max_output_bytes"`
+	} `json:"run"`
+	Load      json.RawMessage `json:"load"`
+	Providers []struct {
+		Name        string          `json:"name"`
+		Concurrency int             `json:"concurrency"`
+		Load        json.RawMessage `json:"load"`
+	} `json:"providers"`
+	PromptSet []struct {
+		ID         string          `json:"id"`
+		Validator  json.RawMessage `json:"validator"`
+		Validators json.RawMessage `json:"validators"`
+	} `json:"prompt_set"`
 }
 
 // percentiles is a summary.json distribution's percentiles.
@@ -88,6 +121,11 @@ type runRead struct {
 	order    []groupKey
 	warnings []string
 	skip     bool
+	// origin is the run whose cells these are (run.json's rescored_from's
+	// origin, else the run's own id), rescoredAt when a rescore judged
+	// them (zero for the run itself).
+	origin     string
+	rescoredAt time.Time
 }
 
 // FindRuns lists the run directories of the arguments: each argument is a
@@ -208,6 +246,13 @@ func readRun(dir string) *runRead {
 	if r.run.ID == "" {
 		r.run.ID = filepath.Base(dir)
 	}
+	r.origin = r.run.ID
+	if rf := ri.RescoredFrom; rf != nil {
+		r.origin, r.rescoredAt, r.run.RescoredFrom = rf.OriginRunID, rf.At, rf.RunID
+		if r.origin == "" {
+			r.origin = rf.RunID
+		}
+	}
 	var sum summaryJSON
 	ok, err = readJSON(dir, rundir.SummaryJSON, &sum)
 	switch {
@@ -249,9 +294,24 @@ func readRun(dir string) *runRead {
 	if _, err := readJSON(dir, rundir.InventoryFile, &inv); err != nil {
 		warn("%v: its setup (model digests, server versions) is unknown", err)
 	}
+	var cfg configJSON
+	hasCfg, err := readJSON(dir, rundir.ConfigFile, &cfg)
+	if err != nil {
+		warn("%v: its settings (concurrency, checks) are unknown", err)
+		hasCfg = false
+	}
+	if hasCfg {
+		r.run.checks = map[string]string{}
+		for _, p := range cfg.PromptSet {
+			r.run.checks[p.ID] = fingerprint(p.Validator, p.Validators)
+		}
+	}
 	r.run.setup = map[groupKey]map[string]string{}
 	for _, k := range r.order {
 		s := map[string]string{"bench version": ri.BenchVersion}
+		if hasCfg {
+			settings(s, &cfg, k.provider, r.run.checks)
+		}
 		for _, p := range inv.Providers {
 			if p.Name != k.provider {
 				continue
@@ -271,6 +331,55 @@ func readRun(dir string) *runRead {
 		r.run.setup[k] = s
 	}
 	return r
+}
+
+// settings puts into a group's setup what config.json says of how its
+// figures were measured: the run's and the entry's concurrency, the other
+// run settings and the load profile, and the prompt set's checks.
+func settings(s map[string]string, cfg *configJSON, provider string, checks map[string]string) {
+	entry, load := 0, cfg.Load
+	for _, p := range cfg.Providers {
+		if p.Name == provider {
+			entry = p.Concurrency
+			if len(p.Load) > 0 && string(p.Load) != "null" {
+				load = p.Load
+			}
+		}
+	}
+	s[SetupConcurrency] = fmt.Sprintf("run %d, entry %d", cfg.Run.Concurrency, entry)
+	s[SetupRunSettings] = fmt.Sprintf("repetitions %d, timeout %s, max_output_bytes %d", cfg.Run.Repetitions, strings.Trim(string(cfg.Run.Timeout), `"`), cfg.Run.MaxOutputBytes)
+	if len(load) > 0 && string(load) != "null" {
+		s[SetupRunSettings] += ", load " + compact(load)
+	}
+	ids := make([]string, 0, len(checks))
+	for id := range checks {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	h := sha256.New()
+	for _, id := range ids {
+		fmt.Fprintf(h, "%s\x00%s\x00", id, checks[id])
+	}
+	s[SetupChecks] = "sha256:" + hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// fingerprint identifies a prompt's checks by their JSON, compacted.
+func fingerprint(parts ...json.RawMessage) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(compact(p)))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// compact is JSON without its spaces (as written, when it does not parse).
+func compact(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
 }
 
 // sameModel: "m" is "m:latest", as Ollama names them.
@@ -301,9 +410,11 @@ func put(f map[string]float64, metric string, v *float64) {
 }
 
 // orderRuns sorts the runs read by run.json's started_at (then directory
-// name), drops the skipped ones, and numbers the rest.
+// name), drops the skipped ones, keeps one run of each night (see
+// oneANight), and numbers the rest.
 func orderRuns(reads []*runRead) []*runRead {
 	kept := slices.DeleteFunc(slices.Clone(reads), func(r *runRead) bool { return r.skip })
+	kept = oneANight(kept)
 	sort.SliceStable(kept, func(i, j int) bool {
 		a, b := kept[i].run, kept[j].run
 		if !a.StartedAt.Equal(b.StartedAt) {
@@ -315,4 +426,28 @@ func orderRuns(reads []*runRead) []*runRead {
 		r.run.Index = i
 	}
 	return kept
+}
+
+// oneANight keeps one run of each origin: a bench rescore copy holds the
+// same night's cells (the same timings, judged again), so it and the run
+// it came from are one night, not two. The newest judging is kept (the
+// latest rescore, else the run itself), and the others are named in a
+// warning of the one kept.
+func oneANight(runs []*runRead) []*runRead {
+	best := map[string]*runRead{}
+	for _, r := range runs {
+		if b, ok := best[r.origin]; !ok || r.rescoredAt.After(b.rescoredAt) || (r.rescoredAt.Equal(b.rescoredAt) && r.run.Dir > b.run.Dir) {
+			best[r.origin] = r
+		}
+	}
+	var out []*runRead
+	for _, r := range runs {
+		b := best[r.origin]
+		if b == r {
+			out = append(out, r)
+			continue
+		}
+		b.warnings = append(b.warnings, fmt.Sprintf("%s: the same night's cells as %s (run %s; bench rescore): counted once, by the newest judging (%s)", r.run.Dir, b.run.Dir, r.origin, b.run.Dir))
+	}
+	return out
 }
