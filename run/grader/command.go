@@ -102,29 +102,53 @@ type ran struct {
 	flooded  bool
 }
 
-// run runs the program in its own process group, so a timeout, a flood or
-// a cancelled run stops it and every child it started.
+// run runs the program under the reaper (reaper_linux.go): at its end,
+// or at a timeout, a flood or a cancelled run, it and every process it
+// started are killed, those that left its process group (setsid, a double
+// fork) too. Where there is no reaper, it runs in its own process group,
+// killed whole.
 func (g *Grader) run(ctx context.Context, s *validators.Spec, stdin []byte) *ran {
 	tctx, cancel := context.WithTimeout(ctx, s.CommandTimeout())
 	defer cancel()
 	r := &ran{stderr: &tailBuffer{max: StderrTail}}
 	flood := make(chan struct{})
 	r.stdout = &capped{max: CommandOutputLimit, over: func() { close(flood) }}
+	env := g.env(s.Env)
 	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
-	cmd.Env = g.env(s.Env)
+	cmd.Env = env
+	rp, err := newReaper(s.Argv, env)
+	if err == nil {
+		cmd = rp.cmd
+		defer rp.close()
+	}
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = killWait
 	if err := cmd.Start(); err != nil {
+		if rp != nil {
+			rp.started()
+		}
 		r.startErr = err
 		r.code = -1
 		return r
 	}
+	if rp != nil {
+		rp.started()
+	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	kill := func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var err error
+	var backstop *time.Timer
+	kill := func() {
+		if rp == nil {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			return
+		}
+		// The reaper kills the program's tree and exits; a reaper that
+		// does not is killed itself.
+		rp.stop.Close()
+		backstop = time.AfterFunc(killWait, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	}
 	select {
 	case err = <-done:
 	case <-tctx.Done():
@@ -136,9 +160,14 @@ func (g *Grader) run(ctx context.Context, s *validators.Spec, stdin []byte) *ran
 		kill()
 		err = <-done
 	}
-	// A program that exited on its own may have left children holding
-	// the group: they go too.
-	kill()
+	if backstop != nil {
+		backstop.Stop()
+	}
+	if rp == nil {
+		// A program that exited on its own may have left children
+		// holding the group: they go too. (The reaper has done that.)
+		kill()
+	}
 	r.code = -1
 	if cmd.ProcessState != nil {
 		r.code = cmd.ProcessState.ExitCode()
@@ -149,6 +178,11 @@ func (g *Grader) run(ctx context.Context, s *validators.Spec, stdin []byte) *ran
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) && !errors.Is(err, exec.ErrWaitDelay) && r.signal == "" && !r.timedOut && !r.flooded {
 		r.startErr = err
+	}
+	if rp != nil && r.startErr == nil {
+		if serr := rp.startErr(); serr != nil {
+			r.startErr, r.code, r.signal = serr, -1, ""
+		}
 	}
 	return r
 }

@@ -3,9 +3,13 @@ package grader
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -227,5 +231,72 @@ func TestCappedAndTail(t *testing.T) {
 	}
 	if got := tb.String(); got != "…orld" {
 		t.Errorf("tail = %q", got)
+	}
+}
+
+// alive lists the processes whose command line holds marker.
+func alive(t *testing.T, marker string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	var out []string
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), marker) {
+			out = append(out, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return out
+}
+
+// Children that leave the program's process group (setsid, a double
+// fork) are killed with it (issue 31, item 10): after a program that
+// exits at once, one that times out and one that floods, none of its
+// sleepers is alive, and the verdicts are as without them.
+func TestCommandEscapedChildrenAreKilled(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid")
+	}
+	dir := t.TempDir()
+	for i, tc := range []struct {
+		name, tail, timeout, want string
+	}{
+		{"exits", `echo '{"pass": true, "reason": "fine"}'`, "", ""},
+		{"hangs", "sleep 30", "300ms", "did not finish within its timeout (300ms)"},
+		{"floods", "yes", "", "printed more than 65536 bytes on stdout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			marker := fmt.Sprintf("%d", 7100+i+100*os.Getpid()%1000)
+			// A setsid'ed sleeper, a double-forked one, and one that
+			// keeps stdout open: none is in the program's group.
+			body := fmt.Sprintf("cat >/dev/null\n(setsid sleep 3%s &)\n(sh -c 'sleep 4%s &' &)\nsetsid sh -c 'sleep 5%s' &\n%s\n", marker, marker, marker, tc.tail)
+			name := tc.name + ".sh"
+			script(t, dir, name, body)
+			spec := "{type: command, argv: [./" + name + "]"
+			if tc.timeout != "" {
+				spec += ", timeout: " + tc.timeout
+			}
+			p := commandPrompt(t, dir, spec+"}")
+			rec := answered(p, "OK")
+			New(Options{Getenv: func(k string) (string, bool) { return map[string]string{"PATH": os.Getenv("PATH")}[k], k == "PATH" }}).Grade(context.Background(), p, rec, "")
+			if left := alive(t, marker); len(left) > 0 {
+				t.Errorf("alive after the check:\n%s", strings.Join(left, "\n"))
+				for _, l := range left {
+					pid, _, _ := strings.Cut(l, ":")
+					if n, err := strconv.Atoi(pid); err == nil {
+						syscall.Kill(n, syscall.SIGKILL)
+					}
+				}
+			}
+			if tc.want == "" {
+				if rec.ObjectivePass == nil || !*rec.ObjectivePass || rec.CheckErrors != nil {
+					t.Errorf("pass %v, errors %+v", rec.ObjectivePass, rec.CheckErrors)
+				}
+			} else if len(rec.CheckErrors) != 1 || !strings.Contains(rec.CheckErrors[0].Message, tc.want) {
+				t.Errorf("errors %+v, want %q", rec.CheckErrors, tc.want)
+			}
+		})
 	}
 }
