@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"bench/internal/record/pricing"
 	"bench/internal/record/results"
 )
 
@@ -117,14 +118,14 @@ func (u *streamUsage) revise(c *claudeUsage, withOutput bool) {
 	}
 }
 
-// plus adds two messages' counts; unknown plus unknown stays unknown.
+// plus adds two messages' counts; unknown plus unknown stays unknown, and
+// a sum past what a count holds (or of a negative count) is unknown too.
 func (u streamUsage) plus(o streamUsage) streamUsage {
 	add := func(a, b *int) *int {
 		if a == nil && b == nil {
 			return nil
 		}
-		v := claudeDeref(a) + claudeDeref(b)
-		return &v
+		return sumCounts(a, b)
 	}
 	return streamUsage{add(u.in, o.in), add(u.cacheRead, o.cacheRead), add(u.cacheWrite, o.cacheWrite), add(u.out, o.out)}
 }
@@ -133,8 +134,7 @@ func (u streamUsage) plus(o streamUsage) streamUsage {
 // writes included, as the result line's do), cached ones the reads.
 func (u streamUsage) set(dst *Usage) {
 	if u.in != nil {
-		in := *u.in + claudeDeref(u.cacheRead) + claudeDeref(u.cacheWrite)
-		dst.InputTokens = &in
+		dst.InputTokens = sumCounts(u.in, u.cacheRead, u.cacheWrite)
 	}
 	dst.OutputTokens = u.out
 	dst.CachedInputTokens = u.cacheRead
@@ -580,8 +580,7 @@ func (s *claudeStream) Response() *Response {
 		// input_tokens counts the whole prompt: Anthropic reports cached
 		// parts apart, and Claude Code's prompt is mostly cached.
 		if u.InputTokens != nil {
-			in := *u.InputTokens + claudeDeref(u.CacheCreationInputTokens) + claudeDeref(u.CacheReadInputTokens)
-			r.Usage.InputTokens = &in
+			r.Usage.InputTokens = sumCounts(u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens)
 		}
 		if u.OutputTokens != nil {
 			r.Usage.OutputTokens = u.OutputTokens
@@ -693,11 +692,26 @@ func claudeSetInt64(m map[string]any, key string, v *int64) {
 	}
 }
 
-func claudeDeref(p *int) int {
-	if p == nil {
-		return 0
+// sumCounts adds token counts (nil ones are none) safe from overflow: a
+// sum past what a count holds, or of a negative count, is nil, never a
+// wrapped figure (pricing.Count). One count alone is kept as reported (a
+// negative one is then the pricing's to refuse, and the record shows it).
+func sumCounts(ns ...*int) *int {
+	var c pricing.Count
+	var one *int
+	given := 0
+	for _, n := range ns {
+		if n != nil {
+			given++
+			one = n
+			c.AddPtr(n)
+		}
 	}
-	return *p
+	if given == 1 {
+		v := *one
+		return &v
+	}
+	return c.WholeInt()
 }
 
 // truncateUTF8 cuts s to at most n bytes without splitting a rune.

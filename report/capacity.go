@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"bench/internal/record/pricing"
 	"bench/internal/record/results"
 	"bench/internal/record/rundir"
 	"bench/internal/record/slo"
@@ -112,7 +113,7 @@ type stageAcc struct {
 	firstSent, lastSent              float64
 	firstDue, lastDue                float64
 	sent                             int
-	outTokens, inTokens              int64
+	outTokens, inTokens              pricing.Count
 	good                             int
 }
 
@@ -213,12 +214,8 @@ func (a *aggregator) addCapacity(g *acc, r *results.Record, speed bool) {
 		return
 	}
 	st.NSuccess++
-	if r.OutputTokens != nil {
-		s.outTokens += int64(*r.OutputTokens)
-	}
-	if r.InputTokens != nil {
-		s.inTokens += int64(*r.InputTokens)
-	}
+	s.outTokens.AddPtr(r.OutputTokens)
+	s.inTokens.AddPtr(r.InputTokens)
 	if r.ColdStart {
 		return
 	}
@@ -274,8 +271,16 @@ func (a *aggregator) finishCapacity(g *acc) {
 			d := float64(s.lastEnd-s.start) / 1e6
 			st.DurationS = round(d)
 			st.RequestThroughput = round(float64(st.NSuccess) / d)
-			st.OutputTokensPerS = round(float64(s.outTokens) / d)
-			st.TotalTokensPerS = round(float64(s.outTokens+s.inTokens) / d)
+			// Past what a count holds a rate is left null, never a
+			// wrapped one.
+			out, okOut := s.outTokens.Sum()
+			in, okIn := s.inTokens.Sum()
+			if okOut {
+				st.OutputTokensPerS = round(float64(out) / d)
+			}
+			if okOut && okIn {
+				st.TotalTokensPerS = round((float64(out) + float64(in)) / d)
+			}
 			if a.slo != nil {
 				st.Goodput = &Goodput{N: s.good, Share: rate(s.good, s.sent), Rate: round(float64(s.good) / d)}
 			}

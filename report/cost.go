@@ -42,27 +42,35 @@ type Cost struct {
 	CostPerPassedCell    *float64 `json:"cost_per_passed_cell"`
 	CostPerCompletedTask *float64 `json:"cost_per_completed_task"`
 	// NCostKnown counts the cells with a cost; CostMissing the others, by
-	// why they have none (pricing.NoPrice, pricing.NoTokens).
+	// why they have none (pricing.NoPrice, pricing.NoTokens, a cost that
+	// is negative or not finite: pricing.BadCost).
 	NCostKnown  int          `json:"n_cost_known"`
 	CostMissing ReasonCounts `json:"cost_missing,omitempty"`
+	// Problems say why a total above is null although cells had figures
+	// (the costs or counts sum past what a total holds), or which cells'
+	// figures were left out of it (a negative token count), each as
+	// "field: what".
+	Problems []string `json:"cost_problems,omitempty"`
 }
 
 // costAcc is what a group's Cost is computed from, held beside it while
 // the records are read (in the aggregator's acc), not in the Group: 48
 // bytes fewer per group brings a Group under a smaller allocation class
-// (a run of 100,000 one-cell groups, issue 21 item 7).
+// (a run of 100,000 one-cell groups, issue 21 item 7). Its sums are
+// pricing's, safe from overflow (16 bytes each).
 type costAcc struct {
-	usd, taskUSD          float64
-	nPassed, nTaskDone    int
-	taskCostKnown, priced bool
+	usd, taskUSD               pricing.USD
+	in, cached, out, reasoning pricing.Count
+	nPassed, nTaskDone         int
+	taskCostKnown              bool
 }
 
 // add counts one record's tokens and cost (k its group's sums).
 func (c *Cost) add(k *costAcc, r *results.Record) {
-	c.InputTokensTotal = addCount(c.InputTokensTotal, r.InputTokens)
-	c.CachedInputTokensTotal = addCount(c.CachedInputTokensTotal, r.CachedInputTokens)
-	c.OutputTokensTotal = addCount(c.OutputTokensTotal, r.OutputTokens)
-	c.ReasoningTokensTotal = addCount(c.ReasoningTokensTotal, r.ReasoningTokens)
+	k.in.AddPtr(r.InputTokens)
+	k.cached.AddPtr(r.CachedInputTokens)
+	k.out.AddPtr(r.OutputTokens)
+	k.reasoning.AddPtr(r.ReasoningTokens)
 	if r.AvailabilityStatus == results.StatusOK && r.Success && r.ObjectivePass != nil && *r.ObjectivePass {
 		k.nPassed++
 	}
@@ -70,8 +78,13 @@ func (c *Cost) add(k *costAcc, r *results.Record) {
 	if agentic && Completed(r) {
 		k.nTaskDone++
 	}
-	if r.CostUSD == nil {
+	if r.CostUSD == nil || !pricing.ValidCost(*r.CostUSD) {
+		// A negative or non-finite cost (written by an older bench, or
+		// by hand) is no cost: counted by why, never summed.
 		why := r.CostMissing
+		if r.CostUSD != nil {
+			why = pricing.BadCost
+		}
 		if why == "" {
 			why = pricing.NoPrice
 		}
@@ -79,47 +92,59 @@ func (c *Cost) add(k *costAcc, r *results.Record) {
 		return
 	}
 	c.NCostKnown++
-	k.usd += *r.CostUSD
-	k.priced = true
+	k.usd.Add(*r.CostUSD)
 	if agentic {
-		k.taskUSD += *r.CostUSD
+		k.taskUSD.Add(*r.CostUSD)
 		k.taskCostKnown = true
 	}
 }
 
-func addCount(total *int64, n *int) *int64 {
-	if n == nil {
-		return total
-	}
-	v := int64(*n)
-	if total != nil {
-		v += *total
-	}
-	return &v
-}
-
-// finish computes the totals and the per-cell figures from k.
+// finish computes the totals and the per-cell figures from k, and says
+// what no total could hold.
 func (c *Cost) finish(k *costAcc) {
-	if !k.priced {
+	for _, t := range []struct {
+		field string
+		dst   **int64
+		sum   *pricing.Count
+	}{{"input_tokens_total", &c.InputTokensTotal, &k.in}, {"cached_input_tokens_total", &c.CachedInputTokensTotal, &k.cached},
+		{"output_tokens_total", &c.OutputTokensTotal, &k.out}, {"reasoning_tokens_total", &c.ReasoningTokensTotal, &k.reasoning}} {
+		*t.dst = t.sum.Total()
+		if p := t.sum.Problem(); p != "" {
+			c.Problems = append(c.Problems, t.field+": "+p)
+		}
+	}
+	if c.NCostKnown == 0 {
 		return
 	}
-	c.CostUSDTotal = RoundUSD(k.usd)
-	if k.nPassed > 0 {
-		c.CostPerPassedCell = RoundUSD(k.usd / float64(k.nPassed))
+	total := k.usd.Total()
+	if total == nil {
+		c.Problems = append(c.Problems, "cost_usd_total: "+k.usd.Problem())
+		return
 	}
-	if k.taskCostKnown && k.nTaskDone > 0 {
-		c.CostPerCompletedTask = RoundUSD(k.taskUSD / float64(k.nTaskDone))
+	c.CostUSDTotal = RoundUSD(*total)
+	if k.nPassed > 0 {
+		c.CostPerPassedCell = RoundUSD(*total / float64(k.nPassed))
+	}
+	if task := k.taskUSD.Total(); task != nil && k.taskCostKnown && k.nTaskDone > 0 {
+		c.CostPerCompletedTask = RoundUSD(*task / float64(k.nTaskDone))
 	}
 }
 
 // RoundUSD keeps ten significant digits: sums of many small products
-// otherwise print their float noise.
+// otherwise print their float noise. A value no sum should hold (not
+// finite) is returned as it is, never made a NaN.
 func RoundUSD(v float64) *float64 {
-	if v == 0 {
+	if v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
 		return &v
 	}
 	scale := math.Pow(10, 9-math.Floor(math.Log10(math.Abs(v))))
+	if math.IsInf(scale, 0) || scale == 0 {
+		return &v // past float64's range either way: already exact enough
+	}
 	r := math.Round(v*scale) / scale
+	if math.IsInf(r, 0) || math.IsNaN(r) {
+		r = v
+	}
 	return &r
 }
 

@@ -949,6 +949,9 @@ func (a *aggregator) summary() *Summary {
 		gr.Categories = g.cats
 		gr.Consistency = consistency(g.cells)
 		gr.Cost.finish(&g.cost)
+		for _, p := range gr.Cost.Problems {
+			s.Warnings = append(s.Warnings, gr.Label()+": "+p)
+		}
 		a.finishCapacity(g)
 		t := g.tool // the group's own: the aggregator is dropped after this
 		if t == nil {

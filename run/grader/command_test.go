@@ -152,7 +152,9 @@ func TestCommandFailures(t *testing.T) {
 		{"garbage", "echo 'looks fine to me'", "", `stdout is not a verdict object`},
 		{"unknown key", `echo '{"pass": true, "override": 1}'`, "", `stdout: unknown key "override"`},
 		{"pass null", `echo '{"pass": null, "reason": "no idea"}'`, "", `stdout: "pass" must be true or false, got null`},
-		{"hangs", "echo started >&2; sleep 30", "300ms", "did not finish within its timeout (300ms); it was stopped; stderr: started"},
+		// 2 s: the program's first line must have run before its timeout
+		// (under the reaper, on a machine at a load of 20).
+		{"hangs", "echo started >&2; sleep 30", "2s", "did not finish within its timeout (2s); it was stopped; stderr: started"},
 		{"hangs with a child holding stdout", "sleep 30 & sleep 30", "300ms", "did not finish within its timeout (300ms)"},
 		{"floods stdout", "yes", "", "printed more than 65536 bytes on stdout"},
 		{"prints a gigabyte", "head -c 1073741824 /dev/zero | tr '\\0' a", "", "printed more than 65536 bytes on stdout"},

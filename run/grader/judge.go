@@ -1,10 +1,12 @@
 package grader
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
 
+	"bench/internal/record/pricing"
 	"bench/internal/record/results"
 	"bench/prompts"
 	"bench/providers"
@@ -36,21 +38,32 @@ func (g *Grader) judge(ctx context.Context, s *validators.Spec, p *prompts.Promp
 	}
 	start := g.o.Now()
 	j.StartedAtMS = start.UnixMilli()
+	// The samples' costs and counts, summed safe from overflow: a figure
+	// no sum takes (1e308 three times, a negative cost or count) leaves
+	// the total null and says why, never an infinity the record cannot
+	// encode.
+	var cost pricing.USD
+	var in, out pricing.Count
+	costSaid := false
 	for range s.Samples() {
 		// Each sample's request has a fence of its own (random tags).
 		req := s.NewJudgeRequest(p.System, p.Prompt, rec.RawOutput)
 		j.AnswerCut = req.AnswerCut
-		sm, cost := g.sample(ctx, prov, s, req, traceParent)
+		sm, c := g.sample(ctx, prov, s, req, traceParent)
 		j.Samples = append(j.Samples, sm)
-		if cost != nil {
-			j.CostUSD = ptr(*cost + deref(j.CostUSD))
+		if c != nil {
+			cost.Add(*c)
+			costSaid = true
 		}
+		in.AddPtr(sm.InputTokens)
+		out.AddPtr(sm.OutputTokens)
 	}
 	j.LatencyMS = g.o.Now().Sub(start).Round(time.Millisecond).Milliseconds()
-	for _, sm := range j.Samples {
-		j.InputTokens = addInt(j.InputTokens, sm.InputTokens)
-		j.OutputTokens = addInt(j.OutputTokens, sm.OutputTokens)
+	if costSaid {
+		j.CostUSD, j.CostMissing = cost.Whole(), cost.Problem()
 	}
+	j.InputTokens, j.OutputTokens = in.WholeInt(), out.WholeInt()
+	j.TokensMissing = cmp.Or(in.Problem(), out.Problem())
 	j.Verdict, j.Score, j.Reason = validators.Majority(j.Samples)
 	return verdictOf(e, j), j
 }
@@ -118,24 +131,4 @@ func (g *Grader) sample(ctx context.Context, prov providers.Provider, s *validat
 // (the Claude Code CLI reports it).
 const costMetric = "total_cost_usd"
 
-func deref(f *float64) float64 {
-	if f == nil {
-		return 0
-	}
-	return *f
-}
-
 func ptr[T any](v T) *T { return &v }
-
-// addInt sums two optional counts; unknown plus unknown stays unknown.
-func addInt(a, b *int) *int {
-	switch {
-	case a == nil && b == nil:
-		return nil
-	case a == nil:
-		return ptr(*b)
-	case b == nil:
-		return a
-	}
-	return ptr(*a + *b)
-}

@@ -257,3 +257,10 @@ prompts:
 		t.Error("the CLI never asked the server")
 	}
 }
+
+func deref(f *float64) float64 {
+	if f == nil {
+		return 0
+	}
+	return *f
+}

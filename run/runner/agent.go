@@ -8,6 +8,7 @@ import (
 
 	"bench/config"
 	"bench/internal/record/forsy"
+	"bench/internal/record/pricing"
 	"bench/internal/record/results"
 	"bench/prompts"
 	"bench/providers"
@@ -60,13 +61,16 @@ type agentLoop struct {
 	last *providers.Response
 	err  error
 
-	usage providers.Usage
-	// cost sums the turns' costs as the provider reported them.
-	cost            *float64
-	chunks, retries int
-	retryWaitMS     int64
-	timeline        []results.TimelineEvent
-	first           *stamps // turn 1's stamps: ttft, ttfr, ttfo, e2e start
+	// in, out, thought (reasoning) and cached sum the turns' token counts, and cost
+	// their costs as the provider reported them (pricing's overflow-safe
+	// sums: a turn's bad figure makes the cell's unknown, and says why).
+	in, out, thought, cached pricing.Count
+	cost                     pricing.USD
+	costSaid                 bool
+	chunks, retries          int
+	retryWaitMS              int64
+	timeline                 []results.TimelineEvent
+	first                    *stamps // turn 1's stamps: ttft, ttfr, ttfo, e2e start
 	// answerRate and reasoningRate sum the turns' decode windows.
 	answerRate, reasoningRate rateWindow
 }
@@ -286,16 +290,13 @@ func (l *agentLoop) addTurnStats(k *stamps, resp *providers.Response) {
 	l.chunks += k.chunks
 	l.retries += resp.Retries
 	l.retryWaitMS += resp.RetryWaitMS
-	l.usage.InputTokens = addInt(l.usage.InputTokens, resp.Usage.InputTokens)
-	l.usage.OutputTokens = addInt(l.usage.OutputTokens, resp.Usage.OutputTokens)
-	l.usage.ReasoningTokens = addInt(l.usage.ReasoningTokens, resp.Usage.ReasoningTokens)
-	l.usage.CachedInputTokens = addInt(l.usage.CachedInputTokens, resp.Usage.CachedInputTokens)
+	l.in.AddPtr(resp.Usage.InputTokens)
+	l.out.AddPtr(resp.Usage.OutputTokens)
+	l.thought.AddPtr(resp.Usage.ReasoningTokens)
+	l.cached.AddPtr(resp.Usage.CachedInputTokens)
 	if resp.CostUSD != nil {
-		c := *resp.CostUSD
-		if l.cost != nil {
-			c += *l.cost
-		}
-		l.cost = &c
+		l.cost.Add(*resp.CostUSD)
+		l.costSaid = true
 	}
 	// Each turn's decode windows, as a single-turn cell's (see rates),
 	// summed over the turns.
@@ -311,20 +312,6 @@ func (l *agentLoop) addReasoning(r string) {
 		l.reasoning += "\n\n"
 	}
 	l.reasoning += r
-}
-
-// addInt sums two optional counts; unknown plus unknown stays unknown.
-func addInt(a, b *int) *int {
-	switch {
-	case a == nil:
-		if b == nil {
-			return nil
-		}
-		return ptr(*b)
-	case b == nil:
-		return a
-	}
-	return ptr(*a + *b)
 }
 
 // fillAgentRecord sets the timing and output fields of an agentic record.
@@ -350,8 +337,17 @@ func fillAgentRecord(rec *results.Record, cfg *config.Config, l *agentLoop, star
 	rec.Timeline = l.timeline
 	rec.Chunks = l.chunks
 	rec.Retries, rec.RetryWaitMS = l.retries, l.retryWaitMS
-	rec.InputTokens, rec.OutputTokens, rec.ReasoningTokens = l.usage.InputTokens, l.usage.OutputTokens, l.usage.ReasoningTokens
-	rec.CachedInputTokens, rec.CostUSD = l.usage.CachedInputTokens, l.cost
+	rec.InputTokens, rec.OutputTokens, rec.ReasoningTokens = l.in.WholeInt(), l.out.WholeInt(), l.thought.WholeInt()
+	rec.CachedInputTokens = l.cached.WholeInt()
+	if l.costSaid {
+		rec.CostUSD = l.cost.Whole()
+		rec.CostMissing = l.cost.Problem()
+	}
+	for _, c := range []*pricing.Count{&l.in, &l.out, &l.thought, &l.cached} {
+		if p := c.Problem(); p != "" && rec.CostMissing == "" {
+			rec.CostMissing = p // the counts the cost would be priced from
+		}
+	}
 	rec.FinishReason = l.last.FinishReason
 	rec.ProviderMetrics = l.last.Metrics
 	rec.RawOutputBytes = len(l.final)

@@ -371,8 +371,17 @@ func finish(rec *results.Record, cfg *config.Config, secrets providers.Secrets) 
 // and no reason is written (cost_missing is for a price without tokens).
 func price(rec *results.Record, table pricing.Table) {
 	if rec.CostUSD != nil {
+		if !pricing.ValidCost(*rec.CostUSD) {
+			// A negative or infinite figure is no cost (the figure stays
+			// in provider_metrics): never summed into a report.
+			rec.CostUSD, rec.CostMissing = nil, pricing.BadCost
+			return
+		}
 		rec.CostSource = CostFromProvider
 		return
+	}
+	if rec.CostMissing != "" {
+		return // the provider's figures were unusable (an agentic cell's turns)
 	}
 	p := table.Lookup(rec.Provider, rec.Model)
 	if p == nil {

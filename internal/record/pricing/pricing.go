@@ -14,13 +14,19 @@
 //	  + (output − reasoning) × output + reasoning × reasoning
 //
 // over one million. A cell whose provider reported no input or no output
-// count has no cost (Missing says why), never a partial one.
+// count has no cost (Missing says why), never a partial one; nor one with
+// a negative count, or whose cost is past what a number holds. The sums of
+// costs and token counts every stage adds up are this package's too
+// (sum.go: USD, Count).
 //
 // Layer: the record (a pure function of a record's counts and a price;
 // config decodes the block, the runner prices each cell).
 package pricing
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // PerMillion is the number of tokens a price is for.
 const PerMillion = 1_000_000
@@ -88,7 +94,9 @@ const (
 
 // Cost is the cell's cost in USD, or ok false with the reason there is
 // none. A count larger than the one it is part of (cached above input,
-// reasoning above output) is taken as the whole.
+// reasoning above output) is taken as the whole; a negative count is no
+// count (BadTokens: never priced as $0), and a cost past what a number
+// holds is none (CostOverflow).
 func (p Price) Cost(t Tokens) (usd float64, ok bool, missing string) {
 	if p.Input == nil || p.Output == nil {
 		return 0, false, NoPrice
@@ -96,13 +104,18 @@ func (p Price) Cost(t Tokens) (usd float64, ok bool, missing string) {
 	if t.Input == nil || t.Output == nil {
 		return 0, false, NoTokens
 	}
-	in, out := max(*t.Input, 0), max(*t.Output, 0)
+	for _, n := range []*int{t.Input, t.Output, t.CachedInput, t.Reasoning} {
+		if n != nil && *n < 0 {
+			return 0, false, BadTokens
+		}
+	}
+	in, out := *t.Input, *t.Output
 	cached, reasoning := 0, 0
 	if t.CachedInput != nil {
-		cached = min(max(*t.CachedInput, 0), in)
+		cached = min(*t.CachedInput, in)
 	}
 	if t.Reasoning != nil {
-		reasoning = min(max(*t.Reasoning, 0), out)
+		reasoning = min(*t.Reasoning, out)
 	}
 	cachedPrice, reasoningPrice := *p.Input, *p.Output
 	if p.CachedInput != nil {
@@ -113,6 +126,9 @@ func (p Price) Cost(t Tokens) (usd float64, ok bool, missing string) {
 	}
 	usd = (float64(in-cached)**p.Input + float64(cached)*cachedPrice +
 		float64(out-reasoning)**p.Output + float64(reasoning)*reasoningPrice) / PerMillion
+	if !ValidCost(usd) {
+		return 0, false, CostOverflow
+	}
 	return usd, true, ""
 }
 
@@ -129,6 +145,8 @@ func (p Price) Check() (key, msg string) {
 			return f.key, "missing: USD per million " + words(f.key) + " tokens (0 for a free one)"
 		case f.v != nil && !(*f.v >= 0):
 			return f.key, fmt.Sprintf("%v is negative: a price is USD per million tokens, 0 or more", *f.v)
+		case f.v != nil && math.IsInf(*f.v, 1):
+			return f.key, "is not a finite number: a price is USD per million tokens"
 		}
 	}
 	return "", ""

@@ -33,6 +33,10 @@ func TestCost(t *testing.T) {
 		{"no output count", full, Tokens{Input: n(100)}, 0, false, NoTokens},
 		{"no input count", full, Tokens{Output: n(100)}, 0, false, NoTokens},
 		{"no price", Price{Input: f(1)}, Tokens{Input: n(1), Output: n(1)}, 0, false, NoPrice},
+		// Issue 31, item 16: a negative count is no count, never $0.
+		{"negative input", full, Tokens{Input: n(-100), Output: n(10)}, 0, false, BadTokens},
+		{"negative reasoning", full, Tokens{Input: n(100), Output: n(10), Reasoning: n(-1)}, 0, false, BadTokens},
+		{"past what a number holds", Price{Input: f(math.MaxFloat64), Output: f(math.MaxFloat64)}, Tokens{Input: n(math.MaxInt), Output: n(math.MaxInt)}, 0, false, CostOverflow},
 	} {
 		got, ok, missing := c.p.Cost(c.tok)
 		if ok != c.ok || missing != c.missing || math.Abs(got-c.want) > 1e-15 {
@@ -78,5 +82,48 @@ func TestCheck(t *testing.T) {
 		if key != c.key || (c.has != "" && !strings.Contains(msg, c.has)) {
 			t.Errorf("%+v: %s %q, want %s with %q", c.p, key, msg, c.key, c.has)
 		}
+	}
+}
+
+// The one overflow-safe sum (issue 31, items 3, 11, 16): costs that sum
+// past a float64 and counts past an int64 are no total and say so; a
+// negative or non-finite value is left out and said; a record's figure
+// (Whole) is whole or nil.
+func TestSums(t *testing.T) {
+	var c USD
+	c.Add(1e308)
+	c.Add(1e308)
+	if c.Total() != nil || c.Whole() != nil || c.Problem() != CostOverflow {
+		t.Errorf("1e308 twice: %v %v %q", c.Total(), c.Whole(), c.Problem())
+	}
+	var d USD
+	for _, v := range []float64{0.5, -5, math.Inf(1), math.NaN(), 0.25} {
+		d.Add(v)
+	}
+	if tot := d.Total(); tot == nil || *tot != 0.75 || d.Whole() != nil || d.Problem() != BadCost+": 3 of them left out" {
+		t.Errorf("bad costs: %v %v %q", tot, d.Whole(), d.Problem())
+	}
+	var e USD
+	if e.Total() != nil || e.Problem() != "" {
+		t.Error("empty sum has a total")
+	}
+	var k Count
+	k.Add(math.MaxInt64)
+	k.Add(math.MaxInt64)
+	if k.Total() != nil || k.WholeInt() != nil || k.Problem() != TokensOverflow {
+		t.Errorf("int64-max twice: %v %q (wrapped to -2 before)", k.Total(), k.Problem())
+	}
+	var m Count
+	m.AddPtr(n(10))
+	m.AddPtr(n(-3))
+	m.AddPtr(nil)
+	if tot := m.Total(); tot == nil || *tot != 10 || m.WholeInt() != nil || m.Problem() != BadTokens+": left out" {
+		t.Errorf("a negative count: %v %v %q", tot, m.WholeInt(), m.Problem())
+	}
+	var w Count
+	w.AddPtr(n(4))
+	w.AddPtr(n(5))
+	if got := w.WholeInt(); got == nil || *got != 9 || w.Problem() != "" {
+		t.Errorf("plain counts: %v", got)
 	}
 }

@@ -43,8 +43,14 @@ type Judge struct {
 	StartedAtMS int64 `json:"started_at_ms"`
 	LatencyMS   int64 `json:"latency_ms"`
 	// CostUSD sums the samples' cost where the provider reports one (the
-	// Claude Code CLI); null otherwise.
-	CostUSD *float64 `json:"cost_usd"`
+	// Claude Code CLI); null otherwise, or when a sample's cost was
+	// negative or not finite or the sum is past what a number holds:
+	// CostMissing then says which. TokensMissing likewise says why a
+	// token total is null although the samples reported counts (a
+	// negative count, a sum past 2^63-1).
+	CostUSD       *float64 `json:"cost_usd"`
+	CostMissing   string   `json:"cost_missing,omitempty"`
+	TokensMissing string   `json:"tokens_missing,omitempty"`
 	// AnswerCut says the answer the judge saw was cut (see
 	// validators.JudgeAnswerLimit).
 	AnswerCut bool `json:"answer_cut,omitempty"`

@@ -84,6 +84,8 @@ func (r *Record) Scrub(c Cleaner) {
 		j.Provider = c.Text(j.Provider)
 		j.Model = c.Text(j.Model)
 		j.Spec = c.Text(j.Spec)
+		j.CostMissing = c.Text(j.CostMissing)
+		j.TokensMissing = c.Text(j.TokensMissing)
 		for i := range j.Samples {
 			s := &j.Samples[i]
 			s.Verdict = c.Text(s.Verdict)

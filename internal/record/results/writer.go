@@ -39,7 +39,13 @@ func (w *Writer) Write(r *Record) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf.Reset()
-	if err := w.enc.Encode(r); err != nil {
+	err := w.enc.Encode(r)
+	if err != nil && unsupported(err) && len(dropNonFinite(r)) > 0 {
+		// A NaN or an infinity: recorded as null, and said.
+		w.buf.Reset()
+		err = w.enc.Encode(r)
+	}
+	if err != nil {
 		return fmt.Errorf("encode result %s/%s/%s: %w", r.Provider, r.Model, r.PromptID, err)
 	}
 	if _, err := w.f.Write(w.buf.Bytes()); err != nil {
