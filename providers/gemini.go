@@ -415,8 +415,7 @@ func (g *Gemini) readStream(body io.Reader, resp *Response, emit EmitFunc) error
 			resp.Usage.OutputTokens = nil
 			if u.CandidatesTokenCount != nil || u.ThoughtsTokenCount != nil {
 				// Bench counts reasoning inside the output; Gemini apart.
-				out := claudeDeref(u.CandidatesTokenCount) + claudeDeref(u.ThoughtsTokenCount)
-				resp.Usage.OutputTokens = &out
+				resp.Usage.OutputTokens = sumCounts(u.CandidatesTokenCount, u.ThoughtsTokenCount)
 			}
 		}
 		if pf := ch.PromptFeedback; pf != nil && pf.BlockReason != "" {
