@@ -457,6 +457,9 @@ func (o *Ollama) Prepare(ctx context.Context, models []string, log io.Writer) er
 	return nil
 }
 
+// Pulls says the entry pulls the models its server lacks (pull: true).
+func (o *Ollama) Pulls() bool { return o.opts.Pull }
+
 func (o *Ollama) markMissing(model, reason string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -321,6 +321,28 @@ type Probe struct {
 	silent error
 }
 
+// Lacks says the probe listed the server's models and model is not among
+// them (Ollama's naming: "m" is "m:latest"); false when the probe listed
+// nothing (the server did not answer, or its kind lists no models).
+func (p *Probe) Lacks(model string) bool {
+	if p == nil || p.ServerModels == nil {
+		return false
+	}
+	for _, m := range p.ServerModels {
+		if canonicalModel(m.Name) == canonicalModel(model) {
+			return false
+		}
+	}
+	return true
+}
+
+// Puller is implemented by providers that fetch a model their server
+// lacks before the sweep (an ollama entry with pull: true): a model the
+// probe did not list is then not missing yet.
+type Puller interface {
+	Pulls() bool
+}
+
 // ServerModel is one model a server has.
 type ServerModel struct {
 	Name              string    `json:"name"`

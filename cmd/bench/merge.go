@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"bench/internal/exitcode"
+	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 	"bench/internal/version"
 	"bench/report"
 	"bench/report/merge"
@@ -28,7 +30,8 @@ cells as availability regressions. The merge is written beside OUT_DIR and
 renamed into place: a killed merge leaves no half-made OUT_DIR. Exit 4 when
 no cell of the whole run reached a model, or none of some provider's (each
 shard's own exit 4 looked at its cells only); --allow-unavailable accepts
-the latter.
+the latter. Exit 5 when some group of the run got no verdict from its
+external checks (a judge that was down: bench rescore judges it again).
 
 Flags:
 `
@@ -69,7 +72,28 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 		return exitcode.IO
 	}
 	printMerged(stdout, res)
-	return mergeReach(res.Dir, f.allowUnavailable, stderr)
+	if code := mergeReach(res.Dir, f.allowUnavailable, stderr); code != exitcode.OK {
+		return code
+	}
+	return judgedCode("bench merge", res.Dir, stderr)
+}
+
+// judgedCode is exit 5 (exitcode.Unjudged) for a run directory a command
+// wrote (bench merge's merged run, decided over all its cells as each
+// shard's was over its own; bench rescore's copy), when some group of it
+// got no verdict from its external checks.
+func judgedCode(cmd, dir string, stderr io.Writer) int {
+	groups, err := results.UnjudgedIn(rundir.Path(dir, rundir.ResultsFile))
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+		return exitcode.IO
+	}
+	if line := results.UnjudgedLine(groups); line != "" {
+		fmt.Fprintf(stderr, "%s: %s; the run cannot be a baseline: judge it again when the check works ('%s rescore %s --out DIR') (exit %d)\n",
+			cmd, line, progName, dir, exitcode.Unjudged)
+		return exitcode.Unjudged
+	}
+	return exitcode.OK
 }
 
 // printMerged says what a merge put together, and where.

@@ -35,7 +35,9 @@ code on the run's checks). A run's prompt that today's do not have keeps
 its checks.
 
 Exit codes: 0 rescored, 1 an I/O failure, 2 bad flags, a run directory
-that cannot be rescored, or prompts that changed more than their checks.
+that cannot be rescored, or prompts that changed more than their checks,
+5 rescored but some group of the copy still got no verdict from its
+external checks (the judge still down).
 
 Flags:
 `
@@ -84,7 +86,7 @@ func rescoreCmd(args []string, stdout, stderr io.Writer) int {
 		return exitcode.IO
 	}
 	printRescored(stdout, res, f, run)
-	return exitcode.OK
+	return judgedCode("bench rescore", res.Dir, stderr)
 }
 
 // parseRescoreFlags reads bench rescore's flags and its one run directory;

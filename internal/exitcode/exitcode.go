@@ -19,6 +19,13 @@ const (
 	// reached a model, or no cell of some provider did (unless
 	// --allow-unavailable).
 	Unreached = 4
+	// Unjudged: the cells reached their models, but some group got no
+	// verdict from its external checks (a judge or command validator
+	// that never answered, results.Unjudged): its quality is unknown, so
+	// the night cannot be a baseline; bench rescore judges it again once
+	// the check works. (Not 4: the models were reached and measured, the
+	// cure is another, and --allow-unavailable does not accept it.)
+	Unjudged = 5
 	// Interrupted: Ctrl-C (or SIGTERM) stopped the run.
 	Interrupted = 130
 )

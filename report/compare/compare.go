@@ -312,6 +312,15 @@ func judge(base, cur *runData, opt Options) (*Result, error) {
 		Counts: map[string]int{}, Failing: map[string]int{}, Findings: []Finding{}, ChangedPrompts: []PromptChange{},
 		Methods: methods(opt)}
 	res.Warnings = append(append(res.Warnings, base.warnings...), cur.warnings...)
+	// A run of a night whose judge (or command validator) never answered
+	// judges nothing of its groups' quality: said of the baseline above
+	// all, which the nightly loop must not have promoted.
+	if line := results.UnjudgedLine(base.unjudged.Groups()); line != "" {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the base run %s is no baseline for quality: %s; those groups' quality is not judged against it (judge it again with bench rescore, or compare against another run)", base.id, line))
+	}
+	if line := results.UnjudgedLine(cur.unjudged.Groups()); line != "" {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the new run %s: %s; those cells are not judged (an availability regression where the base run judged them), and the night cannot be a baseline", cur.id, line))
+	}
 	c := &comparison{opt: opt, base: base, cur: cur, res: res}
 	c.promptChanges()
 	if err := c.judgeCells(); err != nil {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"bench/internal/record/pricing"
 	"bench/internal/record/results"
 	"bench/internal/record/rundir"
 	"bench/internal/record/slo"
@@ -46,6 +47,9 @@ type runData struct {
 	// decides their goodput.
 	load map[cellKey]*loadCell
 	slo  *slo.SLO
+	// unjudged finds the groups no external check gave a verdict on (a
+	// night whose judge was down): said aloud of either run.
+	unjudged results.Unjudged
 }
 
 // cellKey is a cell's full key with its strings interned: small to hash
@@ -496,9 +500,10 @@ func (r *runData) add(line int, rec *results.Record) error {
 			c.flags |= f.flag
 		}
 	}
-	if rec.CostUSD != nil && *rec.CostUSD >= 0 && !math.IsInf(*rec.CostUSD, 0) {
+	if rec.CostUSD != nil && pricing.ValidCost(*rec.CostUSD) {
 		c.cost, c.flags = *rec.CostUSD, c.flags|fCost
 	}
+	r.unjudged.Add(rec)
 	if c.objPass == triFalse && rec.Violation != nil {
 		c.violation = rec.Violation
 	}

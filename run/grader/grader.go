@@ -136,6 +136,7 @@ func (g *Grader) Grade(ctx context.Context, p *prompts.Prompt, rec *results.Reco
 	}
 	out, errs := validators.Combine(base, ext)
 	rec.ObjectivePass, rec.Violation, rec.CheckErrors = out.Pass, nil, errs
+	rec.ExternalChecks = len(ext)
 	if out.Pass != nil && !*out.Pass {
 		v := out.Violation
 		rec.Violation = &v

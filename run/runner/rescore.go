@@ -25,7 +25,7 @@ import (
 func Rescore(rec *results.Record, p *prompts.Prompt, cfg *config.Config) {
 	rec.ObjectivePass, rec.Violation, rec.ParsedOutput = nil, nil, nil
 	rec.ToolCalls, rec.ToolCallCount, rec.ToolUseSuccess = []string{}, 0, nil
-	rec.CheckErrors = nil
+	rec.CheckErrors, rec.ExternalChecks = nil, 0
 	rec.SchemaCheckedCalls, rec.SchemaInvalidCalls, rec.UnsafeActions = 0, 0, nil
 	if p.Agentic() {
 		rec.ExpectedTools = agentExpectedTools(p)

@@ -78,14 +78,17 @@ func (s *USD) Whole() *float64 {
 
 // Problem says what is wrong with the sum, "" when nothing is: it
 // overflowed, or values were left out.
-func (s *USD) Problem() string {
+func (s *USD) Problem() string { return problem(s.over, s.bad, CostOverflow, BadCost) }
+
+// problem is a sum's Problem: its overflow, else the values it left out.
+func problem(over bool, bad uint32, overflow, badValue string) string {
 	switch {
-	case s.over:
-		return CostOverflow
-	case s.bad == 1:
-		return BadCost + ": left out"
-	case s.bad > 1:
-		return fmt.Sprintf("%s: %d of them left out", BadCost, s.bad)
+	case over:
+		return overflow
+	case bad == 1:
+		return badValue + ": left out"
+	case bad > 1:
+		return fmt.Sprintf("%s: %d of them left out", badValue, bad)
 	}
 	return ""
 }
@@ -148,14 +151,4 @@ func (c *Count) WholeInt() *int {
 }
 
 // Problem says what is wrong with the sum, "" when nothing is.
-func (c *Count) Problem() string {
-	switch {
-	case c.over:
-		return TokensOverflow
-	case c.bad == 1:
-		return BadTokens + ": left out"
-	case c.bad > 1:
-		return fmt.Sprintf("%s: %d of them left out", BadTokens, c.bad)
-	}
-	return ""
-}
+func (c *Count) Problem() string { return problem(c.over, c.bad, TokensOverflow, BadTokens) }

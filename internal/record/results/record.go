@@ -120,6 +120,10 @@ type Record struct {
 	// CheckErrors are the checks that ran and gave no verdict (a judge's
 	// or a command validator's failure): never a pass.
 	CheckErrors []CheckError `json:"check_errors,omitempty"`
+	// ExternalChecks counts the external checks (llm_judge, command) run
+	// on the answer, given a verdict or not: what tells a group whose
+	// checks never answered (Unjudged) from one that has none.
+	ExternalChecks int `json:"external_checks,omitempty"`
 
 	// Serving metrics (every cell that streamed enough; null otherwise).
 

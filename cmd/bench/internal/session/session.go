@@ -11,8 +11,10 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -122,6 +124,20 @@ func (s *session) run(pl *plan.Plan) int {
 		return exitcode.IO
 	}
 	s.inv = inv
+	// The judges' models, found before the sweep: a missing one is a
+	// config error, and a new run directory that holds nothing yet goes.
+	errs, warnings := checkJudges(s.cfg, inv, s.provs)
+	for _, w := range warnings {
+		fmt.Fprintf(s.stderr, "bench: warning: %s\n", w)
+	}
+	if len(errs) > 0 {
+		fmt.Fprintf(s.stderr, "bench run: bad config:\n%v\n", errors.Join(errs...))
+		if !s.o.Resume {
+			dir.Close()
+			os.RemoveAll(dir.Path)
+		}
+		return exitcode.Usage
+	}
 	full := len(pl.Cells)
 	if s.o.Resume {
 		pl = pl.Without(t.done)
@@ -222,25 +238,34 @@ func (s *session) finish(out *runner.Outcome, reports *reports) int {
 }
 
 // verdict is the exit code of a run that ended normally. Nothing measured
-// outranks the gate: a run that reached no model cannot vouch for anything.
+// outranks the gate: a run that reached no model cannot vouch for
+// anything, and one with a group its external checks gave no verdict on
+// cannot vouch for that group's quality (the gate still writes its
+// comparison).
 func (s *session) verdict() int {
 	code, why := s.tally.reachCode(s.providers, s.o.AllowUnavailable)
 	if code != exitcode.OK {
 		fmt.Fprintf(s.stderr, "bench: %s (exit %d)\n", why, code)
 		return code
 	}
-	if s.o.Baseline == "" {
-		return exitcode.OK
+	unjudged, line := s.tally.unjudgedCode()
+	gate := exitcode.OK
+	if s.o.Baseline != "" {
+		regressed, err := compare.Judge(s.o.Baseline, s.dir.Path, "", s.o.Gate, s.stdout)
+		switch {
+		case err != nil:
+			fmt.Fprintf(s.stderr, "bench compare: %v\n", err)
+			return exitcode.IO
+		case regressed:
+			gate = exitcode.Regression
+		}
 	}
-	regressed, err := compare.Judge(s.o.Baseline, s.dir.Path, "", s.o.Gate, s.stdout)
-	switch {
-	case err != nil:
-		fmt.Fprintf(s.stderr, "bench compare: %v\n", err)
-		return exitcode.IO
-	case regressed:
-		return exitcode.Regression
+	if unjudged != exitcode.OK {
+		fmt.Fprintf(s.stderr, "bench: %s; the night cannot be a baseline: judge it again when the check works ('%s rescore %s --out DIR') (exit %d)\n",
+			line, s.o.prog(), s.dir.Path, unjudged)
+		return unjudged
 	}
-	return exitcode.OK
+	return gate
 }
 
 // dryRun prints the plan; with resume, the cells a resume would run.

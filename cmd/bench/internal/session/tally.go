@@ -60,6 +60,9 @@ type tally struct {
 	// final counts this invocation's records that a resume keeps (not
 	// cancelled, unavailable, refused or rate-limited: see rerun).
 	final int
+	// unjudged finds the groups no external check gave a verdict on, over
+	// the whole run (a resumed run's earlier cells too).
+	unjudged results.Unjudged
 }
 
 func newTally() *tally {
@@ -93,6 +96,7 @@ func scan(path string) (*tally, error) {
 		if results.Reached(r) {
 			t.reached[r.Provider] = true
 		}
+		t.unjudged.Add(r) // a cell run again had no answer to check
 		return nil
 	})
 	t.bad = bad
@@ -123,6 +127,7 @@ func (t *tally) AddRecord(r *results.Record) error {
 	if results.Reached(r) {
 		t.reached[r.Provider] = true
 	}
+	t.unjudged.Add(r)
 	t.recorded++
 	if !rerun(r) {
 		t.final++
@@ -181,6 +186,17 @@ func (t *tally) reachCode(providers []string, allow bool) (int, string) {
 	}
 	slices.Sort(none)
 	return exitcode.Unreached, fmt.Sprintf("no cell of %s reached a model (--allow-unavailable accepts that)", strings.Join(none, ", "))
+}
+
+// unjudgedCode is exitcode.Unjudged, with the reason, when some group of
+// the run got no verdict from its external checks.
+func (t *tally) unjudgedCode() (int, string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if line := results.UnjudgedLine(t.unjudged.Groups()); line != "" {
+		return exitcode.Unjudged, line
+	}
+	return exitcode.OK, ""
 }
 
 // left is how many of the planned cells a --resume runs after this
