@@ -96,4 +96,18 @@ func TestJudgeDownAllNight(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "runs", "missing")); !os.IsNotExist(err) {
 		t.Errorf("the refused run left its directory (%v)", err)
 	}
+	// A directory of that name that held something before keeps it.
+	kept := filepath.Join(dir, "runs", "kept")
+	if err := os.MkdirAll(kept, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(kept, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := benchIn(t, dir, nil, "run", "--config", "up.yaml", "--run-id", "kept", "--quiet"); code != 2 {
+		t.Errorf("missing judge model into an existing directory: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if entries, err := os.ReadDir(kept); err != nil || len(entries) != 1 || entries[0].Name() != "notes.txt" {
+		t.Errorf("the existing directory holds %v (%v), want its notes.txt alone", entries, err)
+	}
 }

@@ -37,6 +37,18 @@ func (d *Dir) Close() error {
 	return err
 }
 
+// Abandon closes a new run directory that recorded nothing (a run
+// refused after its start wrote config.json and inventory.json) and
+// removes what the start wrote, then the directory itself when that
+// leaves it empty: a directory that held something else keeps it.
+func (d *Dir) Abandon() {
+	d.Close()
+	for _, name := range []string{ConfigFile, InventoryFile, LockFile} {
+		os.Remove(Path(d.Path, name))
+	}
+	os.Remove(d.Path)
+}
+
 // Create makes the run directory parent/id and locks it. When unique is
 // set (the id was not chosen by the user, e.g. a timestamp) an existing
 // directory makes it try id_2, id_3, ... so two runs started in the same

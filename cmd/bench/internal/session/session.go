@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -133,8 +132,7 @@ func (s *session) run(pl *plan.Plan) int {
 	if len(errs) > 0 {
 		fmt.Fprintf(s.stderr, "bench run: bad config:\n%v\n", errors.Join(errs...))
 		if !s.o.Resume {
-			dir.Close()
-			os.RemoveAll(dir.Path)
+			dir.Abandon()
 		}
 		return exitcode.Usage
 	}
