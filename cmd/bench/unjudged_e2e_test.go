@@ -80,6 +80,14 @@ func TestJudgeDownAllNight(t *testing.T) {
 		t.Errorf("a judged baseline: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 
+	// Gated against the judged night, the judge down again: the gate's
+	// comparison is printed (the unjudged cells are availability
+	// regressions), and the exit is 5, which outranks its 3.
+	code, stdout, stderr = benchIn(t, dir, nil, "run", "--config", "bench.yaml", "--run-id", "down2", "--baseline", "runs/up", "--quiet")
+	if code != 5 || !strings.Contains(stdout, "verdict: ") || !strings.Contains(stderr, "(exit 5)") {
+		t.Errorf("judge down against a baseline: exit %d, want 5\n%s\n%s", code, stdout, stderr)
+	}
+
 	// A judge model the judge's server does not have: found at the probe,
 	// at the check's line, before any cell is sent.
 	p, err := os.ReadFile(filepath.Join(dir, "prompts.yaml"))
