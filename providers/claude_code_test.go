@@ -97,13 +97,30 @@ func runClaudeWatch(t *testing.T, ctx context.Context, bin, baseURL string, req 
 			watch(ev)
 		}
 	})
-	if left := processesWithEnv("BENCH_CLAUDE_TEST_MARKER=" + e["BENCH_CLAUDE_TEST_MARKER"]); len(left) > 0 {
-		t.Errorf("processes still running after Stream returned: %v", left)
+	if left := processesGone("BENCH_CLAUDE_TEST_MARKER=" + e["BENCH_CLAUDE_TEST_MARKER"]); len(left) > 0 {
+		t.Errorf("processes still running 30 s after Stream returned: %v", left)
 	}
 	if run.resp == nil {
 		t.Fatalf("Stream returned a nil response (err %v)", run.err)
 	}
 	return run
+}
+
+// processesGone waits for the live processes whose environment holds kv to
+// die and lists those still alive after 30 s. A killed CLI is reaped in the
+// background when it takes long to die (Stream returns at the cell's
+// deadline, not at the end of a big Node heap's teardown), and on a busy
+// machine a process sent SIGKILL can still be listed for a moment; one the
+// kill never reached is still alive long after.
+func processesGone(kv string) []string {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		left := processesWithEnv(kv)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // processesWithEnv lists live processes whose environment holds kv. Zombies
