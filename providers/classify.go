@@ -15,8 +15,10 @@ import (
 
 // HTTPFailure classifies an HTTP error status the same way for every
 // HTTP-based provider: 401/403 auth_error, 404 skipped_unavailable
-// (model_not_found), 429 rate_limited (http_429), 5xx error (http_5xx), other
-// 4xx error (http_4xx). msg must already be clean of secrets.
+// (model_not_found), 429 rate_limited (http_429), 529 rate_limited
+// (http_529: Anthropic's overloaded, a refusal for rate as its SDKs treat
+// it), other 5xx error (http_5xx), other 4xx error (http_4xx). msg must
+// already be clean of secrets.
 func HTTPFailure(status int, msg string, err error) *Failure {
 	f := &Failure{HTTPStatus: status, Message: msg, Err: err}
 	switch {
@@ -26,6 +28,8 @@ func HTTPFailure(status int, msg string, err error) *Failure {
 		f.Status, f.Type = results.StatusSkippedUnavailable, results.FailModelNotFound
 	case status == 429:
 		f.Status, f.Type = results.StatusRateLimited, results.FailHTTP429
+	case status == StatusOverloaded:
+		f.Status, f.Type = results.StatusRateLimited, results.FailHTTP529
 	case status >= 500:
 		f.Status, f.Type = results.StatusError, results.FailHTTP5xx
 	default:

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptrace"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -60,29 +59,48 @@ type httpRequest struct {
 
 // post sends the request and returns the accepted (2xx) response, whose
 // body the caller streams and closes. Anything else is a classified
-// failure. A 429 (but not an exhausted quota), a 5xx and a connection reset
-// before any answer are retried up to maxRetries times, waiting what the
-// server asks (retry-after-ms, Retry-After in seconds or as a date) or a
-// jittered back-off, never past the cell's deadline; waits are added to
-// resp.RetryWaitMS and retries to resp.Retries.
+// failure. A 429 or 529 (but not an exhausted quota), a 5xx and a
+// connection reset before any answer are retried up to maxRetries times,
+// waiting what the server asks (retry-after-ms, Retry-After in seconds or
+// as a date) or a jittered back-off, never past the cell's deadline; waits
+// are added to resp.RetryWaitMS and retries to resp.Retries. Every
+// answer's rate-limit signals (ratelimit.go) go to the cell's Pacer, when
+// it has one, which also holds the retries and may make a refusal's retry
+// free; the last answer's are resp.RateLimit.
 func (e *httpEndpoint) post(ctx context.Context, r Request, hr httpRequest, resp *Response, emit EmitFunc) (*httpResult, error) {
+	pacer := pacerOf(ctx)
+	counted := 0
 	for attempt := 0; ; attempt++ {
-		res, retryable, wait, err := e.attempt(ctx, r, hr, attempt, emit)
+		res, retryable, rl, err := e.attempt(ctx, r, hr, attempt, emit)
+		if err == nil || rl != nil {
+			resp.RateLimit = rl
+		}
 		if err == nil {
+			if pacer != nil {
+				pacer.Answered(rl)
+			}
 			return res, nil
 		}
 		var f *Failure
-		if !retryable || !errors.As(err, &f) {
+		if !errors.As(err, &f) {
 			return nil, err
 		}
-		if attempt >= e.maxRetries {
+		free := false
+		if pacer != nil && rl.Refused() {
+			free = pacer.Refused(rl)
+		}
+		if !retryable {
+			return nil, err
+		}
+		if !free && counted >= e.maxRetries {
 			if attempt > 0 {
 				f.Message += fmt.Sprintf(" (after %d retries)", attempt)
 			}
 			return nil, f
 		}
+		wait := rl.Hold()
 		if wait == 0 {
-			wait = jitter(e.backoff << attempt)
+			wait = jitter(backoff(e.backoff, counted))
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
 			// Waiting would outlive the cell: report what the server said
@@ -91,23 +109,37 @@ func (e *httpEndpoint) post(ctx context.Context, r Request, hr httpRequest, resp
 			return nil, f
 		}
 		reason := f.Type
-		emit(Event{Kind: EventRetry, Text: reason, Wait: wait})
+		emit(Event{Kind: EventRetry, Text: reason, Wait: wait, RateLimit: rl})
 		if resp.Metrics == nil {
 			resp.Metrics = map[string]any{}
 		}
 		statuses, _ := resp.Metrics["retry_statuses"].([]int)
 		resp.Metrics["retry_statuses"] = append(statuses, f.HTTPStatus)
 		start := time.Now()
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			resp.RetryWaitMS += time.Since(start).Milliseconds()
-			return nil, ctx.Err()
-		case <-t.C:
-		}
+		err = sleep(ctx, pacer, wait)
 		resp.RetryWaitMS += time.Since(start).Milliseconds()
+		if err != nil {
+			return nil, err
+		}
 		resp.Retries++
+		if !free {
+			counted++
+		}
+	}
+}
+
+// sleep waits d before a retry, or lets the pacer hold it.
+func sleep(ctx context.Context, pacer Pacer, d time.Duration) error {
+	if pacer != nil {
+		return pacer.Wait(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 
@@ -128,11 +160,12 @@ func (e *httpEndpoint) stream(ctx context.Context, r Request, hr httpRequest, re
 }
 
 // attempt sends the request once. retryable says whether the failure may be
-// retried; wait is the server's own Retry-After, or 0.
-func (e *httpEndpoint) attempt(ctx context.Context, r Request, hr httpRequest, attempt int, emit EmitFunc) (_ *httpResult, retryable bool, wait time.Duration, err error) {
+// retried; rl is what the answer said of rate limits (nil: nothing, or no
+// answer).
+func (e *httpEndpoint) attempt(ctx context.Context, r Request, hr httpRequest, attempt int, emit EmitFunc) (_ *httpResult, retryable bool, rl *RateLimit, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hr.URL, bytes.NewReader(hr.Body))
 	if err != nil {
-		return nil, false, 0, &Failure{Status: results.StatusError, Type: "bad_request", Message: e.secrets.Clean(err.Error(), maxMessage), Err: err}
+		return nil, false, nil, &Failure{Status: results.StatusError, Type: "bad_request", Message: e.secrets.Clean(err.Error(), maxMessage), Err: err}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if hr.Accept != "" {
@@ -155,20 +188,21 @@ func (e *httpEndpoint) attempt(ctx context.Context, r Request, hr httpRequest, a
 	ph.emit(emit)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, false, 0, ctx.Err()
+			return nil, false, nil, ctx.Err()
 		}
 		f := NetFailure(err, e.secrets)
 		if f == nil {
-			return nil, false, 0, err
+			return nil, false, nil, err
 		}
-		return nil, f.Type == results.FailConnectionReset, 0, f
+		return nil, f.Type == results.FailConnectionReset, nil, f
 	}
+	rl = ParseRateLimit(res.Header, res.StatusCode, time.Now())
 	conn, n := ph.stamped()
 	if res.StatusCode/100 == 2 {
 		if conn != nil {
 			res.Body = &awaitedBody{ReadCloser: res.Body, conn: conn, req: n}
 		}
-		return &httpResult{Response: res, conn: conn, req: n}, false, 0, nil
+		return &httpResult{Response: res, conn: conn, req: n}, false, rl, nil
 	}
 	if conn != nil {
 		defer conn.doneAwaiting(n)
@@ -177,10 +211,14 @@ func (e *httpEndpoint) attempt(ctx context.Context, r Request, hr httpRequest, a
 	f, code := e.statusFailure(res)
 	if ctx.Err() != nil {
 		// The deadline cut the error body; the runner classifies that.
-		return nil, false, 0, ctx.Err()
+		return nil, false, nil, ctx.Err()
+	}
+	if code == "insufficient_quota" {
+		// Out of credit: a 429 no wait will help, not a refusal for rate.
+		rl = nil
 	}
 	retry := res.StatusCode >= 500 || (res.StatusCode == http.StatusTooManyRequests && code != "insufficient_quota")
-	return nil, retry, retryAfter(res.Header, time.Now()), f
+	return nil, retry, rl, f
 }
 
 // statusFailure classifies a non-2xx answer from its status and body.
@@ -356,31 +394,6 @@ func (p *phases) emit(emit EmitFunc) {
 // together do not retry together.
 func jitter(d time.Duration) time.Duration {
 	return d/2 + time.Duration(rand.Int64N(int64(d)+1))
-}
-
-// retryAfter reads how long the server asks us to wait: OpenAI's
-// retry-after-ms first (finer), then Retry-After in seconds or as an HTTP
-// date. It returns 0 when neither is usable.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < 1e9 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s > 0 && s < 1e6 {
-			return time.Duration(s * float64(time.Second))
-		}
-		return 0
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }
 
 // preconnect opens n connections to the server at once with cheap GETs of

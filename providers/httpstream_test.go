@@ -86,6 +86,9 @@ func newScriptServer(t *testing.T, k httpKind, answers ...answer) *scriptServer 
 			w.WriteHeader(a.status)
 			w.Write([]byte(a.body))
 		default:
+			for k, v := range a.header {
+				w.Header().Set(k, v)
+			}
 			w.Header().Set("Content-Type", header.Get("Content-Type"))
 			w.WriteHeader(status)
 			w.Write(body)

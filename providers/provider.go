@@ -148,6 +148,9 @@ type Event struct {
 	Call int
 	// Wait is the back-off before the next attempt (EventRetry).
 	Wait time.Duration
+	// RateLimit is what the refused attempt's answer said of the
+	// server's rate limits (EventRetry; nil: nothing).
+	RateLimit *RateLimit
 }
 
 // EmitFunc receives events in stream order. It must be cheap; it is called on
@@ -189,6 +192,10 @@ type Response struct {
 	// waiting between them.
 	Retries     int
 	RetryWaitMS int64
+	// RateLimit is what the last answer said of the server's rate limits
+	// (ratelimit.go); nil when it said nothing, or for a kind without
+	// HTTP answers.
+	RateLimit *RateLimit
 	// Metrics are provider-specific figures (server-side timings, cost, CLI
 	// version...), recorded as provider_metrics.
 	Metrics map[string]any

@@ -26,6 +26,8 @@ const (
 	FailMissingAPIKey     = "missing_api_key"
 
 	FailHTTP429 = "http_429"
+	// FailHTTP529 is Anthropic's overloaded answer, rate_limited like a 429.
+	FailHTTP529 = "http_529"
 	FailHTTP4xx = "http_4xx"
 	FailHTTP5xx = "http_5xx"
 	// FailEndpointNotFound is a 404 for a wrong path, not an unknown model.
