@@ -98,7 +98,7 @@ func (e *httpEndpoint) post(ctx context.Context, r Request, hr httpRequest, resp
 			}
 			return nil, f
 		}
-		wait := rl.Hold()
+		wait := rl.Wait()
 		if wait == 0 {
 			wait = jitter(backoff(e.backoff, counted))
 		}

@@ -102,15 +102,27 @@ func (r *RateLimit) NearlySpent() bool {
 	return r != nil && (r.Requests.NearlySpent() || r.Tokens.NearlySpent())
 }
 
-// Hold is how long a client should send nothing after this answer: the
-// server's Retry-After when it named one, else, when a budget is spent,
-// the time it takes to refill by one (0: no need to wait).
-func (r *RateLimit) Hold() time.Duration {
+// Wait is how long to wait before retrying the refused request: the
+// server's Retry-After when it named one, else the refill of a budget the
+// headers say is spent (0: nothing said).
+func (r *RateLimit) Wait() time.Duration {
 	if r == nil {
 		return 0
 	}
 	if r.RetryAfter > 0 {
 		return r.RetryAfter
+	}
+	return r.Refill()
+}
+
+// Refill is how long the server will take no more requests after this
+// answer, by its headers: the longest refill of one unit among the
+// budgets they say are spent (0: none is, or the headers do not tell).
+// It is finer than a Retry-After in whole seconds, and counts from when
+// the server judged the request.
+func (r *RateLimit) Refill() time.Duration {
+	if r == nil {
+		return 0
 	}
 	var d time.Duration
 	for _, q := range []Quota{r.Requests, r.Tokens} {

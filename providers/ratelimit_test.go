@@ -124,15 +124,16 @@ func TestQuotaSignals(t *testing.T) {
 		}
 	}
 	spent := &RateLimit{Requests: Quota{Limit: i64(8), Remaining: i64(0), Reset: 400 * time.Millisecond}}
-	if spent.Hold() != 50*time.Millisecond {
-		t.Errorf("a spent budget holds %v, want its refill of one, 50ms", spent.Hold())
+	if spent.Refill() != 50*time.Millisecond || spent.Wait() != 50*time.Millisecond {
+		t.Errorf("a spent budget refills in %v and a retry waits %v, want one unit's refill, 50ms", spent.Refill(), spent.Wait())
 	}
+	// A retry waits the Retry-After asked for.
 	spent.RetryAfter = 2 * time.Second
-	if spent.Hold() != 2*time.Second {
-		t.Errorf("Retry-After wins: %v", spent.Hold())
+	if spent.Wait() != 2*time.Second || spent.Refill() != 50*time.Millisecond {
+		t.Errorf("wait %v, refill %v", spent.Wait(), spent.Refill())
 	}
 	var none *RateLimit
-	if none.Hold() != 0 || none.Refused() || none.NearlySpent() {
+	if none.Refill() != 0 || none.Wait() != 0 || none.Refused() || none.NearlySpent() {
 		t.Error("nil says nothing")
 	}
 }

@@ -104,8 +104,6 @@ func writeDistinctRun(tb testing.TB, dir string, n int) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // BenchmarkBuild100k builds the three reports from a generated results.jsonl
 // of 100,000 lines. Besides ns/op and B/op it reports cpu-ms/op (the
 // process's user+system CPU time per build: wall time on a shared machine

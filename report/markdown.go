@@ -28,6 +28,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 
 	writeRanking(&b, s)
 	writeSpeed(&b, s)
+	writeThrottle(&b, s)
 	writeCost(&b, s)
 	writeCapacity(&b, s)
 	writeMatrix(&b, s)

@@ -59,6 +59,7 @@ type Methods struct {
 	SuccessRateOK     string `json:"success_rate_ok"`
 	ObjectivePassRate string `json:"objective_pass_rate"`
 	WallClockMS       string `json:"wall_clock_ms"`
+	Throttle          string `json:"throttle"`
 	AgenticMethods
 	CostMethods
 }
@@ -74,6 +75,7 @@ var methods = Methods{
 	SuccessRateOK:     "n_success / n_ok; null when n_ok is 0",
 	ObjectivePassRate: "cells with objective_pass true / successful cells with a non-null objective_pass; null when there are none",
 	WallClockMS:       "max(ended_at_ms) - min(started_at_ms) over the group's cells",
+	Throttle:          throttleMethod,
 	AgenticMethods:    agenticMethods,
 	CostMethods:       costMethods,
 }
@@ -145,6 +147,9 @@ type Group struct {
 	Saturation *Saturation `json:"saturation,omitempty"`
 	// SLOSearch is what the group's SLO search found (load.search).
 	SLOSearch *SLOSearch `json:"slo_search,omitempty"`
+	// Throttle is how much the server's rate limits slowed the group
+	// (throttle.go); absent when they did not.
+	Throttle *Throttle `json:"throttle,omitempty"`
 
 	// Tier is the group's tool-use tier (written to tiers.json, not here).
 	Tier *Tier `json:"-"`
@@ -626,6 +631,7 @@ func (a *aggregator) Add(r *results.Record) {
 	gr.CallChecks.add(r)
 	g.cats = addCategory(g.cats, r)
 	gr.Cost.add(&g.cost, r)
+	gr.Throttle = addThrottle(gr.Throttle, r)
 
 	c := g.cells.add(r.PromptID) // its Why made at the first cell that did not succeed
 	c.detail(r, success)
@@ -681,6 +687,8 @@ type groupCounts struct {
 	Agentic    Agentic
 	CallChecks CallChecks
 	Cost       Cost
+	// Throttle is made at the group's first throttled record.
+	Throttle *Throttle
 }
 
 // Label is the group's label, as Group.Label.
@@ -694,7 +702,7 @@ func (c *groupCounts) group() *Group {
 	return &Group{Provider: c.Provider, Model: c.Model, ThinkingLevel: c.ThinkingLevel,
 		NTotal: c.NTotal, NOK: c.NOK, NSuccess: c.NSuccess, NSkippedUnavailable: c.NSkippedUnavailable, NRateLimited: c.NRateLimited,
 		NError: c.NError, NAuthError: c.NAuthError, NColdStart: c.NColdStart, NCheckError: c.NCheckError,
-		Agentic: c.Agentic, CallChecks: c.CallChecks, Cost: c.Cost}
+		Agentic: c.Agentic, CallChecks: c.CallChecks, Cost: c.Cost, Throttle: c.Throttle}
 }
 
 // newTier is the tool-use tier of r's group, made at its first cell whose
@@ -1184,7 +1192,11 @@ func LoadEach(runDir string, start func() func(*results.Record)) (*Summary, erro
 	if s.RunID == "" {
 		s.RunID = filepath.Base(runDir)
 	}
+	concurrency := readConcurrency(runDir)
 	for _, g := range s.Groups {
+		if n, ok := concurrency[g.Provider]; ok && g.Throttle != nil {
+			g.Throttle.ConfiguredLimit = &n
+		}
 		rec, err := rundir.ReadSuite(runDir, g.Provider, g.Model, g.ThinkingLevel)
 		if err != nil {
 			// A bad resource file costs its figures, not the report.

@@ -63,6 +63,9 @@ type Display struct {
 	pb  *mpb.Progress
 	bar *mpb.Bar
 	out *Log
+	// limits are each entry's adapted concurrency limit, as its last
+	// record said (absent: the configured one).
+	limits map[string]int
 }
 
 // tally counts cells by what became of them. Every finished cell is in
@@ -158,11 +161,16 @@ func idOf(provider, model string, level *string) suiteID {
 }
 
 type suiteProgress struct {
-	label   string
-	cells   int
-	tally   tally
-	started time.Time
-	done    bool
+	label    string
+	provider string
+	cells    int
+	tally    tally
+	started  time.Time
+	done     bool
+	// configured is its entry's concurrency; lowest the lowest limit its
+	// cells started under as the run adapted it to the server's rate
+	// limits (0: never below the configured one).
+	configured, lowest int
 }
 
 // Options are how a Display shows the progress.
@@ -214,13 +222,19 @@ func (p *Display) Start() error {
 	p.start = p.now()
 	p.total = len(pl.Cells)
 	p.index = map[suiteID]int{}
+	p.limits = map[string]int{}
+	configured := map[string]int{}
+	for _, c := range pl.Cells {
+		configured[c.Provider.Name] = c.Provider.Concurrency
+	}
 	for i, s := range pl.Suites {
 		label := s.Provider + "/" + s.Model
 		if s.ThinkingLevel != nil {
 			label += " (" + *s.ThinkingLevel + ")"
 		}
-		p.suites = append(p.suites, &suiteProgress{label: label, cells: s.Cells, done: s.Cells == 0})
+		p.suites = append(p.suites, &suiteProgress{label: label, provider: s.Provider, cells: s.Cells, done: s.Cells == 0})
 		p.index[idOf(s.Provider, s.Model, s.ThinkingLevel)] = i
+		p.suites[i].configured = configured[s.Provider]
 	}
 	p.mu.Unlock()
 	if p.mode == modeBar && p.total > 0 {
@@ -295,7 +309,11 @@ func (p *Display) detail() []string {
 	var run []string
 	for _, i := range p.running {
 		s := p.suites[i]
-		run = append(run, fmt.Sprintf("%s %d/%d", s.label, s.tally.done(), s.cells))
+		line := fmt.Sprintf("%s %d/%d", s.label, s.tally.done(), s.cells)
+		if l, ok := p.limits[s.provider]; ok && l < s.configured {
+			line += fmt.Sprintf(" (rate-limited: %d of %d at once)", l, s.configured)
+		}
+		run = append(run, line)
 	}
 	switch {
 	case len(run) > 3:
@@ -358,9 +376,15 @@ func (p *Display) AddRecord(r *results.Record) error {
 	p.tally.add(r)
 	done := p.tally.done()
 	line := ""
+	if r.ConcurrencyLimit != nil && p.limits != nil {
+		p.limits[r.Provider] = *r.ConcurrencyLimit
+	}
 	if i, ok := p.index[idOf(r.Provider, r.Model, r.ThinkingLevel)]; ok {
 		s := p.suites[i]
 		s.tally.add(r)
+		if l := r.ConcurrencyLimit; l != nil && *l < s.configured && (s.lowest == 0 || *l < s.lowest) {
+			s.lowest = *l
+		}
 		if s.started.IsZero() {
 			s.started = p.now()
 		}
@@ -397,6 +421,9 @@ func (p *Display) suiteLine(s *suiteProgress) string {
 		clock(p.now().Sub(s.started)), s.tally.String())
 	if c := s.tally.causes(); c != "" {
 		line += " (" + c + ")"
+	}
+	if s.lowest > 0 {
+		line += fmt.Sprintf("; rate-limited: down to %d of %d at once", s.lowest, s.configured)
 	}
 	return line
 }

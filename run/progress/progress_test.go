@@ -232,3 +232,32 @@ func TestProgressAndTableCountAlike(t *testing.T) {
 		}
 	}
 }
+
+// The limit a rate-limited entry runs under: the suites in flight show it
+// as its records say, and a finished suite's line says how low it went.
+func TestProgressShowsTheAdaptedLimit(t *testing.T) {
+	t.Setenv("CI", "")
+	clk := &fakeClock{}
+	var buf bytes.Buffer
+	pl := testPlan()
+	for i := range pl.Cells {
+		pl.Cells[i].Provider = &config.Provider{Name: "p", Type: "ollama_openai", Concurrency: 8}
+	}
+	p := New(NewLog(&buf), pl, Options{Now: clk.now})
+	p.Start()
+	p.SuiteStart(pl.Suites[0])
+	five, three := 5, 3
+	recs := cellRecords()[:3]
+	recs[0].ConcurrencyLimit = &five
+	p.AddRecord(recs[0])
+	if d := p.detail(); !strings.Contains(d[1], "p/a 1/3 (rate-limited: 5 of 8 at once)") {
+		t.Errorf("running line %q", d[1])
+	}
+	recs[1].ConcurrencyLimit = &three
+	p.AddRecord(recs[1])
+	p.AddRecord(recs[2])
+	p.Stop()
+	if !strings.HasSuffix(buf.String(), "(timeout); rate-limited: down to 3 of 8 at once\n") {
+		t.Errorf("suite line %q", buf.String())
+	}
+}

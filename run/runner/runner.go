@@ -97,6 +97,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	r := &sweep{o: &o, cfg: o.Config, g: g, ctx: gctx, out: out, outs: outs,
 		global: make(chan struct{}, o.Config.Run.Concurrency),
 		psem:   map[string]chan struct{}{},
+		limits: map[string]*limiter{},
 		cells:  make([][]plan.Cell, len(o.Plan.Suites)),
 	}
 	if grader.HasExternal(o.Config.PromptSet) {
@@ -108,6 +109,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		r.cells[c.Suite] = append(r.cells[c.Suite], c)
 		if r.psem[c.Provider.Name] == nil {
 			r.psem[c.Provider.Name] = make(chan struct{}, c.Provider.Concurrency)
+			r.limits[c.Provider.Name] = newLimiter(c.Provider.Concurrency, nil)
 		}
 	}
 	for _, l := range o.Plan.Lanes() {
@@ -144,6 +146,9 @@ type sweep struct {
 	ctx    context.Context // cancelled when the run aborts or a write fails
 	global chan struct{}
 	psem   map[string]chan struct{} // by provider name
+	// limits are the entries' adaptive concurrency (limit.go), by
+	// provider name: a cell waits for its entry's after its slot.
+	limits map[string]*limiter
 	cells  [][]plan.Cell            // by suite index
 	outs   *output.Manager
 	ends   sync.WaitGroup // interleaved suites' SuiteEnd calls
@@ -282,20 +287,32 @@ func (r *sweep) noteDrain() {
 	r.mu.Unlock()
 }
 
-// slots takes a slot of the provider's and one of the run's, or reports
-// that the run stopped starting cells; release gives them back.
-func (r *sweep) slots(provider string) (release func(), ok bool) {
+// slots takes a slot of the provider's, then its place under the
+// provider's adaptive limit, then one of the run's, or reports that the
+// run stopped starting cells; release gives them back. The pace is the
+// cell's hold on the limit, with how long it waited for it.
+func (r *sweep) slots(provider string) (pace *cellPace, release func(), ok bool) {
 	psem := r.psem[provider]
 	if !acquire(r.ctx, r.o.Drain, psem) {
 		r.noteDrain()
-		return nil, false
+		return nil, nil, false
 	}
-	if !acquire(r.ctx, r.o.Drain, r.global) {
+	lim := r.limits[provider]
+	asked := r.o.Clock.Now()
+	epoch, limit, ok := lim.acquire(r.ctx, r.o.Drain, false)
+	if !ok {
 		<-psem
 		r.noteDrain()
-		return nil, false
+		return nil, nil, false
 	}
-	return func() { <-r.global; <-psem }, true
+	pace = &cellPace{l: lim, epoch: epoch, limit: limit, held: true, at: lim.clock.Now(), waited: r.o.Clock.Now().Sub(asked)}
+	if !acquire(r.ctx, r.o.Drain, r.global) {
+		pace.end()
+		<-psem
+		r.noteDrain()
+		return nil, nil, false
+	}
+	return pace, func() { <-r.global; pace.end(); <-psem }, true
 }
 
 // gradeBacklog is how many cells with external checks may wait for the
@@ -312,7 +329,7 @@ func (r *sweep) dispatch(c plan.Cell, wg *sync.WaitGroup, w *residency) bool {
 		r.noteDrain()
 		return false
 	}
-	release, ok := r.slots(c.Provider.Name)
+	pace, release, ok := r.slots(c.Provider.Name)
 	if !ok {
 		if graded {
 			<-r.backlog
@@ -326,7 +343,8 @@ func (r *sweep) dispatch(c plan.Cell, wg *sync.WaitGroup, w *residency) bool {
 		if graded {
 			defer func() { <-r.backlog }()
 		}
-		rec, run := runCellTimed(r.ctx, r.cfg, r.o.Clock, prov, c, r.outs.TraceParent(c))
+		rec, run := runCellTimed(providers.WithPacer(r.ctx, pace), r.cfg, r.o.Clock, prov, c, r.outs.TraceParent(c))
+		pace.note(rec)
 		// Residency is a fact of the server a Resident provider speaks to:
 		// another kind on the same endpoint (the Responses API, say) names
 		// its models its own way, and is never judged by /api/ps.

@@ -28,7 +28,7 @@ func (r *sweep) warmup(si int, w *residency) {
 	if !first.Provider.Warmup || r.stopping() {
 		return
 	}
-	release, ok := r.slots(s.Provider)
+	pace, release, ok := r.slots(s.Provider)
 	if !ok {
 		return
 	}
@@ -39,7 +39,7 @@ func (r *sweep) warmup(si int, w *residency) {
 		req.ThinkingLevel = *s.ThinkingLevel
 	}
 	// A drain (Ctrl-C) ends the warm-up too: no cell of the suite will run.
-	ctx, cancel := context.WithCancel(r.ctx)
+	ctx, cancel := context.WithCancel(providers.WithPacer(r.ctx, pace))
 	defer cancel()
 	if r.o.Drain != nil {
 		go func() {

@@ -74,6 +74,16 @@ type Record struct {
 	// QueueMS is the time the cell spent in the harness before its request
 	// was on the wire (connection, writing): kept out of ttft_ms and e2e_ms.
 	QueueMS *float64 `json:"queue_ms,omitempty"`
+	// LimitWaitMS is the time the cell waited, before it started, for its
+	// provider entry's concurrency limit as adapted to the server's rate
+	// limits (absent: it did not wait): in none of the cell's figures.
+	// ConcurrencyLimit is the adapted limit it started under, once the
+	// entry's limit has come down (absent before: the configured one).
+	// RateLimitRefusals counts the answers that refused it for rate (429,
+	// 529), retried or not.
+	LimitWaitMS       *float64 `json:"limit_wait_ms,omitempty"`
+	ConcurrencyLimit  *int     `json:"concurrency_limit,omitempty"`
+	RateLimitRefusals int      `json:"rate_limit_refusals,omitempty"`
 	// ColdStart says the server loaded (or swapped in) the model for this
 	// cell; LoadMS is the load time when the server reports it. Cold cells
 	// count for quality but not for latency statistics.
