@@ -43,9 +43,9 @@ func TestParseRateLimit(t *testing.T) {
 		{"anthropic", 200, map[string]string{
 			"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "49",
 			"anthropic-ratelimit-requests-reset": now.Add(1200 * time.Millisecond).Format(time.RFC3339Nano),
-			"anthropic-ratelimit-tokens-limit": "100000", "anthropic-ratelimit-tokens-remaining": "90000",
+			"anthropic-ratelimit-tokens-limit":   "100000", "anthropic-ratelimit-tokens-remaining": "90000",
 			"anthropic-ratelimit-input-tokens-limit": "80000", "anthropic-ratelimit-input-tokens-remaining": "4000",
-			"anthropic-ratelimit-input-tokens-reset": now.Add(30 * time.Second).Format(time.RFC3339),
+			"anthropic-ratelimit-input-tokens-reset":  now.Add(30 * time.Second).Format(time.RFC3339),
 			"anthropic-ratelimit-output-tokens-limit": "16000", "anthropic-ratelimit-output-tokens-remaining": "15000",
 		}, &RateLimit{Requests: Quota{i64(50), i64(49), 1200 * time.Millisecond}, Tokens: Quota{i64(80000), i64(4000), 30 * time.Second}}},
 		{"anthropic 529", 529, map[string]string{"retry-after": "3"}, &RateLimit{Status: 529, RetryAfter: 3 * time.Second}},
@@ -148,7 +148,11 @@ type testPacer struct {
 	waits    []time.Duration
 }
 
-func (p *testPacer) Answered(rl *RateLimit) { p.mu.Lock(); p.answered = append(p.answered, rl); p.mu.Unlock() }
+func (p *testPacer) Answered(rl *RateLimit) {
+	p.mu.Lock()
+	p.answered = append(p.answered, rl)
+	p.mu.Unlock()
+}
 func (p *testPacer) Refused(rl *RateLimit) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()

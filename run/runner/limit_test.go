@@ -80,7 +80,7 @@ type sim struct {
 	maxRetries int
 	fixed      bool // no adaptation: signals are not heard (the old runner)
 
-	cells, next int
+	cells, next                           int
 	done, rateLimited, refusals, requests int
 	first, last                           time.Time
 	lowest                                int

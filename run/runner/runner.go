@@ -149,7 +149,7 @@ type sweep struct {
 	// limits are the entries' adaptive concurrency (limit.go), by
 	// provider name: a cell waits for its entry's after its slot.
 	limits map[string]*limiter
-	cells  [][]plan.Cell            // by suite index
+	cells  [][]plan.Cell // by suite index
 	outs   *output.Manager
 	ends   sync.WaitGroup // interleaved suites' SuiteEnd calls
 	// grader runs the external checks (llm_judge, command) of a cell
