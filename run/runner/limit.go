@@ -243,15 +243,21 @@ func (l *limiter) answered(epoch int, sent time.Time, rl *providers.RateLimit) {
 
 // acquire waits for a slot (a retry ahead of new cells) unless ctx ends
 // or drain closes first; it returns the epoch and the limit it was
-// admitted under.
-func (l *limiter) acquire(ctx context.Context, drain <-chan struct{}, retry bool) (epoch, limit int, ok bool) {
+// admitted under, and whether it had to wait (queued: not admitted at
+// once).
+func (l *limiter) acquire(ctx context.Context, drain <-chan struct{}, retry bool) (epoch, limit int, queued, ok bool) {
 	type grant struct{ epoch, limit int }
 	ch := make(chan grant, 1)
 	w := &waiter{retry: retry, admitted: func(e, lim int) { ch <- grant{e, lim} }}
 	l.enqueue(w)
 	select {
 	case g := <-ch:
-		return g.epoch, g.limit, true
+		return g.epoch, g.limit, false, true
+	default:
+	}
+	select {
+	case g := <-ch:
+		return g.epoch, g.limit, true, true
 	case <-ctx.Done():
 	case <-drain:
 	}
@@ -259,7 +265,7 @@ func (l *limiter) acquire(ctx context.Context, drain <-chan struct{}, retry bool
 		<-ch // admitted meanwhile: give the slot back
 		l.release()
 	}
-	return 0, 0, false
+	return 0, 0, true, false
 }
 
 // state is the limit as records show it: the limit now, and whether it
@@ -321,12 +327,14 @@ func (p *cellPace) Wait(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 	}
 	start := p.l.clock.Now()
-	epoch, limit, ok := p.l.acquire(ctx, nil, true)
+	epoch, limit, queued, ok := p.l.acquire(ctx, nil, true)
 	if !ok {
 		return ctx.Err()
 	}
 	p.at = p.l.clock.Now()
-	p.retryWait += p.at.Sub(start)
+	if queued {
+		p.retryWait += p.at.Sub(start)
+	}
 	p.epoch, p.limit, p.held = epoch, limit, true
 	return nil
 }

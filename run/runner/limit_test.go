@@ -312,12 +312,12 @@ func TestLimiterRules(t *testing.T) {
 // goes back.
 func TestLimiterAcquireCancelled(t *testing.T) {
 	l := newLimiter(1, nil)
-	if _, _, ok := l.acquire(context.Background(), nil, false); !ok {
+	if _, _, queued, ok := l.acquire(context.Background(), nil, false); !ok || queued {
 		t.Fatal("first acquire")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, ok := l.acquire(ctx, nil, false); ok {
+	if _, _, _, ok := l.acquire(ctx, nil, false); ok {
 		t.Fatal("acquired with a cancelled context")
 	}
 	l.release()

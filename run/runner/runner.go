@@ -299,13 +299,16 @@ func (r *sweep) slots(provider string) (pace *cellPace, release func(), ok bool)
 	}
 	lim := r.limits[provider]
 	asked := r.o.Clock.Now()
-	epoch, limit, ok := lim.acquire(r.ctx, r.o.Drain, false)
+	epoch, limit, queued, ok := lim.acquire(r.ctx, r.o.Drain, false)
 	if !ok {
 		<-psem
 		r.noteDrain()
 		return nil, nil, false
 	}
-	pace = &cellPace{l: lim, epoch: epoch, limit: limit, held: true, at: lim.clock.Now(), waited: r.o.Clock.Now().Sub(asked)}
+	pace = &cellPace{l: lim, epoch: epoch, limit: limit, held: true, at: lim.clock.Now()}
+	if queued {
+		pace.waited = r.o.Clock.Now().Sub(asked)
+	}
 	if !acquire(r.ctx, r.o.Drain, r.global) {
 		pace.end()
 		<-psem
