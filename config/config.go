@@ -75,6 +75,11 @@ type Run struct {
 	// llm_judge's requests, command validators), apart from the cells'
 	// slots: they run after a cell has ended.
 	JudgeConcurrency int `yaml:"judge_concurrency" json:"judge_concurrency"`
+	// MaxCostUSD is the run's budget in US dollars (nil: none): a run
+	// whose projected cost passes it does not start (unless told to), and
+	// a running one starts no cell its spent and in-flight cost would
+	// take past it. Every model it sweeps needs a price.
+	MaxCostUSD *float64 `yaml:"max_cost_usd" json:"max_cost_usd,omitempty"`
 }
 
 // Provider is one provider entry: the keys every kind shares, and the
@@ -588,6 +593,7 @@ func (c *Config) validate(v *validator, kinds Kinds) {
 		}
 	}
 	c.validatePricing(v)
+	c.validateBudget(v)
 	c.validateLoad(v)
 	seenFile := map[string]bool{}
 	for i, f := range c.Prompts.Files {
@@ -873,3 +879,49 @@ func (c *Config) validatePricing(v *validator) {
 		seen[k] = i
 	}
 }
+
+// validateBudget checks run.max_cost_usd: more than 0, and a price for
+// every model it pays for, since a model without one cannot be counted
+// (and is never counted as free).
+func (c *Config) validateBudget(v *validator) {
+	b := c.Run.MaxCostUSD
+	if b == nil {
+		return
+	}
+	if !(*b > 0) || *b > MaxCostUSDLimit {
+		v.add("run.max_cost_usd", fmt.Sprintf("%v: must be more than 0 USD and at most %g (leave it out for no budget)", *b, float64(MaxCostUSDLimit)))
+		return
+	}
+	for _, u := range c.Unpriced() {
+		v.addPath([]any{"providers", u.Entry, "models", u.Model}, fmt.Sprintf("providers[%d].models[%d]", u.Entry, u.Model), u.Msg)
+	}
+}
+
+// Unpriced is a swept model without a price: providers[Entry].models[Model].
+type Unpriced struct {
+	Entry, Model int
+	Msg          string
+}
+
+// Unpriced are the swept models the pricing block has no price for: a
+// budget cannot count them.
+func (c *Config) Unpriced() []Unpriced {
+	var out []Unpriced
+	for i, p := range c.Providers {
+		name := p.Name
+		if name == "" {
+			name = p.Type
+		}
+		for j, m := range p.Models {
+			if c.Pricing.Lookup(name, m) == nil {
+				out = append(out, Unpriced{i, j, fmt.Sprintf("%s of %s has no price in the pricing block, and run.max_cost_usd cannot count it (give it one, 0 for a free model)",
+					yamlerr.Quoted(m), yamlerr.Quoted(name))})
+			}
+		}
+	}
+	return out
+}
+
+// MaxCostUSDLimit bounds run.max_cost_usd: a budget is money, not a
+// disabled check.
+const MaxCostUSDLimit = 1e9

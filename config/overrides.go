@@ -22,6 +22,7 @@ import (
 type Overrides struct {
 	Concurrency, Repetitions *int           // run.concurrency, run.repetitions
 	Timeout                  *time.Duration // run.timeout
+	MaxCost                  *float64       // run.max_cost_usd
 	RunID                    string         // run.id
 	// OutDir replaces run.out_dir, relative to the working directory; without
 	// it, run.out_dir is resolved against the config file's directory.
@@ -40,12 +41,13 @@ type Overrides struct {
 
 // flagOf is the command-line flag standing for each key Overrides sets.
 var flagOf = map[string]string{
-	"run.concurrency": "--concurrency",
-	"run.repetitions": "--repetitions",
-	"run.timeout":     "--timeout",
-	"run.id":          "--run-id",
-	"prompts.suites":  "--suite",
-	"prompts.only":    "--prompts",
+	"run.concurrency":  "--concurrency",
+	"run.repetitions":  "--repetitions",
+	"run.timeout":      "--timeout",
+	"run.max_cost_usd": "--max-cost",
+	"run.id":           "--run-id",
+	"prompts.suites":   "--suite",
+	"prompts.only":     "--prompts",
 }
 
 // LoadWith is Load with the command line's overrides merged in before the
@@ -75,6 +77,10 @@ func (o *Overrides) apply(c *Config) map[string]string {
 	if o.Timeout != nil {
 		c.Run.Timeout = Duration(*o.Timeout)
 		set("run.timeout", o.Timeout.String())
+	}
+	if o.MaxCost != nil {
+		c.Run.MaxCostUSD = o.MaxCost
+		set("run.max_cost_usd", fmt.Sprint(*o.MaxCost))
 	}
 	if o.RunID != "" {
 		c.Run.ID = o.RunID

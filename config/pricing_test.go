@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -70,5 +71,43 @@ func TestPricingErrors(t *testing.T) {
 				t.Errorf("error\n%v\nwant %s", err, c.want)
 			}
 		})
+	}
+}
+
+// A budget: more than 0, given in bench.yaml or by --max-cost (whose
+// error names the flag and the key), and a price for every model it pays
+// for (the error at the model's line: one without a price is never
+// counted as free).
+func TestBudget(t *testing.T) {
+	priced := "pricing:\n  - model: gpt-a\n    input: 1\n    output: 2\n  - model: gpt-b\n    input: 1\n    output: 2\n  - provider: ollama\n    input: 0\n    output: 0\n"
+	c, err := config.Parse("bench.yaml", []byte("run: {max_cost_usd: 2.5}\n"+pricedProviders+priced), providers.Kinds)
+	if err != nil || *c.Run.MaxCostUSD != 2.5 {
+		t.Fatalf("err %v", err)
+	}
+	for _, tc := range []struct{ name, run, block, want string }{
+		{"zero", "run: {max_cost_usd: 0}\n", priced, "bench.yaml:1: run.max_cost_usd: 0: must be more than 0 USD"},
+		{"negative", "run: {max_cost_usd: -3}\n", priced, "bench.yaml:1: run.max_cost_usd: -3: must be more than 0 USD"},
+		{"not a number", "run: {max_cost_usd: lots}\n", priced, "bench.yaml:1: run.max_cost_usd: wrong type"},
+		{"a model without a price", "run: {max_cost_usd: 1}\n", "pricing:\n  - model: gpt-a\n    input: 1\n    output: 2\n",
+			"bench.yaml:7: providers[0].models[1]: \"gpt-b\" of \"hosted\" has no price in the pricing block, and run.max_cost_usd cannot count it"},
+		{"no pricing at all", "run: {max_cost_usd: 1}\n", "", "bench.yaml:9: providers[1].models[0]: \"qwen3:4b\" of \"ollama\" has no price"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := config.Parse("bench.yaml", []byte(tc.run+pricedProviders+tc.block), providers.Kinds)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error\n%v\nwant %s", err, tc.want)
+			}
+		})
+	}
+	path := writeConfig(t, pricedProviders+priced)
+	for _, v := range []float64{0, -1} {
+		_, err := config.LoadWith(path, providers.Kinds, &config.Overrides{MaxCost: &v})
+		if want := fmt.Sprintf("--max-cost %v: run.max_cost_usd: %v: must be more than 0 USD", v, v); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--max-cost %v: error %v, want %q", v, err, want)
+		}
+	}
+	five := 5.0
+	if c, err := config.LoadWith(path, providers.Kinds, &config.Overrides{MaxCost: &five}); err != nil || *c.Run.MaxCostUSD != 5 {
+		t.Errorf("--max-cost 5: %v", err)
 	}
 }

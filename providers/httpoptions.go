@@ -53,6 +53,21 @@ type sampling struct {
 	MaxTokens   int      `yaml:"max_tokens" json:"max_tokens,omitempty"`
 }
 
+// OutputCap is the entry's max_tokens (the budget's projection reads it
+// through OutputCap).
+func (s sampling) OutputCap() int { return s.MaxTokens }
+
+// OutputCap is the cap a provider entry puts on an answer's tokens (its
+// max_tokens), 0 when it puts none or its kind takes none: what the cost
+// projection of a run counts a cell's output at when its prompt sets no
+// max_tokens of its own.
+func OutputCap(p *config.Provider) int {
+	if c, ok := p.Options.(interface{ OutputCap() int }); ok {
+		return c.OutputCap()
+	}
+	return 0
+}
+
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // resolve checks the shared HTTP keys and records the server's endpoint.

@@ -308,6 +308,10 @@ type Preconnector interface {
 // the warm-up costs the load and little else.
 const WarmupPrompt = "Reply with exactly: OK"
 
+// WarmupMaxTokens caps the warm-up's answer: it has only to start one (and
+// a budget pays for it).
+const WarmupMaxTokens = 16
+
 // Probe is what inventory.json records of a provider.
 type Probe struct {
 	BaseURL string `json:"base_url,omitempty"`

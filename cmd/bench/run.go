@@ -42,6 +42,7 @@ type runFlags struct {
 	shard, failOn                      string
 	concurrency, repetitions           int
 	timeout                            time.Duration
+	maxCost                            float64
 }
 
 // defineRunFlags binds bench run's flags to o and f.
@@ -54,6 +55,8 @@ func defineRunFlags(fs *flag.FlagSet, o *session.Options, f *runFlags) {
 	fs.IntVar(&f.concurrency, "concurrency", 0, "cells in flight across all providers (overrides run.concurrency)")
 	fs.IntVar(&f.repetitions, "repetitions", 0, "repetitions of each cell (overrides run.repetitions)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "per-cell timeout, e.g. 90s (overrides run.timeout)")
+	fs.Float64Var(&f.maxCost, "max-cost", 0, "the run's budget in `USD`: no cell starts that would take the spend past it; with --resume, the budget for the whole run from now (overrides run.max_cost_usd)")
+	fs.BoolVar(&o.AllowOverBudget, "allow-over-budget", false, "start even when the projected cost passes the budget (the sweep still stops at it, exit 5)")
 	fs.StringVar(&o.RunID, "run-id", "", "run id, the run directory's name (default: UTC timestamp)")
 	fs.StringVar(&o.OutDir, "out", "", "parent directory of run directories (overrides run.out_dir)")
 	fs.BoolVar(&o.Quiet, "quiet", false, "print nothing but errors and warnings (no progress, no table)")
@@ -111,6 +114,9 @@ func checkRunFlags(o *session.Options, f *runFlags, set map[string]bool) []error
 	}
 	if set["timeout"] {
 		o.Timeout = &f.timeout
+	}
+	if set["max-cost"] {
+		o.MaxCost = &f.maxCost
 	}
 	var errs []error
 	if set["run-id"] && o.RunID == "" {

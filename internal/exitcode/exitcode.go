@@ -26,6 +26,10 @@ const (
 	// the check works. (Not 4: the models were reached and measured, the
 	// cure is another, and --allow-unavailable does not accept it.)
 	Unjudged = 5
+	// Budget: run.max_cost_usd stopped the run before its last cell (the
+	// cells it did not start are recorded; --resume with a larger
+	// --max-cost finishes it).
+	Budget = 6
 	// Interrupted: Ctrl-C (or SIGTERM) stopped the run.
 	Interrupted = 130
 )

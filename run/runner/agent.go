@@ -88,7 +88,7 @@ func runAgentCell(parent context.Context, cfg *config.Config, clock Clock, prov 
 	rec := newRecord(cfg, c)
 	rec.ExpectedTools = agentExpectedTools(c.Prompt)
 	req := providers.Request{Model: c.Model, System: c.Prompt.System, Prompt: c.Prompt.Prompt, Now: clock.Now, TraceParent: traceParent,
-		MaxOutputBytes: cfg.Run.MaxOutputBytes}
+		MaxOutputBytes: cfg.Run.MaxOutputBytes, MaxTokens: c.Prompt.MaxTokens}
 	if c.ThinkingLevel != nil {
 		req.ThinkingLevel = *c.ThinkingLevel
 	}

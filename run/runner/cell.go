@@ -287,7 +287,7 @@ func runCellTimed(parent context.Context, cfg *config.Config, clock Clock, prov 
 	}
 	rec := newRecord(cfg, c)
 	req := providers.Request{Model: c.Model, System: c.Prompt.System, Prompt: c.Prompt.Prompt, Tools: c.Prompt.Tools, Now: clock.Now, TraceParent: traceParent,
-		MaxOutputBytes: cfg.Run.MaxOutputBytes}
+		MaxOutputBytes: cfg.Run.MaxOutputBytes, MaxTokens: c.Prompt.MaxTokens}
 	if c.ThinkingLevel != nil {
 		req.ThinkingLevel = *c.ThinkingLevel
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"bench/config"
+	"bench/internal/record/pricing"
 	"bench/internal/record/results"
 	"bench/internal/record/slo"
 	"bench/run/plan"
@@ -180,7 +181,24 @@ func (r *sweep) stage(st *plan.Stage, level float64, cells []plan.Cell, w *resid
 	if st.Load.MaxConcurrency > 0 && st.Mode == plan.ModeRate {
 		capSem = make(chan struct{}, st.Load.MaxConcurrency)
 	}
-	send := func(c plan.Cell, lc *loadCell, release func()) {
+	send := func(c plan.Cell, lc *loadCell, release func()) bool {
+		// Under a budget a load cell is paid for as a sweep's is: one it
+		// cannot afford stops the stage (and holds its schedule while the
+		// cells in flight settle).
+		var cost float64
+		if r.budget != nil {
+			cost, _ = r.budget.Projector.Cell(c)
+			if !r.budget.take(r.ctx, r.o.Drain, cost) {
+				if release != nil {
+					release()
+				}
+				r.noteDrain()
+				return false
+			}
+		}
+		r.mu.Lock()
+		r.dispatched[c.Key()] = true
+		r.mu.Unlock()
 		wg.Add(1)
 		prov := r.o.Providers[c.Provider.Name]
 		r.g.Go(func() error {
@@ -189,6 +207,7 @@ func (r *sweep) stage(st *plan.Stage, level float64, cells []plan.Cell, w *resid
 			lc.slot = lc.woke
 			if capSem != nil {
 				if !acquire(r.ctx, nil, capSem) {
+					r.budget.settle(cost, 0)
 					return nil
 				}
 				lc.slot = clock.Now()
@@ -217,8 +236,11 @@ func (r *sweep) stage(st *plan.Stage, level float64, cells []plan.Cell, w *resid
 				lastEnd = end
 			}
 			mu.Unlock()
-			return r.record(rec)
+			err := r.record(rec)
+			r.budget.settle(cost, Spent(rec, cost))
+			return err
 		})
+		return true
 	}
 	ok = true
 	if st.Mode == plan.ModeConcurrency {
@@ -268,7 +290,7 @@ func collectLess() func() {
 
 // closedLoop sends each cell when one of level streams is free; a ramp
 // starts the streams spread over its length.
-func (r *sweep) closedLoop(st *plan.Stage, level float64, cells []plan.Cell, start, deadline time.Time, send func(plan.Cell, *loadCell, func())) bool {
+func (r *sweep) closedLoop(st *plan.Stage, level float64, cells []plan.Cell, start, deadline time.Time, send func(plan.Cell, *loadCell, func()) bool) bool {
 	streams := max(int(level), 1)
 	sem := make(chan struct{}, streams)
 	ramp := time.Duration(st.Load.Ramp)
@@ -290,7 +312,9 @@ func (r *sweep) closedLoop(st *plan.Stage, level float64, cells []plan.Cell, sta
 			}
 			return true
 		}
-		send(c, &loadCell{stage: st, level: level, stageStart: start, due: due}, func() { <-sem })
+		if !send(c, &loadCell{stage: st, level: level, stageStart: start, due: due}, func() { <-sem }) {
+			return false
+		}
 	}
 	return true
 }
@@ -299,7 +323,7 @@ func (r *sweep) closedLoop(st *plan.Stage, level float64, cells []plan.Cell, sta
 // the cells before it are doing; under max_concurrency a cell then waits
 // for a slot (its own goroutine waits, in order, so the schedule of the
 // cells after it is kept).
-func (r *sweep) openLoop(st *plan.Stage, level float64, cells []plan.Cell, start, deadline time.Time, send func(plan.Cell, *loadCell, func())) bool {
+func (r *sweep) openLoop(st *plan.Stage, level float64, cells []plan.Cell, start, deadline time.Time, send func(plan.Cell, *loadCell, func()) bool) bool {
 	n := 0
 	for _, c := range cells {
 		n = max(n, c.Ordinal+1)
@@ -318,7 +342,9 @@ func (r *sweep) openLoop(st *plan.Stage, level float64, cells []plan.Cell, start
 		if !r.sleepUntil(due) {
 			return false
 		}
-		send(c, &loadCell{stage: st, level: level, stageStart: start, due: due}, nil)
+		if !send(c, &loadCell{stage: st, level: level, stageStart: start, due: due}, nil) {
+			return false
+		}
 	}
 	return true
 }
@@ -377,9 +403,13 @@ func napUntil(end time.Time) {
 	}
 }
 
-// notRun records a cell the load profile did not send, with why.
+// notRun records a cell the run did not send (the load profile's time
+// was up, the budget was spent), with why.
 func (r *sweep) notRun(c plan.Cell, level float64, failure, why string) error {
 	rec := newRecord(r.cfg, c)
+	r.mu.Lock()
+	r.dispatched[c.Key()] = true // recorded: not to be recorded again
+	r.mu.Unlock()
 	now := r.o.Clock.Now()
 	rec.StartedAtMS, rec.EndedAtMS = now.UnixMilli(), now.UnixMilli()
 	// Never sent, whether the sweep stopped or the stage timed out: not
@@ -388,11 +418,16 @@ func (r *sweep) notRun(c plan.Cell, level float64, failure, why string) error {
 	rec.AvailabilityStatus = results.StatusSkippedUnavailable
 	rec.FailureType, rec.ErrorMessage = ptr(failure), ptr(why)
 	rec.ToolCallDetails = []results.ToolCall{}
-	rec.Stage, rec.StageMode = c.Stage.Name, c.Stage.Mode
+	if c.Stage != nil {
+		rec.Stage, rec.StageMode = c.Stage.Name, c.Stage.Mode
+	}
 	if level > 0 {
 		rec.StageLevel = ptr(level)
 	}
 	finish(rec, r.cfg, r.o.Providers[c.Provider.Name].Secrets())
+	if rec.CostMissing != "" {
+		rec.CostMissing = pricing.NotRun // priced, but never sent
+	}
 	if err := r.record(rec); err != nil {
 		// results.jsonl failed: the run stops, through its group.
 		r.g.Go(func() error { return err })

@@ -51,6 +51,9 @@ type Options struct {
 	// Recorded are a resumed run's records of SLO-search stages (the last
 	// record of each cell), so a search goes on from the stages it ran.
 	Recorded []*results.Record
+	// Budget, when not nil, is run.max_cost_usd: no cell starts that its
+	// spent and in-flight cost would take past it (budget.go).
+	Budget *Budget
 }
 
 // Outcome says how a run went.
@@ -98,7 +101,8 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		global: make(chan struct{}, o.Config.Run.Concurrency),
 		psem:   map[string]chan struct{}{},
 		limits: map[string]*limiter{},
-		cells:  make([][]plan.Cell, len(o.Plan.Suites)),
+		budget: newBudget(o.Budget), dispatched: map[results.Key]bool{},
+		cells: make([][]plan.Cell, len(o.Plan.Suites)),
 	}
 	if grader.HasExternal(o.Config.PromptSet) {
 		r.grader = grader.New(grader.Options{Judges: o.Providers, Concurrency: o.Config.Run.JudgeConcurrency,
@@ -120,6 +124,10 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	err := g.Wait()
 	r.ends.Wait()
+	budgetStop := err == nil && ctx.Err() == nil && r.budget.exhausted()
+	if budgetStop {
+		err = r.recordNotRun()
+	}
 	out.EndedAt = o.Clock.Now()
 	switch {
 	case err != nil:
@@ -127,6 +135,8 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		err = fmt.Errorf("run stopped: %w", err)
 	case ctx.Err() != nil:
 		out.EndReason = EndAborted
+	case budgetStop:
+		out.EndReason = EndBudget
 	case r.drained || out.Recorded < out.Planned:
 		out.EndReason = EndInterrupted
 	default:
@@ -158,6 +168,10 @@ type sweep struct {
 	// such checks, so a slow judge holds back new cells, not memory.
 	grader  *grader.Grader
 	backlog chan struct{}
+	// budget is run.max_cost_usd (nil: none); dispatched the cells
+	// started, so those it stopped can be recorded as not run.
+	budget     *budget
+	dispatched map[results.Key]bool
 
 	mu      sync.Mutex // guards out and drained, and orders the records
 	out     *Outcome
@@ -278,7 +292,7 @@ func (r *sweep) stopping() bool {
 		r.noteDrain()
 		return true
 	}
-	return r.ctx.Err() != nil
+	return r.ctx.Err() != nil || r.budget.exhausted()
 }
 
 func (r *sweep) noteDrain() {
@@ -327,8 +341,17 @@ const gradeBacklog = 8
 // has ended: its external checks (grader) run after, on slots of their
 // own, so they are in none of its timings and hold no other cell back.
 func (r *sweep) dispatch(c plan.Cell, wg *sync.WaitGroup, w *residency) bool {
+	var cost float64
+	if r.budget != nil {
+		cost, _ = r.budget.Projector.Cell(c)
+		if !r.budget.take(r.ctx, r.o.Drain, cost) {
+			r.noteDrain()
+			return false
+		}
+	}
 	graded := r.grader != nil && hasExternal(c.Prompt)
 	if graded && !acquire(r.ctx, r.o.Drain, r.backlog) {
+		r.budget.settle(cost, 0)
 		r.noteDrain()
 		return false
 	}
@@ -337,8 +360,12 @@ func (r *sweep) dispatch(c plan.Cell, wg *sync.WaitGroup, w *residency) bool {
 		if graded {
 			<-r.backlog
 		}
+		r.budget.settle(cost, 0)
 		return false
 	}
+	r.mu.Lock()
+	r.dispatched[c.Key()] = true
+	r.mu.Unlock()
 	wg.Add(1)
 	prov := r.o.Providers[c.Provider.Name]
 	r.g.Go(func() error {
@@ -360,9 +387,29 @@ func (r *sweep) dispatch(c plan.Cell, wg *sync.WaitGroup, w *residency) bool {
 			r.grader.Grade(r.ctx, c.Prompt, rec, r.outs.JudgeTraceParent(c))
 			finish(rec, r.cfg, prov.Secrets())
 		}
-		return r.record(rec)
+		err := r.record(rec)
+		r.budget.settle(cost, Spent(rec, cost))
+		return err
 	})
 	return true
+}
+
+// recordNotRun records the cells the budget did not start, in plan order:
+// skipped_unavailable / budget_exhausted, each saying what was spent.
+func (r *sweep) recordNotRun() error {
+	why := r.budget.why()
+	for _, c := range r.o.Plan.Cells {
+		r.mu.Lock()
+		started := r.dispatched[c.Key()]
+		r.mu.Unlock()
+		if started {
+			continue
+		}
+		if err := r.notRun(c, 0, FailBudgetExhausted, why); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // hasExternal says whether a prompt has an external check.

@@ -28,13 +28,27 @@ func (r *sweep) warmup(si int, w *residency) {
 	if !first.Provider.Warmup || r.stopping() {
 		return
 	}
+	// Under a budget the warm-up is paid for like a cell: its projection
+	// reserved, then what its answer cost.
+	var cost, spent float64
+	if r.budget != nil {
+		cost, _ = r.budget.Projector.Warmup(s)
+		if !r.budget.take(r.ctx, r.o.Drain, cost) {
+			r.noteDrain()
+			return
+		}
+		spent = cost
+		defer func() { r.budget.settle(cost, spent) }()
+	}
 	pace, release, ok := r.slots(s.Provider)
 	if !ok {
+		spent = 0
 		return
 	}
 	defer release()
 	prov := r.o.Providers[s.Provider]
-	req := providers.Request{Model: s.Model, Prompt: providers.WarmupPrompt, Now: r.o.Clock.Now, TraceParent: r.outs.SuiteTraceParent(s)}
+	req := providers.Request{Model: s.Model, Prompt: providers.WarmupPrompt, MaxTokens: providers.WarmupMaxTokens, Now: r.o.Clock.Now,
+		TraceParent: r.outs.SuiteTraceParent(s)}
 	if s.ThinkingLevel != nil {
 		req.ThinkingLevel = *s.ThinkingLevel
 	}
@@ -78,6 +92,9 @@ func (r *sweep) warmup(si int, w *residency) {
 		resp, serr := prov.Stream(wctx, req, func(providers.Event) {})
 		timedOut = errors.Is(wctx.Err(), context.DeadlineExceeded)
 		wcancel()
+		if r.budget != nil {
+			spent = warmupSpent(resp, serr, r.cfg.Pricing.Lookup(s.Provider, s.Model), cost)
+		}
 		if !loaded {
 			res.Load = r.o.Clock.Now().Sub(start)
 			if resp != nil {

@@ -90,6 +90,9 @@ type Tokens struct {
 const (
 	NoPrice  = "no price for the model in bench.yaml's pricing block"
 	NoTokens = "the provider reported no input or output token count"
+	// NotRun is a priced cell bench did not send (a budget spent, a load
+	// stage's time up).
+	NotRun = "not run"
 )
 
 // Cost is the cell's cost in USD, or ok false with the reason there is

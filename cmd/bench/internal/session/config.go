@@ -56,7 +56,7 @@ func newProviders(cfg *config.Config, where func(p *config.Provider) string) (ma
 // by the run's own, read back from its config.json: a resumed run runs the
 // plan it was started with, whatever bench.yaml says today. An option that
 // would change that plan (or how its cells are measured) is refused; only
-// --concurrency, --quiet and --allow-unavailable may differ. bench.yaml is
+// --concurrency, --max-cost, --quiet and --allow-unavailable may differ. bench.yaml is
 // still read, to find the run directory and for the values config.json
 // never holds (a CLI's env).
 func resumeConfig(cur *config.Config, o *Options, stderr io.Writer) (*config.Config, map[string]providers.Provider, int) {
@@ -81,6 +81,18 @@ func resumeConfig(cur *config.Config, o *Options, stderr io.Writer) (*config.Con
 	saved.Run.OutDir, saved.Run.ID, saved.Run.IDChosen = cur.Run.OutDir, cur.Run.ID, true
 	if o.Concurrency != nil {
 		saved.Run.Concurrency = *o.Concurrency
+	}
+	if o.MaxCost != nil {
+		// A new budget for the whole run: what its records cost counts.
+		saved.Run.MaxCostUSD = o.MaxCost
+		var errs []error
+		for _, u := range saved.Unpriced() {
+			errs = append(errs, fmt.Errorf("%s: providers[%d].models[%d]: %s", path, u.Entry, u.Model, u.Msg))
+		}
+		if len(errs) > 0 {
+			fmt.Fprintf(stderr, "bench run: --resume --max-cost:\n%v\n", errors.Join(errs...))
+			return nil, nil, exitcode.Usage
+		}
 	}
 	provs, err := newProviders(saved, func(*config.Provider) string { return path })
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"bench/config"
 	"bench/internal/exitcode"
+	"bench/internal/record/results"
 	"bench/internal/record/rundir"
 	"bench/providers"
 	"bench/run/inventory"
@@ -17,7 +18,7 @@ import (
 // openRunDir creates (or, with resume, reopens) the run directory and
 // returns the tally of what is already recorded there (empty for a new
 // run).
-func openRunDir(cfg *config.Config, resume bool, stderr io.Writer) (*rundir.Dir, *tally, int) {
+func openRunDir(cfg *config.Config, resume bool, spend func(*results.Record) float64, stderr io.Writer) (*rundir.Dir, *tally, int) {
 	if !resume {
 		dir, err := rundir.Create(cfg.Run.OutDir, cfg.Run.ID, !cfg.Run.IDChosen)
 		if err != nil {
@@ -28,7 +29,9 @@ func openRunDir(cfg *config.Config, resume bool, stderr io.Writer) (*rundir.Dir,
 			return nil, nil, exitcode.IO
 		}
 		cfg.Run.ID = dir.ID
-		return dir, newTally(), exitcode.OK
+		t := newTally()
+		t.spend = spend
+		return dir, t, exitcode.OK
 	}
 	dir, dropped, err := rundir.Resume(cfg.RunDir())
 	if err != nil {
@@ -42,7 +45,7 @@ func openRunDir(cfg *config.Config, resume bool, stderr io.Writer) (*rundir.Dir,
 	if dropped > 0 {
 		fmt.Fprintf(stderr, "bench: dropped a half-written last line (%d bytes) from %s\n", dropped, path)
 	}
-	t, err := scan(path)
+	t, err := scan(path, spend)
 	if err != nil {
 		dir.Close()
 		fmt.Fprintf(stderr, "bench run: %v\n", err)

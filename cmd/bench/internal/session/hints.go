@@ -63,8 +63,9 @@ func (o *Options) prog() string {
 }
 
 // resumeCommand is the exact command that finishes an interrupted run: the
-// arguments it was started with, its run id, and --resume.
-func resumeCommand(prog string, args []string, runID string) string {
+// arguments it was started with, its run id, and --resume; with maxCost
+// (a run the budget stopped), --max-cost maxCost in place of the one it had.
+func resumeCommand(prog string, args []string, runID, maxCost string) string {
 	parts := []string{prog, "run"}
 	for i := 0; i < len(args); i++ {
 		name, _, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
@@ -72,10 +73,10 @@ func resumeCommand(prog string, args []string, runID string) string {
 			parts = append(parts, shellword.Quote(args[i]))
 			continue
 		}
-		switch name {
-		case "resume":
+		switch {
+		case name == "resume":
 			continue
-		case "run-id":
+		case name == "run-id", name == "max-cost" && maxCost != "":
 			if !hasValue {
 				i++ // its value is the next argument
 			}
@@ -83,7 +84,11 @@ func resumeCommand(prog string, args []string, runID string) string {
 		}
 		parts = append(parts, shellword.Quote(args[i]))
 	}
-	return strings.Join(append(parts, "--run-id", shellword.Quote(runID), "--resume"), " ")
+	parts = append(parts, "--run-id", shellword.Quote(runID), "--resume")
+	if maxCost != "" {
+		parts = append(parts, "--max-cost", maxCost)
+	}
+	return strings.Join(parts, " ")
 }
 
 // writeNextSteps ends a finished run: where its reports are and what one

@@ -24,6 +24,9 @@ type Options struct {
 	// AllowUnavailable: a provider none of whose cells reached a model
 	// does not make the run exit 4, nor (with Baseline) fail the gate.
 	AllowUnavailable bool
+	// AllowOverBudget starts a run whose projected cost passes
+	// run.max_cost_usd (the sweep still stops at it).
+	AllowOverBudget bool
 	// JUnit, when not "", also gets junit.xml (--junit).
 	JUnit string
 	// ShardIndex of ShardCount (1-based) is the part of the plan to run;

@@ -43,6 +43,8 @@ type session struct {
 	shard *rundir.Shard
 	// providers have cells in this run's plan (exit 4 is decided on them).
 	providers []string
+	// plan is the run's whole plan (a resumed run's included what is done).
+	plan *plan.Plan
 
 	log   *progress.Log
 	sig   *signals
@@ -77,9 +79,13 @@ func Run(o Options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench: note: %s\n", note)
 	}
 	if o.DryRun {
-		return dryRun(stdout, stderr, cfg, pl, o.Resume)
+		return dryRun(stdout, stderr, cfg, pl, &o)
 	}
-	s := &session{o: &o, stdout: stdout, stderr: stderr, cfg: cfg, provs: provs, shard: shard, providers: planned(pl)}
+	if why := overBudget(cfg, pl, 0); why != "" && !o.Resume && !o.AllowOverBudget {
+		fmt.Fprintf(stderr, "bench run: %s\n", why)
+		return exitcode.Usage
+	}
+	s := &session{o: &o, stdout: stdout, stderr: stderr, cfg: cfg, provs: provs, shard: shard, providers: planned(pl), plan: pl}
 	return s.run(pl)
 }
 
@@ -104,7 +110,7 @@ func (s *session) run(pl *plan.Plan) int {
 	s.log = progress.NewLog(s.stderr)
 	s.sig = catchSignals(s.log)
 	defer s.sig.stop()
-	dir, t, code := openRunDir(s.cfg, s.o.Resume, s.stderr)
+	dir, t, code := openRunDir(s.cfg, s.o.Resume, spender(s.cfg, pl), s.stderr)
 	if dir == nil {
 		return code
 	}
@@ -139,6 +145,10 @@ func (s *session) run(pl *plan.Plan) int {
 	full := len(pl.Cells)
 	if s.o.Resume {
 		pl = pl.Without(t.done)
+		if why := overBudget(s.cfg, pl, t.spentUSD()); why != "" && !s.o.AllowOverBudget {
+			fmt.Fprintf(s.stderr, "bench run: --resume: %s\n", why)
+			return exitcode.Usage
+		}
 		fmt.Fprintf(s.stdout, "bench: resuming %s: %d of %d cells already recorded\n", s.cfg.Run.ID, full-len(pl.Cells), full)
 	}
 	return s.sweep(pl, full-len(pl.Cells))
@@ -159,8 +169,12 @@ func (s *session) sweep(pl *plan.Plan, resumed int) int {
 			format.Plural(len(pl.Suites), "suite"), format.Plural(len(cfg.PromptSet), "prompt"),
 			format.Plural(cfg.Run.Repetitions, "repetition"), s.dir.Path)
 	}
+	if b := s.cfg.Run.MaxCostUSD; b != nil && !s.o.Quiet {
+		fmt.Fprintf(s.stdout, "bench: budget %s (run.max_cost_usd): %s spent, the cells to run projected at %s\n",
+			usd(*b), usd(s.tally.spentUSD()), usd(plan.NewProjector(s.cfg).Plan(pl).USD))
+	}
 	out, runErr := runner.Run(s.sig.ctx, runner.Options{Config: s.cfg, Plan: pl, Providers: s.provs,
-		Outputs: outs, Drain: s.sig.drain, Log: s.log, Recorded: s.tally.recordedSearch()})
+		Outputs: outs, Drain: s.sig.drain, Log: s.log, Recorded: s.tally.recordedSearch(), Budget: runBudget(s.cfg, s.tally.spentUSD())})
 	if out != nil {
 		if err := s.writeRunInfo(out, resumed); err != nil && runErr == nil {
 			runErr = err
@@ -226,8 +240,13 @@ func (s *session) finish(out *runner.Outcome, reports *reports) int {
 		fmt.Fprintf(w, "bench: %s: %d/%d cells recorded in %s\n", out.EndReason, out.Recorded, out.Planned, s.dir.Path)
 	}
 	if stopped {
-		fmt.Fprintf(w, "bench: to run the other %d cells: %s\n", s.tally.left(out.Planned), resumeCommand(s.o.prog(), s.o.Args, s.cfg.Run.ID))
+		fmt.Fprintf(w, "bench: to run the other %d cells: %s\n", s.tally.left(out.Planned), resumeCommand(s.o.prog(), s.o.Args, s.cfg.Run.ID, ""))
 		return exitcode.Interrupted
+	}
+	if out.EndReason == runner.EndBudget {
+		// Said even with --quiet: the run is not complete.
+		writeBudgetEnd(s.stderr, s, out)
+		return exitcode.Budget
 	}
 	if lines == nil && !s.o.Quiet {
 		writeNextSteps(s.stdout, s.o.prog(), s.dir.Path, s.o.Baseline != "")
@@ -266,19 +285,29 @@ func (s *session) verdict() int {
 	return gate
 }
 
-// dryRun prints the plan; with resume, the cells a resume would run.
-func dryRun(stdout, stderr io.Writer, cfg *config.Config, pl *plan.Plan, resume bool) int {
-	if resume {
+// dryRun prints the plan and its projected cost; with resume, the cells a
+// resume would run. A run the budget would refuse to start is refused here
+// too (exit 2), unless --allow-over-budget.
+func dryRun(stdout, stderr io.Writer, cfg *config.Config, pl *plan.Plan, o *Options) int {
+	spent := 0.0
+	if o.Resume {
 		full := len(pl.Cells)
-		t, err := scan(rundir.Path(cfg.RunDir(), rundir.ResultsFile))
+		t, err := scan(rundir.Path(cfg.RunDir(), rundir.ResultsFile), spender(cfg, pl))
 		if err != nil {
 			fmt.Fprintf(stderr, "bench run: %v\n", err)
 			return exitcode.IO
 		}
-		pl = pl.Without(t.done)
+		pl, spent = pl.Without(t.done), t.spent
 		fmt.Fprintf(stdout, "bench: resuming %s would run %d of its %d cells (%d of them again)\n", cfg.Run.ID, len(pl.Cells), full, len(t.again))
 	}
 	printPlan(stdout, cfg, pl)
+	for _, l := range projectionLines(cfg, pl, spent) {
+		fmt.Fprintln(stdout, l)
+	}
+	if why := overBudget(cfg, pl, spent); why != "" && !o.AllowOverBudget {
+		fmt.Fprintf(stderr, "bench run: %s\n", why)
+		return exitcode.Usage
+	}
 	return exitcode.OK
 }
 

@@ -299,8 +299,15 @@ func TestResumeCommand(t *testing.T) {
 		{[]string{"--prompts", "it's"}, `bench run --prompts 'it'\''s' --run-id 20260214_100000 --resume`},
 	}
 	for _, c := range cases {
-		if got := resumeCommand("bench", c.args, "20260214_100000"); got != c.want {
+		if got := resumeCommand("bench", c.args, "20260214_100000", ""); got != c.want {
 			t.Errorf("%q: %s, want %s", c.args, got, c.want)
+		}
+	}
+	// A run the budget stopped resumes with a new --max-cost in place of
+	// the old one.
+	for _, args := range [][]string{{"--max-cost", "0.5", "--quiet"}, {"--max-cost=0.5", "--quiet"}} {
+		if got, want := resumeCommand("bench", args, "r", "1.25"), "bench run --quiet --run-id r --resume --max-cost 1.25"; got != want {
+			t.Errorf("%q: %s, want %s", args, got, want)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"bench/internal/exitcode"
 	"bench/internal/record/results"
 	"bench/internal/record/slo"
+	"bench/run/runner"
 )
 
 // rerun says whether a resumed run runs a recorded cell again: one that
@@ -58,11 +59,17 @@ type tally struct {
 	recorded, unavailable int
 	skipped               map[string]map[string][]string
 	// final counts this invocation's records that a resume keeps (not
-	// cancelled, unavailable, refused or rate-limited: see rerun).
-	final int
+	// cancelled, unavailable, refused or rate-limited: see rerun);
+	// notRun those the budget did not start.
+	final, notRun int
 	// unjudged finds the groups no external check gave a verdict on, over
 	// the whole run (a resumed run's earlier cells too).
 	unjudged results.Unjudged
+
+	// spend is what a record costs against the budget (nil: no budget);
+	// spent sums it over every record, the earlier runs' included.
+	spend func(*results.Record) float64
+	spent float64
 }
 
 func newTally() *tally {
@@ -73,8 +80,9 @@ func newTally() *tally {
 // scan starts the tally of a resumed run from its results file: each
 // cell's last record says whether it is done or runs again. A missing file
 // (a run killed before its first result) is an empty tally.
-func scan(path string) (*tally, error) {
+func scan(path string, spend func(*results.Record) float64) (*tally, error) {
 	t := newTally()
+	t.spend = spend
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return t, nil
 	}
@@ -97,6 +105,9 @@ func scan(path string) (*tally, error) {
 			t.reached[r.Provider] = true
 		}
 		t.unjudged.Add(r) // a cell run again had no answer to check
+		if t.spend != nil {
+			t.spent += t.spend(r)
+		}
 		return nil
 	})
 	t.bad = bad
@@ -131,8 +142,17 @@ func (t *tally) AddRecord(r *results.Record) error {
 	t.recorded++
 	if !rerun(r) {
 		t.final++
+		t.done[k] = true
 	}
-	if r.AvailabilityStatus == results.StatusSkippedUnavailable {
+	if t.spend != nil {
+		t.spent += t.spend(r)
+	}
+	budget := r.FailureType != nil && *r.FailureType == runner.FailBudgetExhausted
+	if budget {
+		t.notRun++
+	}
+	// A cell the budget did not start says nothing of its server.
+	if r.AvailabilityStatus == results.StatusSkippedUnavailable && !budget {
 		t.unavailable++
 		if r.FailureType != nil {
 			t.skip(r.Provider, *r.FailureType, r.Model)
@@ -197,6 +217,20 @@ func (t *tally) unjudgedCode() (int, string) {
 		return exitcode.Unjudged, line
 	}
 	return exitcode.OK, ""
+}
+
+// spentUSD is what the run's records cost against the budget.
+func (t *tally) spentUSD() float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.spent
+}
+
+// doneKeys are the cells whose last record is final.
+func (t *tally) doneKeys() map[results.Key]bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return maps.Clone(t.done)
 }
 
 // left is how many of the planned cells a --resume runs after this
