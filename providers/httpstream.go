@@ -87,7 +87,8 @@ func (e *httpEndpoint) post(ctx context.Context, r Request, hr httpRequest, resp
 		}
 		free := false
 		if pacer != nil && rl.Refused() {
-			free = pacer.Refused(rl)
+			// max_retries: 0 asks for none, free or not.
+			free = pacer.Refused(rl) && e.maxRetries > 0
 		}
 		if !retryable {
 			return nil, err

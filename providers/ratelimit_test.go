@@ -250,6 +250,22 @@ func TestHTTPQuotaIsNoRefusal(t *testing.T) {
 	})
 }
 
+// max_retries: 0 asks for no retry: the pacer hears the refusal, and it is
+// recorded as it came, free or not.
+func TestHTTPNoRetriesMeansNone(t *testing.T) {
+	refuse := answer{status: 429, header: map[string]string{"Retry-After-Ms": "5"}, body: `{"error":{"message":"slow down"}}`}
+	k := httpKinds[0]
+	srv := newScriptServer(t, k, refuse, refuse)
+	p := newHTTPKind(t, k, srv.URL).(*OllamaOpenAI)
+	p.http.maxRetries = 0
+	pacer := &testPacer{free: 5}
+	_, err := p.Stream(WithPacer(context.Background(), pacer), Request{Model: "scripted", Prompt: "x"}, func(Event) {})
+	var f *Failure
+	if !errors.As(err, &f) || f.Type != results.FailHTTP429 || srv.count() != 1 || len(pacer.refused) != 1 {
+		t.Errorf("err %v, %d requests, %d refusals heard: want http_429 at once, heard", err, srv.count(), len(pacer.refused))
+	}
+}
+
 func TestBackoffBounded(t *testing.T) {
 	if backoff(time.Second, 0) != time.Second || backoff(time.Second, 3) != 8*time.Second || backoff(time.Second, 80) != maxBackoff {
 		t.Errorf("backoff %v %v %v", backoff(time.Second, 0), backoff(time.Second, 3), backoff(time.Second, 80))
