@@ -24,25 +24,30 @@ import (
 func projectionLines(cfg *config.Config, pl *plan.Plan, spent float64) []string {
 	pr := plan.NewProjector(cfg).Plan(pl)
 	var parts []string
+	priced := false
 	for _, e := range pr.Entries {
 		part := e.Provider + " "
-		switch {
-		case e.Cells == 0 && e.Warmups == 0:
-			part += "unpriced"
-		default:
+		if e.Cells > 0 || e.Warmups > 0 {
+			priced = true
 			part += usd(e.USD)
 			if e.Warmups > 0 {
 				part += fmt.Sprintf(" (%s + %s)", format.Plural(e.Cells, "cell"), format.Plural(e.Warmups, "warm-up"))
 			}
+			if len(e.Unpriced) > 0 {
+				part += " and"
+			}
 		}
 		if len(e.Unpriced) > 0 {
-			part += "; no price for " + strings.Join(e.Unpriced, ", ") + ", not counted"
+			part += " unpriced " + strings.Join(e.Unpriced, ", ")
 		}
 		parts = append(parts, part)
 	}
+	if !priced {
+		return []string{"  projected cost: unknown, no model of the plan has a price (a pricing: block, answers.md#cost)"}
+	}
 	total := "  projected cost: " + strings.Join(parts, "; ") + "; in all " + usd(pr.USD)
 	if pr.Unpriced {
-		total += " and the unpriced models"
+		total += ", the unpriced models not counted"
 	}
 	if spent > 0 {
 		total += fmt.Sprintf(", after the %s the run's records already cost", usd(spent))
