@@ -48,7 +48,6 @@ func TestBudgetStopsTheSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	spent, ran, notRun := 0.0, 0, 0
-	var left []results.Key
 	for _, r := range sink.recs {
 		switch {
 		case r.AvailabilityStatus == results.StatusOK:
@@ -56,7 +55,6 @@ func TestBudgetStopsTheSweep(t *testing.T) {
 			spent += *r.CostUSD
 		case r.FailureType != nil && *r.FailureType == FailBudgetExhausted && r.AvailabilityStatus == results.StatusSkippedUnavailable:
 			notRun++
-			left = append(left, r.Key())
 			if r.ErrorMessage == nil || r.CostUSD != nil || r.CostMissing != pricing.NotRun {
 				t.Errorf("not-run record %+v", r)
 			}
