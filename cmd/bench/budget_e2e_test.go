@@ -92,7 +92,7 @@ pricing:
 		t.Fatalf("no resume hint:\n%s", stderr)
 	}
 	md, _ := os.ReadFile(filepath.Join(run, "summary.md"))
-	if !strings.Contains(string(md), fmt.Sprintf("budget_exhausted ×%d", notRun)) && !strings.Contains(string(md), "budget_exhausted") {
+	if !strings.Contains(string(md), fmt.Sprintf("| api/fake | %d cells | – | skipped_unavailable | budget_exhausted | not run: run.max_cost_usd is $0.003608", notRun)) {
 		t.Errorf("summary.md does not say why cells did not run:\n%s", md)
 	}
 
