@@ -79,7 +79,6 @@ func (anthropicKind) New(p *config.Provider) (Provider, error) {
 	a.secrets = o.credentials(o.extraHeaders.secrets()...).secrets
 	a.http = o.endpoint(a.secrets)
 	a.http.errorBody = anthropicErrorBody
-	a.http.refine = anthropicRefine
 	return a, nil
 }
 
@@ -293,14 +292,6 @@ func anthropicErrorBody(raw []byte) (code, msg string) {
 type anthropicError struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
-}
-
-// anthropicRefine makes an overloaded API (529 overloaded_error) a rate
-// limit, as a 429 is: the server asks for less, and the path retries it.
-func anthropicRefine(f *Failure, code string) {
-	if f.HTTPStatus == 529 {
-		f.Status, f.Type = results.StatusRateLimited, fmt.Sprintf("http_%d", f.HTTPStatus)
-	}
 }
 
 // messagesEvent is a Messages stream event: what claudeStream folds, and
