@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"net/http"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"time"
@@ -140,10 +141,10 @@ func ParseRateLimit(h http.Header, status int, now time.Time) *RateLimit {
 	if status == http.StatusTooManyRequests || status == StatusOverloaded {
 		r.Status = status
 	}
-	r.Requests = openAIQuota(h, "requests").or(anthropicQuota(h, "requests", now))
-	r.Tokens = openAIQuota(h, "tokens").or(anthropicQuota(h, "tokens", now))
-	for _, kind := range []string{"input-tokens", "output-tokens"} {
-		r.Tokens = mostSpent(r.Tokens, anthropicQuota(h, kind, now))
+	r.Requests = openAIQuota(h, openAIRequests).or(anthropicQuota(h, anthropicRequests, now))
+	r.Tokens = openAIQuota(h, openAITokens).or(anthropicQuota(h, anthropicTokens, now))
+	for _, k := range anthropicTokenKinds {
+		r.Tokens = mostSpent(r.Tokens, anthropicQuota(h, k, now))
 	}
 	if r.Status == 0 && r.RetryAfter == 0 && r.Requests.empty() && r.Tokens.empty() {
 		return nil
@@ -189,17 +190,47 @@ func share(q Quota) float64 {
 	return float64(*q.Remaining) / float64(*q.Limit)
 }
 
-// openAIQuota reads x-ratelimit-{limit,remaining,reset}-<what>.
-func openAIQuota(h http.Header, what string) Quota {
-	return Quota{Limit: headerInt(h, "X-Ratelimit-Limit-"+what), Remaining: headerInt(h, "X-Ratelimit-Remaining-"+what),
-		Reset: resetDuration(h.Get("X-Ratelimit-Reset-" + what))}
+// quotaKeys are the header names of one budget, canonical (so reading
+// them allocates nothing: this runs for every answer).
+type quotaKeys struct{ limit, remaining, reset string }
+
+// openAIKeys are x-ratelimit-{limit,remaining,reset}-<what>.
+func openAIKeys(what string) quotaKeys {
+	k := func(field string) string {
+		return textproto.CanonicalMIMEHeaderKey("x-ratelimit-" + field + "-" + what)
+	}
+	return quotaKeys{k("limit"), k("remaining"), k("reset")}
 }
 
-// anthropicQuota reads anthropic-ratelimit-<what>-{limit,remaining,reset}.
-func anthropicQuota(h http.Header, what string, now time.Time) Quota {
-	p := "Anthropic-Ratelimit-" + what
-	q := Quota{Limit: headerInt(h, p+"-Limit"), Remaining: headerInt(h, p+"-Remaining")}
-	if t, err := time.Parse(time.RFC3339, strings.TrimSpace(h.Get(p+"-Reset"))); err == nil && t.After(now) {
+// anthropicKeys are anthropic-ratelimit-<what>-{limit,remaining,reset}.
+func anthropicKeys(what string) quotaKeys {
+	k := func(field string) string {
+		return textproto.CanonicalMIMEHeaderKey("anthropic-ratelimit-" + what + "-" + field)
+	}
+	return quotaKeys{k("limit"), k("remaining"), k("reset")}
+}
+
+var (
+	openAIRequests, openAITokens       = openAIKeys("requests"), openAIKeys("tokens")
+	anthropicRequests, anthropicTokens = anthropicKeys("requests"), anthropicKeys("tokens")
+	// anthropicTokenKinds are the token budgets Anthropic names apart.
+	anthropicTokenKinds = []quotaKeys{anthropicKeys("input-tokens"), anthropicKeys("output-tokens")}
+)
+
+// openAIQuota reads one of OpenAI's budgets (resets are durations).
+func openAIQuota(h http.Header, k quotaKeys) Quota {
+	return Quota{Limit: headerInt(h, k.limit), Remaining: headerInt(h, k.remaining), Reset: resetDuration(h.Get(k.reset))}
+}
+
+// anthropicQuota reads one of Anthropic's budgets (resets are RFC 3339
+// times).
+func anthropicQuota(h http.Header, k quotaKeys, now time.Time) Quota {
+	q := Quota{Limit: headerInt(h, k.limit), Remaining: headerInt(h, k.remaining)}
+	v := strings.TrimSpace(h.Get(k.reset))
+	if v == "" {
+		return q
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil && t.After(now) {
 		q.Reset = t.Sub(now)
 	}
 	return q
@@ -229,8 +260,11 @@ func resetDuration(v string) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s > 0 && s*float64(time.Second) < float64(maxReset) {
+	// Bare seconds end in a digit; a duration in its unit (and a failed
+	// ParseFloat would allocate its error, for every answer).
+	if c := v[len(v)-1]; c >= '0' && c <= '9' {
+		s, err := strconv.ParseFloat(v, 64)
+		if err == nil && s > 0 && s*float64(time.Second) < float64(maxReset) {
 			return time.Duration(s * float64(time.Second))
 		}
 		return 0

@@ -271,3 +271,22 @@ func TestBackoffBounded(t *testing.T) {
 		t.Errorf("backoff %v %v %v", backoff(time.Second, 0), backoff(time.Second, 3), backoff(time.Second, 80))
 	}
 }
+
+// BenchmarkParseRateLimit is reading one answer's OpenAI rate-limit
+// headers, done for every answer of every HTTP kind.
+func BenchmarkParseRateLimit(b *testing.B) {
+	h := http.Header{}
+	h.Set("x-ratelimit-limit-requests", "5000")
+	h.Set("x-ratelimit-remaining-requests", "4999")
+	h.Set("x-ratelimit-reset-requests", "12ms")
+	h.Set("x-ratelimit-limit-tokens", "800000")
+	h.Set("x-ratelimit-remaining-tokens", "799750")
+	h.Set("x-ratelimit-reset-tokens", "18ms")
+	now := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		if ParseRateLimit(h, http.StatusOK, now) == nil {
+			b.Fatal("nothing read")
+		}
+	}
+}
