@@ -245,7 +245,9 @@ func (m *merger) runInfo(count int, missing []int, version string) *rundir.RunIn
 	ri := &rundir.RunInfo{RunID: m.runID, BenchVersion: version, EndReason: "finished",
 		CellsRecorded: m.records, ByStatus: m.byStatus,
 		Merge: &rundir.Merge{Count: count, Shards: []rundir.MergedShard{}, Missing: missing}}
-	rank := map[string]int{"finished": 0, "interrupted": 1, "aborted": 2, "io_error": 3}
+	// A shard its budget stopped (budget_exhausted: its unstarted cells
+	// are recorded) is incomplete as an interrupted one is, and resumable.
+	rank := map[string]int{"finished": 0, "budget_exhausted": 1, "interrupted": 2, "aborted": 3, "io_error": 4}
 	worst := func(r string) {
 		if rank[r] > rank[ri.EndReason] {
 			ri.EndReason = r

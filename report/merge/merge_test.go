@@ -357,6 +357,39 @@ func TestMergeAllowPartial(t *testing.T) {
 	}
 }
 
+// A shard its budget stopped (run.json budget_exhausted, its unstarted
+// cells recorded) makes the merged run end budget_exhausted, not an I/O
+// error; an interrupted shard beside it outranks it.
+func TestMergeBudgetStoppedShard(t *testing.T) {
+	end := func(reason string) func(string) {
+		return func(dir string) {
+			ri, _ := rundir.ReadRunInfo(dir)
+			ri.EndReason = reason
+			rundir.WriteJSON(rundir.Path(dir, rundir.RunFile), ri)
+		}
+	}
+	for _, c := range []struct {
+		ends []string
+		want string
+	}{
+		{[]string{"finished", "budget_exhausted"}, "budget_exhausted"},
+		{[]string{"interrupted", "budget_exhausted"}, "interrupted"},
+	} {
+		parent := t.TempDir()
+		var dirs []string
+		for i, e := range c.ends {
+			dirs = append(dirs, fakeShard{i: i + 1, n: 2, suites: 4, edit: end(e)}.write(t, parent))
+		}
+		res, err := Merge(filepath.Join(parent, "merged"), dirs, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Info.EndReason != c.want {
+			t.Errorf("shards ending %v: merged end %s, want %s", c.ends, res.Info.EndReason, c.want)
+		}
+	}
+}
+
 // Every refusal: a clear error naming the directories, the kind the CLI
 // maps to exit 2, and no merged directory left behind.
 func TestMergeRefusals(t *testing.T) {
