@@ -124,3 +124,52 @@ pricing:
 	}
 	t.Logf("finished for $%.6f", total)
 }
+
+// The budget's bad input through the binary: a budget of 0 or less, in
+// bench.yaml or by --max-cost, and a model without a price under a
+// budget are config errors naming the file, line and key (or the flag),
+// exit 2, nothing sent and no run directory.
+func TestBudgetBadInput(t *testing.T) {
+	fake := loadserver.New(loadserver.Service{TTFT: time.Millisecond, Gap: time.Millisecond, Tokens: 4}, nil)
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	cfg := func(run, pricing string) string {
+		return fmt.Sprintf(`run: {warmup: false%s}
+prompts:
+  synthetic: {input_tokens: [16], output_tokens: 4}
+providers:
+  - name: api
+    type: ollama_openai
+    base_url: %s/v1
+    models: [priced, unpriced]
+%s`, run, srv.URL, pricing)
+	}
+	both := "pricing:\n  - {model: priced, input: 1, output: 10}\n  - {model: unpriced, input: 1, output: 10}\n"
+	for _, c := range []struct {
+		name, config string
+		args         []string
+		want         string
+	}{
+		{"zero", cfg(", max_cost_usd: 0", both), nil, "bench.yaml:1: run.max_cost_usd: 0: must be more than 0 USD"},
+		{"negative", cfg(", max_cost_usd: -2", both), nil, "bench.yaml:1: run.max_cost_usd: -2: must be more than 0 USD"},
+		{"flag zero", cfg("", both), []string{"--max-cost", "0"}, "--max-cost 0: run.max_cost_usd: 0: must be more than 0 USD"},
+		{"flag negative", cfg("", both), []string{"--max-cost=-1"}, "--max-cost -1: run.max_cost_usd: -1: must be more than 0 USD"},
+		{"a model without a price", cfg(", max_cost_usd: 1", "pricing:\n  - {model: priced, input: 1, output: 10}\n"), nil,
+			`bench.yaml:8: providers[0].models[1]: "unpriced" of "api" has no price in the pricing block, and run.max_cost_usd cannot count it`},
+		{"a model without a price, by the flag", cfg("", "pricing:\n  - {model: priced, input: 1, output: 10}\n"), []string{"--max-cost", "1"},
+			`bench.yaml:8: providers[0].models[1]: "unpriced" of "api" has no price`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr, recs, dir := runBench(t, c.config, c.args...)
+			if code != exitcode.Usage || !strings.Contains(stderr, c.want) {
+				t.Errorf("exit %d, want %d and %q\n%s\n%s", code, exitcode.Usage, c.want, stdout, stderr)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "runs", "e2e")); err == nil || len(recs) != 0 {
+				t.Error("a refused run left a run directory")
+			}
+		})
+	}
+	if n := len(fake.Log()); n != 0 {
+		t.Errorf("%d requests sent by refused runs", n)
+	}
+}
