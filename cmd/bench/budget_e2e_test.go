@@ -24,7 +24,7 @@ import (
 // 2, nothing written), and --dry-run says what it would cost and why;
 // with --allow-over-budget it starts, stops within one cell's cost under
 // the budget (never past it), records the cells it did not start as
-// skipped_unavailable/budget_exhausted, ends budget_exhausted (exit 5) and
+// skipped_unavailable/budget_exhausted, ends budget_exhausted (exit 6) and
 // says the command that finishes it; --resume without a larger budget is
 // refused, and with the --max-cost it named, it finishes every cell.
 func TestBudgetRun(t *testing.T) {

@@ -56,7 +56,7 @@ func defineRunFlags(fs *flag.FlagSet, o *session.Options, f *runFlags) {
 	fs.IntVar(&f.repetitions, "repetitions", 0, "repetitions of each cell (overrides run.repetitions)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "per-cell timeout, e.g. 90s (overrides run.timeout)")
 	fs.Float64Var(&f.maxCost, "max-cost", 0, "the run's budget in `USD`: no cell starts that would take the spend past it; with --resume, the budget for the whole run from now (overrides run.max_cost_usd)")
-	fs.BoolVar(&o.AllowOverBudget, "allow-over-budget", false, "start even when the projected cost passes the budget (the sweep still stops at it, exit 5)")
+	fs.BoolVar(&o.AllowOverBudget, "allow-over-budget", false, "start even when the projected cost passes the budget (the sweep still stops at it, exit 6)")
 	fs.StringVar(&o.RunID, "run-id", "", "run id, the run directory's name (default: UTC timestamp)")
 	fs.StringVar(&o.OutDir, "out", "", "parent directory of run directories (overrides run.out_dir)")
 	fs.BoolVar(&o.Quiet, "quiet", false, "print nothing but errors and warnings (no progress, no table)")

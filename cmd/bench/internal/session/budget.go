@@ -77,7 +77,7 @@ func overBudget(cfg *config.Config, pl *plan.Plan, spent float64) string {
 		return ""
 	}
 	return fmt.Sprintf("the run is projected to cost %s (%s of it already spent), more than run.max_cost_usd %s; "+
-		"--allow-over-budget starts it anyway (the sweep stops at the budget: exit 5), --max-cost raises it, --dry-run shows the projection",
+		"--allow-over-budget starts it anyway (the sweep stops at the budget: exit 6), --max-cost raises it, --dry-run shows the projection",
 		usd(spent+pr.USD), usd(spent), usd(*b))
 }
 
