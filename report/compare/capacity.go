@@ -301,7 +301,7 @@ func (c *comparison) capacity() error {
 		cs = append(cs, cmp)
 		judgedAt = append(judgedAt, i)
 	}
-	vs, err := stats.Judge(cs, stats.Options{Alpha: c.opt.Alpha / 2, Threshold: c.opt.LatencyThreshold, MinSamples: c.opt.MinSamples,
+	vs, err := stats.Judge(cs, stats.Options{Alpha: c.categoryAlpha() / 2, Threshold: c.opt.LatencyThreshold, MinSamples: c.opt.MinSamples,
 		Correction: c.opt.Correction, HigherIsBetter: true})
 	if err != nil {
 		return err
@@ -312,8 +312,8 @@ func (c *comparison) capacity() error {
 		p.sc.Throughput = &v
 		if v.Change == stats.Regression {
 			c.addFinding(Finding{Category: CapacityCat, Scope: "stage", Provider: p.g.Provider, Model: p.g.Model, ThinkingLevel: p.g.ThinkingLevel,
-				Stage: p.sc.Stage, Metric: MetricThroughput, Message: fmt.Sprintf("%s stage %s answered requests/s %s -> %s: %s",
-					p.g.Label(), p.sc.Stage, num(v.MedianBase), num(v.MedianCur), v.Reason)})
+				Stage: p.sc.Stage, Metric: MetricThroughput, Message: fmt.Sprintf("%s stage %s %s: %s",
+					p.g.Label(), p.sc.Stage, figure("answered requests/s", &v), v.Reason)})
 		}
 	}
 	// Goodput: Fisher over the sent cells of each stage both runs ran,
@@ -325,7 +325,7 @@ func (c *comparison) capacity() error {
 			continue
 		}
 		t := &p.sc.Goodput
-		*t = RateTest{BaseCount: p.b.good, BaseN: p.b.sent, NewCount: p.n.good, NewN: p.n.sent, PValue: 1, AdjustedP: 1, Change: string(stats.Same)}
+		*t = RateTest{BaseCount: p.b.good, BaseN: p.b.sent, NewCount: p.n.good, NewN: p.n.sent, PValue: 1, AdjustedP: 1, Change: string(stats.Same), Test: TestFisher}
 		t.Base, t.New = ratio(t.BaseCount, t.BaseN), ratio(t.NewCount, t.NewN)
 		switch {
 		case c.base.slo == nil && c.cur.slo == nil:
@@ -350,7 +350,7 @@ func (c *comparison) capacity() error {
 	for i, p := range tested {
 		t := &p.sc.Goodput
 		t.AdjustedP = adj[i]
-		t.Significant = adj[i] <= c.opt.Alpha/2
+		t.Significant = adj[i] <= c.categoryAlpha()/2
 		if !t.Significant || *t.New == *t.Base {
 			continue
 		}
@@ -584,3 +584,7 @@ func limitText(mode string, v *float64) string {
 	}
 	return levelText(mode, *v)
 }
+
+// hasStages says the run has load stages (besides a warm-up): capacity
+// is then a statistical category of the compare.
+func (r *runData) hasStages() bool { return len(r.load) > 0 }

@@ -395,8 +395,12 @@ func methods(opt Options) map[string]string {
 		"cell_verdicts": "regression: pass->fail, an expected tool call lost, tool calls changed or reordered on a tool prompt, " +
 			"a new error (quality), ok->unavailable (availability); improvement: fail->pass; drift: output, tool arguments or " +
 			"failure text changed, and tool-call changes on a prompt that offers and expects no tools; match: nothing changed",
-		"pass_rate": "per group, over the cells both runs judged (same key, same prompt, both reached the model): two-sided Fisher " +
-			"exact test, Holm-adjusted over the groups; a significant drop is a quality regression",
+		"pass_rate": "per group and per category, over the cells both runs judged (same key, same prompt, both reached the model), matched cell by cell: " +
+			"the exact McNemar test (binomial, on the cells whose outcome changed); a significant drop is a quality regression",
+		"multiplicity": fmt.Sprintf("alpha = %g is split between the statistical categories of the compare (quality; latency; capacity when a run has load stages), "+
+			"each with an equal share and %s's correction within it (the quality family: every rate test of every group and category; latency: each metric's "+
+			"family at a third of its share), so that the chance of any false statistical finding in one compare is at most alpha. Holm by default: "+
+			"a gate that fails a night on one false finding needs the family-wise bound; BH bounds only the expected share of false findings", opt.Alpha, opt.Correction),
 		"tier": "each run's tool-use tier as tiers.json computes it; leaving tier_1 is a regression (quality, or availability " +
 			"when the new run counted no tool cell)",
 		"infrastructure": "cells that never reached the model (skipped_unavailable, auth_error, rate_limited, cancelled) are " +
@@ -410,16 +414,20 @@ func methods(opt Options) map[string]string {
 			"change only when a stage between the two points changed its throughput or goodput significantly the same way",
 			CapacityWindows, opt.Correction, 100*opt.LatencyThreshold, opt.MinSamples),
 		"latency": fmt.Sprintf("ttft_ms, e2e_ms and tokens_per_s of successful warm cells (not cold_start) of unchanged prompts. "+
-			"Per prompt: medians, delta %%, two-sided Mann-Whitney U p-value, Hodges-Lehmann shift with a 95%% CI. "+
-			"Per group, like with like: only the prompts with samples in both runs, compared within each prompt and combined "+
-			"(van Elteren's stratified rank-sum test; the stratified Hodges-Lehmann shift of per-prompt log ratios, with its 95%% CI; "+
-			"medians over the prompts' medians); a prompt with samples in one run only enters or leaves the pool and is listed, never compared. "+
-			"Each metric is one family (every group and every prompt) judged at alpha/3 = %.4g with %s's correction, so the chance "+
-			"of any false latency alarm in a compare is at most alpha = %g. A regression needs significance, a shift beyond "+
-			"%g%% of the base median and beyond %g ms (%g tokens/s for throughput); '~' when judged without one. Not judged, with the reason: "+
+			"Per prompt: when every sample has its match in the other run (same provider kind, stage and repetition), Wilcoxon's signed-rank test "+
+			"on the pairs' log ratios with the Hodges-Lehmann shift of the ratio and its 95%% CI; otherwise, or when the pairs are too few to pass the family's "+
+			"bar, the unpaired Mann-Whitney U test and Hodges-Lehmann shift. "+
+			"Per group, like with like: only the prompts with samples in both runs; the signed-rank test over every prompt's pairs when all are matched, "+
+			"else van Elteren's stratified rank-sum test with the stratified Hodges-Lehmann shift of per-prompt log ratios; medians over the prompts' medians; "+
+			"a prompt with samples in one run only enters or leaves the pool and is listed, never compared. "+
+			"One effect per change: base -> new is the base median and the base median moved by the shift estimate. "+
+			"Each metric is one family (every group and every prompt) judged at a third of latency's share of alpha (%.4g; %.4g when capacity is a category too) with %s's correction. "+
+			"A regression needs significance, a shift beyond "+
+			"%g%% of the base median and beyond %g ms (%g tokens/s for throughput); '~' when judged without one, with what it could have detected "+
+			"(the smallest change flagged with 80%% power at its n, spread and the family's bar). Not judged, with the reason: "+
 			"no samples on a side, all cold (every successful cell of a side was a cold start), too few samples (fewer than %d a side, "+
 			"or sizes whose smallest possible p-value cannot pass the family's bar), machine load (other work on the machine rose by half a core "+
 			"or more during the new run's suite: its latency regressions, listed, fail the gate only with --fail-on-suspect)",
-			opt.Alpha/3, opt.Correction, opt.Alpha, 100*opt.LatencyThreshold, opt.LatencyFloorMS, opt.TokensPerSFloor, opt.MinSamples),
+			opt.Alpha/2/3, opt.Alpha/3/3, opt.Correction, 100*opt.LatencyThreshold, opt.LatencyFloorMS, opt.TokensPerSFloor, opt.MinSamples),
 	}
 }

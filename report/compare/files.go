@@ -339,7 +339,11 @@ func verdictText(v *stats.Verdict) string {
 	if v == nil {
 		return "no samples"
 	}
-	return fmt.Sprintf("median %s -> %s (%+.1f%%), n %d/%d: %s %s", num(v.MedianBase), num(v.MedianCur), v.DeltaPct, v.NBase, v.NCur, v.Change, v.Reason)
+	if !v.Judged() {
+		return fmt.Sprintf("not judged (%s): %s", v.NotJudged, v.Reason)
+	}
+	base, cur := effect(v)
+	return fmt.Sprintf("%s -> %s (%s %%), n %d/%d: %s; %s", num(base), num(cur), signedPct(v.ShiftPct), v.NBase, v.NCur, changeMark(v), v.Reason)
 }
 
 func ptrEq(a, b *string) bool {

@@ -66,8 +66,11 @@ type Group struct {
 // Label names the group: provider/model, plus (thinking).
 func (g *Group) Label() string { return g.label }
 
-// RateTest compares a rate between the runs with a two-sided Fisher exact
-// test, over the cells both runs judged.
+// RateTest compares a rate between the runs over the cells both runs
+// judged, matched cell by cell: the exact McNemar test on the cells whose
+// outcome changed (a group's and a category's pass rate, the tool-use
+// rate), or Fisher's exact test on the two rates where the cells are not
+// matched (a load stage's goodput).
 type RateTest struct {
 	BaseCount int      `json:"base_count"`
 	BaseN     int      `json:"base_n"`
@@ -75,8 +78,16 @@ type RateTest struct {
 	NewN      int      `json:"new_n"`
 	Base      *float64 `json:"base"`
 	New       *float64 `json:"new"`
-	PValue    float64  `json:"p_value"`
-	// AdjustedP is PValue after Holm's correction over the groups.
+	// BaseOnly and NewOnly count the matched cells that passed in the
+	// base run only (pass -> fail) and in the new run only (fail ->
+	// pass): the discordant pairs McNemar's test weighs.
+	BaseOnly int `json:"passed_base_only"`
+	NewOnly  int `json:"passed_new_only"`
+	// Test names the test: "McNemar exact" or "Fisher exact".
+	Test   string  `json:"test,omitempty"`
+	PValue float64 `json:"p_value"`
+	// AdjustedP is PValue after Holm's correction over the compare's
+	// quality tests (see Result.Methods).
 	AdjustedP   float64 `json:"adjusted_p"`
 	Significant bool    `json:"significant"`
 	// Change is "~", "regression", "improvement" or "not_judged".
@@ -232,73 +243,80 @@ func (t *RateTest) count(base, cur bool) {
 	if cur {
 		t.NewCount++
 	}
+	switch {
+	case base && !cur:
+		t.BaseOnly++
+	case cur && !base:
+		t.NewOnly++
+	}
 }
 
-// rateTests runs the Fisher tests of each group's pass and tool-use rates,
-// Holm-adjusted over the groups (one family per rate).
+// rateTests runs the exact McNemar tests of each group's pass and
+// tool-use rates and of each category's pass rate on the cells both runs
+// judged, and corrects them together with Holm's method at the
+// compare's share of alpha for quality (see categoryAlpha): one family
+// for every rate test of the compare, so the chance of any false quality
+// finding stays at most that share.
 func (c *comparison) rateTests() error {
 	type tested struct {
-		g    *Group
-		t    *RateTest
-		what string // "" for the group, else the category
-	}
-	for _, rate := range []struct {
-		metric string
-		all    func(g *Group) []tested
+		g      *Group
+		t      *RateTest
+		what   string // "" for the group, else the category
 		name   string
-		none   string
-		over   string
-	}{
-		{MetricPassRate, func(g *Group) []tested { return []tested{{g, &g.PassRate, ""}} }, "pass rate", "no cell reached the model in both runs", "groups"},
-		{MetricToolUse, func(g *Group) []tested { return []tested{{g, &g.ToolUse, ""}} }, "tool-use success rate", "no tool-use cell judged in both runs", "groups"},
-		{MetricCategoryPassRate, func(g *Group) []tested {
-			var out []tested
-			for _, ct := range g.Categories {
-				out = append(out, tested{g, &ct.RateTest, ct.Category})
-			}
-			return out
-		}, "pass rate", "no cell of the category reached the model in both runs", "categories"},
-	} {
-		var ps []float64
-		var family []tested
-		for _, g := range c.res.Groups {
-			for _, x := range rate.all(g) {
-				t := x.t
-				t.PValue, t.AdjustedP, t.Change = 1, 1, string(stats.Same)
-				t.Base, t.New = ratio(t.BaseCount, t.BaseN), ratio(t.NewCount, t.NewN)
-				if t.BaseN == 0 {
-					t.Change, t.NotJudged = string(stats.NotJudged), rate.none
-					continue
-				}
-				p, err := stats.FisherExact(t.BaseCount, t.BaseN-t.BaseCount, t.NewCount, t.NewN-t.NewCount)
-				if err != nil {
-					return err
-				}
-				t.PValue = p
-				ps = append(ps, p)
-				family = append(family, x)
-			}
+		metric string
+	}
+	var ps []float64
+	var family []tested
+	for _, g := range c.res.Groups {
+		all := []tested{{g, &g.PassRate, "", "pass rate", MetricPassRate}, {g, &g.ToolUse, "", "tool-use success rate", MetricToolUse}}
+		for _, ct := range g.Categories {
+			all = append(all, tested{g, &ct.RateTest, ct.Category, "category " + ct.Category + " pass rate", MetricCategoryPassRate + ":" + ct.Category})
 		}
-		adj := stats.AdjustHolm(ps)
-		for i, x := range family {
-			g, t := x.g, x.t
-			t.AdjustedP = adj[i]
-			t.Significant = adj[i] <= c.opt.Alpha
-			if !t.Significant || t.NewCount == t.BaseCount {
+		for i, x := range all {
+			t := x.t
+			t.PValue, t.AdjustedP, t.Change = 1, 1, string(stats.Same)
+			t.Base, t.New = ratio(t.BaseCount, t.BaseN), ratio(t.NewCount, t.NewN)
+			if t.BaseN == 0 {
+				t.Change = string(stats.NotJudged)
+				switch {
+				case x.what != "":
+					t.NotJudged = "no cell of the category reached the model in both runs"
+				case i == 1:
+					t.NotJudged = "no tool-use cell judged in both runs"
+				default:
+					t.NotJudged = "no cell reached the model in both runs"
+				}
 				continue
 			}
-			if t.NewCount < t.BaseCount {
-				t.Change = string(stats.Regression)
-				name, metric, scope := rate.name, rate.metric, "group"
-				if x.what != "" {
-					name, metric, scope = "category "+x.what+" "+rate.name, rate.metric+":"+x.what, "category"
-				}
-				c.addFinding(Finding{Category: Quality, Scope: scope, Provider: g.Provider, Model: g.Model, ThinkingLevel: g.ThinkingLevel,
-					Metric: metric, Message: fmt.Sprintf("%s %s -> %s (Fisher p=%.3g, Holm-adjusted over %d %s %.3g)",
-						name, rateText(t.BaseCount, t.BaseN), rateText(t.NewCount, t.NewN), t.PValue, len(family), rate.over, t.AdjustedP)})
-			} else {
-				t.Change = string(stats.Improvement)
+			p, err := stats.McNemarExact(t.BaseOnly, t.NewOnly)
+			if err != nil {
+				return err
 			}
+			t.Test, t.PValue = TestMcNemar, p
+			ps = append(ps, p)
+			family = append(family, x)
+		}
+	}
+	alpha := c.categoryAlpha()
+	adj := stats.AdjustHolm(ps)
+	for i, x := range family {
+		g, t := x.g, x.t
+		t.AdjustedP = adj[i]
+		t.Significant = adj[i] <= alpha
+		if !t.Significant || t.NewCount == t.BaseCount {
+			continue
+		}
+		if t.NewCount < t.BaseCount {
+			t.Change = string(stats.Regression)
+			scope := "group"
+			if x.what != "" {
+				scope = "category"
+			}
+			c.addFinding(Finding{Category: Quality, Scope: scope, Provider: g.Provider, Model: g.Model, ThinkingLevel: g.ThinkingLevel,
+				Metric: x.metric, Message: fmt.Sprintf("%s %s -> %s (%d cells pass -> fail, %d fail -> pass; McNemar exact p=%.3g, Holm-adjusted over %d quality tests %.3g <= %.3g)",
+					x.name, rateText(t.BaseCount, t.BaseN), rateText(t.NewCount, t.NewN), t.BaseOnly, t.NewOnly, t.PValue, len(family), t.AdjustedP, alpha)})
+		} else {
+			t.Change = string(stats.Improvement)
 		}
 	}
 	for _, g := range c.res.Groups {
@@ -307,6 +325,26 @@ func (c *comparison) rateTests() error {
 		}
 	}
 	return nil
+}
+
+// The rate tests' names (RateTest.Test).
+const (
+	TestMcNemar = "McNemar exact"
+	TestFisher  = "Fisher exact"
+)
+
+// categoryAlpha is each statistical category's share of alpha: the
+// compare's tests are split between quality (the rates), latency (the
+// three metrics) and, when a run has load stages, capacity, each with an
+// equal share and Holm's correction (or BH) within it, so that the chance
+// of any false finding in one compare is at most alpha (Bonferroni over
+// the categories).
+func (c *comparison) categoryAlpha() float64 {
+	k := 2.0
+	if c.base.hasStages() || c.cur.hasStages() {
+		k = 3
+	}
+	return c.opt.Alpha / k
 }
 
 func ratio(num, den int) *float64 {
@@ -436,12 +474,14 @@ func (c *comparison) latency(groups map[groupKey]*Group) error {
 				continue
 			}
 			s.warm[side]++
+			mk := matchKey{cl.key.providerType, cl.key.stage, cl.key.rep}
 			for m, v := range []struct {
 				v  float64
 				ok bool
 			}{{cl.ttft, cl.has(fTTFT)}, {cl.e2e, cl.has(fE2E)}, {cl.tps, cl.has(fTPS)}} {
 				if v.ok {
 					s.vals[side][m] = append(s.vals[side][m], v.v)
+					s.keys[side][m] = append(s.keys[side][m], mk)
 				}
 			}
 		}
@@ -454,7 +494,8 @@ func (c *comparison) latency(groups map[groupKey]*Group) error {
 		}
 		var targets []target
 		for _, g := range c.res.Groups {
-			var strata []stats.Stratum
+			var strata, pairs []stats.Stratum
+			allPaired := true
 			pool := &PoolChange{}
 			var nb, nc int
 			var slotsOf []*latencySlot
@@ -468,6 +509,11 @@ func (c *comparison) latency(groups map[groupKey]*Group) error {
 				switch {
 				case len(b) > 0 && len(n) > 0:
 					strata = append(strata, stats.Stratum{Base: b, Cur: n})
+					if pb, pn, ok := s.paired(m); ok {
+						pairs = append(pairs, stats.Stratum{Base: pb, Cur: pn})
+					} else {
+						allPaired = false
+					}
 				case len(n) > 0:
 					pool.Entered = append(pool.Entered, s.prompt)
 				case len(b) > 0:
@@ -477,6 +523,17 @@ func (c *comparison) latency(groups map[groupKey]*Group) error {
 			cmp, err := stats.CompareStrata(strata)
 			if err != nil {
 				return fmt.Errorf("latency %s of %s: %w", metric, g.Label(), err)
+			}
+			if allPaired && len(pairs) > 0 {
+				// Every sample has its match in the other run: the pairs
+				// of every prompt, pooled (each pair like with like).
+				pc, err := stats.ComparePaired(pairs)
+				if err != nil {
+					return fmt.Errorf("latency %s of %s: %w", metric, g.Label(), err)
+				}
+				unpaired := cmp
+				pc.Unpaired = &unpaired
+				cmp = pc
 			}
 			if len(strata) == 0 {
 				cmp.NBase, cmp.NCur = nb, nc
@@ -498,11 +555,20 @@ func (c *comparison) latency(groups map[groupKey]*Group) error {
 				if err != nil {
 					return fmt.Errorf("latency %s of %s %s: %w", metric, g.Label(), s.prompt, err)
 				}
+				if pb, pn, ok := s.paired(m); ok {
+					pc, err := stats.ComparePaired([]stats.Stratum{{Base: pb, Cur: pn}})
+					if err != nil {
+						return fmt.Errorf("latency %s of %s %s: %w", metric, g.Label(), s.prompt, err)
+					}
+					unpaired := cmp
+					pc.Unpaired = &unpaired
+					cmp = pc
+				}
 				cs = append(cs, cmp)
 				targets = append(targets, target{g: g, slot: s})
 			}
 		}
-		opt := stats.Options{Alpha: c.opt.Alpha / 3, Threshold: c.opt.LatencyThreshold, Floor: c.opt.LatencyFloorMS,
+		opt := stats.Options{Alpha: c.categoryAlpha() / 3, Threshold: c.opt.LatencyThreshold, Floor: c.opt.LatencyFloorMS,
 			MinSamples: c.opt.MinSamples, Correction: c.opt.Correction}
 		if metric == MetricTPS {
 			opt.Floor, opt.HigherIsBetter = c.opt.TokensPerSFloor, true
@@ -538,11 +604,46 @@ type slotKey struct {
 // latencySlot is one prompt of one group: its samples of each metric on
 // each side (0 base, 1 new), and its successful cells warm and cold.
 type latencySlot struct {
-	g          *Group
-	prompt     string
-	both       bool // the prompt has cells in both runs
-	vals       [2][3][]float64
+	g      *Group
+	prompt string
+	both   bool // the prompt has cells in both runs
+	vals   [2][3][]float64
+	// keys are each value's cell within the prompt, to pair the runs.
+	keys       [2][3][]matchKey
 	warm, cold [2]int
+}
+
+// matchKey is what tells a prompt's cells apart within a group: the
+// provider kind, the load stage and the repetition. The same matchKey in
+// both runs is one pair.
+type matchKey struct {
+	providerType, stage uint32
+	rep                 int
+}
+
+// paired returns a metric's samples as pairs, base and new in the same
+// order, when every sample on each side has its match on the other (the
+// same repetitions on both sides); ok is false otherwise, and the
+// comparison is unpaired.
+func (s *latencySlot) paired(m int) (base, cur []float64, ok bool) {
+	kb, kc := s.keys[0][m], s.keys[1][m]
+	if len(kb) != len(kc) || len(kb) == 0 {
+		return nil, nil, false
+	}
+	at := make(map[matchKey]int, len(kc))
+	for i, k := range kc {
+		at[k] = i
+	}
+	base, cur = s.vals[0][m], make([]float64, len(kb))
+	for i, k := range kb {
+		j, found := at[k]
+		if !found {
+			return nil, nil, false
+		}
+		cur[i] = s.vals[1][m][j]
+		delete(at, k)
+	}
+	return base, cur, true
 }
 
 // allCold turns "no samples on a side" into "all cold" where that side's

@@ -44,12 +44,13 @@ func memRun(t testing.TB, id string, recs []*results.Record) *runData {
 	return r
 }
 
-// A group's pass rate and tool-use rate drop is tested with Fisher's exact
-// test, and its tier leaves Tier 1: both are quality regressions.
+// A group's pass rate and tool-use rate drop is tested with the exact
+// McNemar test on the matched cells, and its tier leaves Tier 1: both
+// are quality regressions.
 func TestGroupRatesAndTier(t *testing.T) {
 	memCall := call("get_memory_usage", `{"unit":"MB"}`)
 	var base, cur []*results.Record
-	for rep := range 10 {
+	for rep := range 12 {
 		base = append(base, rec("P1", rep, withCalls([]string{"get_memory_usage"}, memCall)))
 		if rep < 3 {
 			cur = append(cur, rec("P1", rep, withCalls([]string{"get_memory_usage"}, memCall)))
@@ -66,11 +67,14 @@ func TestGroupRatesAndTier(t *testing.T) {
 		t.Fatalf("%d groups", len(res.Groups))
 	}
 	g := res.Groups[0]
-	// R: fisher.test(matrix(c(10, 3, 0, 7), 2))$p.value = 0.003095975
-	if math.Abs(g.PValue-0.003095975) > 1e-8 || *g.BasePassRate != 1 || *g.NewPassRate != 0.3 || !g.PassRate.Significant || g.PassRate.Change != "regression" {
+	// 9 cells pass -> fail, none fail -> pass: R's binom.test(0, 9)$p.value
+	// = 2/512 = 0.00390625; Holm over the 2 quality tests doubles it,
+	// below the quality share of alpha (0.025).
+	if math.Abs(g.PValue-0.00390625) > 1e-12 || g.PassRate.BaseOnly != 9 || g.PassRate.NewOnly != 0 || g.PassRate.Test != TestMcNemar ||
+		math.Abs(g.PassRate.AdjustedP-2*0.00390625) > 1e-12 || *g.BasePassRate != 1 || *g.NewPassRate != 0.25 || !g.PassRate.Significant || g.PassRate.Change != "regression" {
 		t.Errorf("pass rate %+v", g.PassRate)
 	}
-	if g.ToolUse.BaseCount != 10 || g.ToolUse.NewCount != 3 || !g.ToolUse.Significant {
+	if g.ToolUse.BaseCount != 12 || g.ToolUse.NewCount != 3 || !g.ToolUse.Significant {
 		t.Errorf("tool use %+v", g.ToolUse)
 	}
 	if g.Tier.Base == nil || *g.Tier.Base != report.Tier1 || *g.Tier.New != report.Tier3 || !g.Tier.LeavesTier1 {
@@ -85,7 +89,7 @@ func TestGroupRatesAndTier(t *testing.T) {
 			delete(want, f.Metric)
 		}
 	}
-	if len(want) > 0 || res.Counts[Regression] != 7 || res.Counts[Match] != 3 {
+	if len(want) > 0 || res.Counts[Regression] != 9 || res.Counts[Match] != 3 {
 		t.Errorf("missing group findings %v; counts %v", want, res.Counts)
 	}
 	if !strings.Contains(mustJSON(res.Findings), "leaves Tier 1, routing must change") {
@@ -330,13 +334,13 @@ func TestCategoryRates(t *testing.T) {
 		t.Fatalf("categories %s", mustJSON(g.Categories))
 	}
 	irr, simple := g.Categories[0], g.Categories[1]
-	// Two-sided Fisher exact p of [[12, 0], [2, 10]], summing the
-	// hypergeometric probabilities no larger than the table's (computed
-	// apart in Python): 6.730381e-05; Holm over the 2 categories doubles it.
-	if simple.BaseCount != 12 || simple.NewCount != 2 || simple.Change != "regression" || !simple.Significant || math.Abs(simple.AdjustedP-2*simple.PValue) > 1e-12 {
+	// 10 matched cells pass -> fail and none the other way: the exact
+	// McNemar p is 2/2^10 = 0.001953125; Holm over the compare's 3 quality
+	// tests (the group's pass rate and the 2 categories') triples it.
+	if simple.BaseCount != 12 || simple.NewCount != 2 || simple.Change != "regression" || !simple.Significant || math.Abs(simple.AdjustedP-3*simple.PValue) > 1e-12 {
 		t.Errorf("simple %+v", simple.RateTest)
 	}
-	if math.Abs(simple.PValue-6.730381e-05) > 1e-10 {
+	if math.Abs(simple.PValue-0.001953125) > 1e-12 {
 		t.Errorf("simple p %.7g", simple.PValue)
 	}
 	if irr.Significant || irr.Change != "~" || irr.BaseCount != 12 || irr.NewCount != 12 {

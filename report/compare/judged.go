@@ -190,7 +190,11 @@ func unit(metric string) string {
 
 // figure is a latency comparison as benchstat prints one:
 // "ttft_ms 98 → 164 (+67 %, p=3e-11, n=32+32, 95 % CI +59…+70 ms) REGRESSION",
-// or the metric, "not judged" and the reason.
+// or "tokens_per_s 165 → 163 (-1.2 %, p=0.77, n=32 pairs over 4 prompts,
+// 95 % CI -7.2…+9.5 tok/s) ~, could detect ≥ 18 %", or the metric, "not
+// judged" and the reason. One effect: the percentage is the shift
+// estimate, and the new figure is the base median moved by it (effect),
+// so its sign is the arrow's everywhere the change is printed.
 func figure(metric string, v *stats.Verdict) string {
 	if v == nil {
 		return metric + " -"
@@ -198,20 +202,49 @@ func figure(metric string, v *stats.Verdict) string {
 	if !v.Judged() {
 		return fmt.Sprintf("%s not judged (%s): %s", metric, v.NotJudged, v.Reason)
 	}
-	over := ""
-	if v.Strata > 1 {
-		over = fmt.Sprintf(" over %d prompts", v.Strata)
+	sizes := fmt.Sprintf("n=%d+%d", v.NBase, v.NCur)
+	if v.Pairs > 0 {
+		sizes = fmt.Sprintf("n=%d pairs", v.Pairs)
 	}
-	mark := "~"
+	if v.Strata > 1 {
+		sizes += fmt.Sprintf(" over %d prompts", v.Strata)
+	}
+	base, cur := effect(v)
+	return fmt.Sprintf("%s %s → %s (%s %%, p=%s, %s, %g %% CI %s…%s %s) %s", metric, num(base), num(cur),
+		signedPct(v.ShiftPct), pFigure(v.P), sizes, math.Round(v.Shift.Confidence*1000)/10,
+		signedNum(v.Shift.Lo), signedNum(v.Shift.Hi), unit(metric), changeMark(v))
+}
+
+// effect is a judged comparison's one change as base → new: the base
+// median and the base median moved by the shift estimate. The raw
+// medians of each run stay in compare.json (median_base, median_cur);
+// printing the new run's median beside a shift estimated otherwise gave
+// two figures for one change, and at times opposite signs.
+func effect(v *stats.Verdict) (base, cur float64) {
+	return v.MedianBase, v.MedianBase * (1 + v.ShiftPct/100)
+}
+
+// changeMark is "REGRESSION", "improvement", or "~" with what the
+// comparison could have seen: "~, could detect ≥ 18 %".
+func changeMark(v *stats.Verdict) string {
 	switch v.Change {
 	case stats.Regression:
-		mark = "REGRESSION"
+		return "REGRESSION"
 	case stats.Improvement:
-		mark = "improvement"
+		return "improvement"
 	}
-	return fmt.Sprintf("%s %s → %s (%s %%, p=%s, n=%d+%d%s, %g %% CI %s…%s %s) %s", metric, num(v.MedianBase), num(v.MedianCur),
-		signedPct(v.ShiftPct), pFigure(v.P), v.NBase, v.NCur, over, math.Round(v.Shift.Confidence*1000)/10,
-		signedNum(v.Shift.Lo), signedNum(v.Shift.Hi), unit(metric), mark)
+	if v.MDEPct > 0 {
+		return fmt.Sprintf("~, could detect ≥ %s %%", mdeText(v.MDEPct))
+	}
+	return "~"
+}
+
+// mdeText is a minimum detectable effect as people read it: 18, 4.5, 250.
+func mdeText(pct float64) string {
+	if pct >= 10 {
+		return fmt.Sprintf("%.0f", math.Ceil(pct))
+	}
+	return fmt.Sprintf("%.1f", math.Ceil(pct*10)/10)
 }
 
 // signedPct is a percentage with its sign and no more digits than it

@@ -235,6 +235,15 @@ func findingRows(r *Result) []findingRow {
 	return rows
 }
 
+// cells is how many cells a listed finding covers: a root cause's, 0
+// for a group, prompt or stage finding.
+func (f findingRow) cells() int {
+	if f.Cause != nil {
+		return f.Cause.NCells
+	}
+	return 0
+}
+
 func gateWordOf(fails bool) string {
 	if fails {
 		return "FAIL"

@@ -174,27 +174,53 @@ func gateLine(r *Result) string {
 		return fmt.Sprintf("NOT JUDGED: %s judged nowhere (--require-judged %s); no finding of --fail-on %s",
 			strings.Join(r.Unjudged, ", "), strings.Join(r.Options.RequireJudged, ","), failOn)
 	}
+	// Findings are counted as they are listed: the cells of one root
+	// cause are one finding, their number in parentheses.
+	rows := findingRows(r)
 	if !r.Regressed() {
-		n := 0
-		for _, f := range r.Findings {
+		n, cells := 0, 0
+		for _, f := range rows {
 			if !f.FailsGate {
 				n++
+				cells += f.cells()
 			}
 		}
 		if n > 0 {
-			return fmt.Sprintf("ok: no finding of --fail-on %s (%s of other categories, listed below)", failOn, plural(n, "finding", "findings"))
+			return fmt.Sprintf("ok: no finding of --fail-on %s (%s of other categories, listed below)", failOn, findingCount(n, cells))
 		}
 		return fmt.Sprintf("ok: no regression (--fail-on %s)", failOn)
 	}
 	var parts []string
-	total := 0
+	total, cells := 0, 0
 	for _, c := range Categories {
-		if n := r.Failing[c]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", c, n))
+		n, nc := 0, 0
+		for _, f := range rows {
+			if f.FailsGate && f.Category == c {
+				n++
+				nc += f.cells()
+			}
+		}
+		if n > 0 {
+			part := fmt.Sprintf("%s %d", c, n)
+			if nc > 0 {
+				part += fmt.Sprintf(" (%s)", plural(nc, "cell", "cells"))
+			}
+			parts = append(parts, part)
 			total += n
+			cells += nc
 		}
 	}
 	return fmt.Sprintf("REGRESSION: %s the gate (%s; --fail-on %s)", plural(total, "finding fails", "findings fail"), strings.Join(parts, ", "), failOn)
+}
+
+// findingCount is "3 findings (12 cells)", or "3 findings" with no cell
+// among them.
+func findingCount(n, cells int) string {
+	s := plural(n, "finding", "findings")
+	if cells > 0 {
+		s += fmt.Sprintf(" (%s)", plural(cells, "cell", "cells"))
+	}
+	return s
 }
 
 func gateWord(f Finding) string {
@@ -273,7 +299,8 @@ func tierText(t TierChange) string {
 	return b + " -> " + n
 }
 
-// latText is "median -> median delta marker": "~" judged and no change,
+// latText is "base -> new effect marker", the figure's one effect
+// (effect): "~" judged and no change (with what it could have seen),
 // "REGRESSION" or "improvement"; or "not judged (why)".
 func latText(v *stats.Verdict) string {
 	if v == nil {
@@ -285,14 +312,8 @@ func latText(v *stats.Verdict) string {
 		}
 		return fmt.Sprintf("not judged (%s)", v.NotJudged)
 	}
-	mark := "~"
-	switch v.Change {
-	case stats.Regression:
-		mark = "REGRESSION"
-	case stats.Improvement:
-		mark = "improvement"
-	}
-	return fmt.Sprintf("%s -> %s %+.0f%% %s", num(v.MedianBase), num(v.MedianCur), v.DeltaPct, mark)
+	base, cur := effect(v)
+	return fmt.Sprintf("%s -> %s %s%% %s", num(base), num(cur), signedPct(v.ShiftPct), changeMark(v))
 }
 
 func countsLine(counts map[string]int) string {

@@ -37,6 +37,19 @@ type Comparison struct {
 	// Strata is how many strata (prompts) a stratified comparison
 	// (CompareStrata) combined; 0 for a plain two-sample comparison.
 	Strata int `json:"strata,omitempty"`
+	// Pairs is how many matched pairs a paired comparison (ComparePaired)
+	// tested; 0 for an unpaired one.
+	Pairs int `json:"pairs,omitempty"`
+	// ShiftSE is the standard error of the shift estimate on the log
+	// scale (a ratio), from an upper bound on the spread of what the test
+	// ranks: the pairs' log ratios for a paired comparison, each side's
+	// log values otherwise (combined over the strata). MDE reads it; 0
+	// when unknown.
+	ShiftSE float64 `json:"shift_se_log,omitempty"`
+	// Unpaired is the unpaired comparison of the same samples, which
+	// Judge uses in place of a paired one whose pairs are too few to pass
+	// the family's bar (a rule on sizes only). Not encoded.
+	Unpaired *Comparison `json:"-"`
 	// SmallestP is the smallest p-value samples of these sizes can give
 	// at all (2/C(n1+n2, n1) for the exact test); 0 when not bounded
 	// (large samples). Judge leaves a comparison whose SmallestP cannot
@@ -80,10 +93,25 @@ func CompareSamples(base, cur []float64) (Comparison, error) {
 	c.P, c.Test = u.P, u.Method
 	c.SmallestP = smallestP(c, nil)
 	c.Shift = shiftSorted(bs, cs, tieSum, ShiftConfidence)
+	c.ShiftSE = logSE(bs, cs)
 	if c.MedianBase != 0 {
 		c.ShiftPct = finite(100 * c.Shift.Estimate / math.Abs(c.MedianBase))
 	}
 	return c, nil
+}
+
+// logSE is the standard error of a two-sample shift on the log scale
+// from the samples' spreads (see MDE).
+func logSE(bs, cs []float64) float64 {
+	lb, lc := make([]float64, len(bs)), make([]float64, len(cs))
+	for i, v := range bs {
+		lb[i] = math.Log(math.Max(v, LogFloor))
+	}
+	for i, v := range cs {
+		lc[i] = math.Log(math.Max(v, LogFloor))
+	}
+	n1, n2 := float64(len(bs)), float64(len(cs))
+	return rankSE(pooledSD(lb, lc), n1*n2/(n1+n2))
 }
 
 // finite maps an overflowed ratio (a base median near zero) to the largest
@@ -195,6 +223,11 @@ type Verdict struct {
 	NotJudged string `json:"not_judged,omitempty"`
 	// Reason says why, with the numbers, in one line.
 	Reason string `json:"reason"`
+	// MDEPct is, for a "~", the smallest change (in percent of the base
+	// median, in the regression's direction) this comparison would have
+	// flagged with 80 % power at its n, spread and family bar: what it
+	// could have seen (see MDE). 0 otherwise.
+	MDEPct float64 `json:"mde_pct,omitempty"`
 }
 
 // Judged says whether the comparison was judged: "~", a regression or an
@@ -234,9 +267,23 @@ func Judge(cs []Comparison, opt Options) ([]Verdict, error) {
 		}
 	}
 	family = reachable(out, family, opt)
+	// A paired comparison whose pairs cannot pass the family's first bar
+	// gives way to its unpaired one (sizes only, so the bound holds).
+	bar := opt.Alpha
+	if opt.Correction == Holm && len(family) > 0 {
+		bar /= float64(len(family))
+	}
+	for _, i := range family {
+		if u := out[i].Unpaired; u != nil && out[i].SmallestP > bar {
+			out[i].Comparison = *u
+			out[i].Warnings = append(out[i].Warnings, fmt.Sprintf("%d pairs cannot reach p <= %.3g (smallest possible p %.3g): judged unpaired",
+				cs[i].Pairs, bar, cs[i].SmallestP))
+		}
+		out[i].Unpaired = nil
+	}
 	ps := make([]float64, len(family))
 	for f, i := range family {
-		ps[f] = cs[i].P
+		ps[f] = out[i].P
 	}
 	var adj []float64
 	switch opt.Correction {
@@ -249,6 +296,12 @@ func Judge(cs []Comparison, opt Options) ([]Verdict, error) {
 	}
 	for f, i := range family {
 		judgeOne(&out[i], adj[f], len(family), opt)
+		if out[i].Change == Same {
+			out[i].MDEPct = MDE(out[i].Comparison, bar, opt)
+		}
+	}
+	for i := range out {
+		out[i].Unpaired = nil
 	}
 	return out, nil
 }
@@ -262,14 +315,14 @@ func Judge(cs []Comparison, opt Options) ([]Verdict, error) {
 // comparison pass at Alpha.
 func reachable(out []Verdict, family []int, opt Options) []int {
 	byMin := slices.Clone(family)
-	slices.SortStableFunc(byMin, func(a, b int) int { return cmp.Compare(out[a].SmallestP, out[b].SmallestP) })
+	slices.SortStableFunc(byMin, func(a, b int) int { return cmp.Compare(out[a].reachP(), out[b].reachP()) })
 	m := len(byMin)
 	if opt.Correction == Holm {
-		for m > 0 && out[byMin[m-1]].SmallestP > opt.Alpha/float64(m) {
+		for m > 0 && out[byMin[m-1]].reachP() > opt.Alpha/float64(m) {
 			m--
 		}
 	} else {
-		for m > 0 && out[byMin[m-1]].SmallestP > opt.Alpha {
+		for m > 0 && out[byMin[m-1]].reachP() > opt.Alpha {
 			m--
 		}
 	}
@@ -293,9 +346,18 @@ func reachable(out []Verdict, family []int, opt Options) []int {
 			kept = append(kept, i)
 			continue
 		}
-		out[i].notJudged(WhyFewSamples, unreachable(out[i].Comparison, bar, size, opt))
+		out[i].notJudged(WhyFewSamples, unreachable(out[i].Comparison, out[i].reachP(), bar, size, opt))
 	}
 	return kept
+}
+
+// reachP is the smallest p-value the comparison, or the unpaired one it
+// can give way to, can reach.
+func (v *Verdict) reachP() float64 {
+	if v.Unpaired != nil {
+		return min(v.SmallestP, v.Unpaired.SmallestP)
+	}
+	return v.SmallestP
 }
 
 func (v *Verdict) notJudged(why, reason string) {
@@ -303,15 +365,15 @@ func (v *Verdict) notJudged(why, reason string) {
 }
 
 // unreachable says why sizes this small cannot be significant.
-func unreachable(c Comparison, bar float64, m int, opt Options) string {
+func unreachable(c Comparison, smallest, bar float64, m int, opt Options) string {
 	sizes := fmt.Sprintf("n=%d+%d", c.NBase, c.NCur)
 	if c.Strata > 1 {
 		sizes += fmt.Sprintf(" over %d prompts", c.Strata)
 	}
 	if opt.Correction == Holm && m > 1 {
-		return fmt.Sprintf("%s cannot reach p <= %.3g after Holm over %d comparisons (smallest possible p %.3g)", sizes, bar, m, c.SmallestP)
+		return fmt.Sprintf("%s cannot reach p <= %.3g after Holm over %d comparisons (smallest possible p %.3g)", sizes, bar, m, smallest)
 	}
-	return fmt.Sprintf("%s cannot reach p <= %.3g (smallest possible p %.3g)", sizes, bar, c.SmallestP)
+	return fmt.Sprintf("%s cannot reach p <= %.3g (smallest possible p %.3g)", sizes, bar, smallest)
 }
 
 // judgeOne fills v's decision given its corrected p-value and the number

@@ -91,12 +91,30 @@ func CompareStrata(strata []Stratum) (Comparison, error) {
 	}
 	ve := vanElteren(ls)
 	c.P, c.SmallestP = ve.p, smallestP(c, sizes)
+	c.ShiftSE = strataSE(ls)
 	est, lo, hi := ve.shift(ls, ShiftConfidence)
 	c.ShiftPct = finite(100 * math.Expm1(est))
 	scale := math.Abs(c.MedianBase)
 	c.Shift = Shift{Estimate: finite(scale * math.Expm1(est)), Lo: finite(scale * math.Expm1(lo)), Hi: finite(scale * math.Expm1(hi)),
 		Confidence: ShiftConfidence}
 	return c, nil
+}
+
+// strataSE is the standard error of a common log shift estimated over
+// strata: the inverse-variance combination of each stratum's (see MDE);
+// strata without spread are left out, 0 when none has any.
+func strataSE(ls []logStratum) float64 {
+	var precision float64
+	for i := range ls {
+		n1, n2 := float64(len(ls[i].b)), float64(len(ls[i].c))
+		if se := rankSE(pooledSD(ls[i].b, ls[i].c), n1*n2/(n1+n2)); se > 0 {
+			precision += 1 / (se * se)
+		}
+	}
+	if precision == 0 {
+		return 0
+	}
+	return 1 / math.Sqrt(precision)
 }
 
 // logStratum is one stratum on the log scale, sorted, with its weight.
