@@ -432,13 +432,13 @@ func TestGateMachineLoad(t *testing.T) {
 	suspect := 0
 	for _, f := range c.Findings {
 		if f.Category == compare.Latency {
-			if f.Suspect != compare.WhyMachineLoad || f.FailsGate || !strings.Contains(f.Message, "cores on average during the new run's suite") {
+			if f.Suspect != compare.WhyMachineBusy || f.FailsGate || !strings.Contains(f.Message, "cores on average during the new run's suite") {
 				t.Errorf("latency finding %+v", f)
 			}
 			suspect++
 		}
 	}
-	if v := g0.Latency[compare.MetricTTFT]; suspect == 0 || v.Change != "not_judged" || v.NotJudged != compare.WhyMachineLoad {
+	if v := g0.Latency[compare.MetricTTFT]; suspect == 0 || v.Change != "not_judged" || v.NotJudged != compare.WhyMachineBusy {
 		t.Errorf("%d suspect findings; ttft %+v", suspect, v)
 	}
 	if !strings.Contains(out, "not judged (machine load)") || !strings.Contains(verdictOf(out), "machine load") {

@@ -34,6 +34,11 @@ func renderSnapshot(when string, rec *rundir.SuiteRecord, s *rundir.Snapshot, pe
 	if peak != nil {
 		fmt.Fprintf(&b, "during suite:  %d samples every %d ms; peak cpu %s (mean %s), peak memory used %s, peak server rss %s, peak server cpu %s\n",
 			peak.Samples, peak.IntervalMS, format.Pct(peak.CPUPercent), format.Pct(peak.CPUPercentMean), format.Bytes(peak.MemUsed), format.Bytes(peak.ServerRSS), format.Pct(peak.ServerCPUPercent))
+		other := "n/a"
+		if peak.OtherCPUPercentMean != nil {
+			other = fmt.Sprintf("%.2f cores", *peak.OtherCPUPercentMean/100)
+		}
+		fmt.Fprintf(&b, "other work:    %s on average; cpu pressure %s of the time, steal %s\n", other, format.Pct(peak.CPUPressurePercentMean), format.Pct(peak.StealPercentMean))
 	}
 	writeReasons(&b, "not available", s.Unavailable)
 	if peak != nil {

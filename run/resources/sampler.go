@@ -29,6 +29,10 @@ type probe struct {
 	// was read.
 	self   float64
 	selfOK bool
+	// stall is the CPU pressure's "some" total in microseconds
+	// (readPressure); stallErr why it could not be read.
+	stall    uint64
+	stallErr error
 }
 
 // selfProc is bench's own process, for its CPU times.
@@ -52,6 +56,7 @@ func readTarget(ctx context.Context, srv *serverProc) probe {
 			p.self, p.selfOK = t.User+t.System, true
 		}
 	}
+	p.stall, p.stallErr = readPressure()
 	return p
 }
 
@@ -96,7 +101,10 @@ type feed struct {
 	cpuAt    time.Time
 	selfBase float64
 	selfOK   bool
-	treeBase treeTimes
+	// stallBase is the pressure total at cpuAt; stallOK says it was read.
+	stallBase uint64
+	stallOK   bool
+	treeBase  treeTimes
 	treeAt   time.Time
 }
 
@@ -177,10 +185,21 @@ func (f *feed) take(ctx context.Context) *reading {
 				if busy, ok := busySeconds(f.cpuBase, p.cpu); ok && f.selfOK && p.selfOK {
 					others, haveOthers = busy-max(0, p.self-f.selfBase), true
 				}
+				if st, ok := stealPercent(f.cpuBase, p.cpu); ok {
+					rd.sample.StealPercent = &st
+				}
+				if span := p.at.Sub(f.cpuAt).Microseconds(); f.stallOK && p.stallErr == nil && span > 0 && p.stall >= f.stallBase {
+					v := min(100, 100*float64(p.stall-f.stallBase)/float64(span))
+					rd.sample.CPUPressurePercent = &v
+				}
 			}
+		}
+		if p.stallErr != nil {
+			rd.problem("cpu_pressure_percent", p.stallErr.Error())
 		}
 		f.cpuBase, f.cpuAt = p.cpu, p.at
 		f.selfBase, f.selfOK = p.self, p.selfOK
+		f.stallBase, f.stallOK = p.stall, p.stallErr == nil
 	}
 	if p.memErr != nil {
 		rd.problem("mem_used_bytes", p.memErr.Error())
@@ -263,6 +282,10 @@ type tally struct {
 	srvCPU    *float64
 	otherSum  float64
 	otherN    int
+	stealSum  float64
+	stealN    int
+	stallSum  float64
+	stallN    int
 	problems  map[string]string
 }
 
@@ -275,7 +298,7 @@ func newTally(interval time.Duration, server bool, series *os.File) *tally {
 func (t *tally) view(rd *reading) rundir.Sample {
 	s := rd.sample
 	if s.CPUPercent != nil && rd.cpuFrom.Before(t.from) {
-		s.CPUPercent, s.OtherCPUPercent = nil, nil
+		s.CPUPercent, s.OtherCPUPercent, s.StealPercent, s.CPUPressurePercent = nil, nil, nil, nil
 	}
 	if s.ServerCPUPercent != nil && rd.srvFrom.Before(t.from) {
 		s.ServerCPUPercent = nil
@@ -306,6 +329,14 @@ func (t *tally) add(rd *reading) {
 	if s.OtherCPUPercent != nil {
 		t.otherSum += *s.OtherCPUPercent
 		t.otherN++
+	}
+	if s.StealPercent != nil {
+		t.stealSum += *s.StealPercent
+		t.stealN++
+	}
+	if s.CPUPressurePercent != nil {
+		t.stallSum += *s.CPUPressurePercent
+		t.stallN++
 	}
 	t.write(&s)
 }
@@ -358,6 +389,14 @@ func (t *tally) peak() *rundir.Peak {
 		m := t.otherSum / float64(t.otherN)
 		p.OtherCPUPercentMean = &m
 	}
+	if t.stealN > 0 {
+		m := t.stealSum / float64(t.stealN)
+		p.StealPercentMean = &m
+	}
+	if t.stallN > 0 {
+		m := t.stallSum / float64(t.stallN)
+		p.CPUPressurePercentMean = &m
+	}
 	for k, v := range t.problems {
 		p.Unavailable[k] = v
 	}
@@ -375,6 +414,19 @@ func (t *tally) peak() *rundir.Peak {
 	}
 	if p.OtherCPUPercentMean == nil {
 		na("other_cpu_percent_mean", "no reading measured the machine, bench and the server over one span")
+	}
+	if p.StealPercentMean == nil {
+		na("steal_percent_mean", "no CPU reading spanned part of the suite")
+	}
+	if p.CPUPressurePercentMean == nil {
+		if why, ok := p.Unavailable["cpu_pressure_percent"]; ok {
+			delete(p.Unavailable, "cpu_pressure_percent")
+			na("cpu_pressure_percent_mean", why)
+		} else {
+			na("cpu_pressure_percent_mean", "no pressure reading spanned part of the suite")
+		}
+	} else {
+		delete(p.Unavailable, "cpu_pressure_percent")
 	}
 	if !t.server {
 		na("server_rss_bytes", "no local model server found")

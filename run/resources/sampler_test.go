@@ -249,7 +249,8 @@ func TestOverlappingSuitesShareOneSampler(t *testing.T) {
 			}
 			v := rd.sample
 			if rd.cpuFrom.Before(win[0]) {
-				v.CPUPercent = nil
+				// The shares measured over the CPU's span go with it.
+				v.CPUPercent, v.StealPercent, v.CPUPressurePercent = nil, nil, nil
 			}
 			if rd.srvFrom.Before(win[0]) {
 				v.ServerCPUPercent = nil
@@ -451,5 +452,60 @@ func TestOtherCPUIsWhatNeitherBenchNorTheServerUsed(t *testing.T) {
 	step(1, 3, 0.1, 0.1)
 	if rd := f.take(ctx); rd.sample.OtherCPUPercent != nil {
 		t.Errorf("spans differ, yet other = %v", *rd.sample.OtherCPUPercent)
+	}
+}
+
+func TestParsePressure(t *testing.T) {
+	got, err := parsePressure([]byte("some avg10=85.67 avg60=88.47 avg300=83.88 total=2448004414\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"))
+	if err != nil || got != 2448004414 {
+		t.Errorf("%d %v", got, err)
+	}
+	for _, bad := range []string{"", "full avg10=0 total=3\n", "some avg10=1 total=x\n"} {
+		if _, err := parsePressure([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// CPU pressure is the growth of /proc/pressure/cpu's "some" total over a
+// span, as a share of the span; steal is the stolen share of the CPU
+// time. A machine without the pressure file gives no figure, and the
+// suite's peak says why.
+func TestPressureAndSteal(t *testing.T) {
+	at := time.Unix(1_800_000_000, 0)
+	var idle, steal float64
+	var stall uint64
+	stallErr := error(nil)
+	read := func(context.Context, *serverProc) probe {
+		return probe{at: at, cpu: []cpu.TimesStat{{User: 1, Idle: idle, Steal: steal}}, stall: stall, stallErr: stallErr}
+	}
+	f := newFeed(nil, time.Second, read, nil)
+	ctx := context.Background()
+	f.take(ctx)
+	// One second: 0.3 s with a task waiting, of 2 s of CPU time 0.2 stolen.
+	at, idle, steal, stall = at.Add(time.Second), 1.8, 0.2, 300_000
+	rd := f.take(ctx)
+	if p := rd.sample.CPUPressurePercent; p == nil || math.Abs(*p-30) > 1e-9 {
+		t.Errorf("pressure %v, want 30", p)
+	}
+	if s := rd.sample.StealPercent; s == nil || math.Abs(*s-10) > 1e-9 {
+		t.Errorf("steal %v, want 10", s)
+	}
+	tl := newTally(time.Second, false, nil)
+	tl.from = at.Add(-2 * time.Second)
+	tl.add(rd)
+	stallErr = errNoPressure
+	at = at.Add(time.Second)
+	tl.add(f.take(ctx))
+	if p := tl.peak(); p.CPUPressurePercentMean == nil || *p.CPUPressurePercentMean != 30 || p.StealPercentMean == nil {
+		t.Errorf("peak %s", js(p))
+	}
+	// Only readings without the file: no figure, and the reason.
+	tl = newTally(time.Second, false, nil)
+	tl.from = at.Add(-2 * time.Second)
+	at = at.Add(time.Second)
+	tl.add(f.take(ctx))
+	if p := tl.peak(); p.CPUPressurePercentMean != nil || !strings.Contains(p.Unavailable["cpu_pressure_percent_mean"], "/proc/pressure/cpu") {
+		t.Errorf("no pressure file: peak %s", js(p))
 	}
 }

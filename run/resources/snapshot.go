@@ -174,6 +174,21 @@ func busySeconds(t0, t1 []cpu.TimesStat) (float64, bool) {
 	return max(0, (tot1-tot0)-(idle1-idle0)), true
 }
 
+// stealPercent is the share of the CPU time between two readings that
+// the hypervisor gave other guests (steal): a virtual machine's noisy
+// neighbours, which no process of this machine shows.
+func stealPercent(t0, t1 []cpu.TimesStat) (float64, bool) {
+	if len(t0) != 1 || len(t1) != 1 {
+		return 0, false
+	}
+	tot0, _ := totalIdle(t0[0])
+	tot1, _ := totalIdle(t1[0])
+	if tot1 <= tot0 {
+		return 0, false
+	}
+	return min(100, max(0, 100*(t1[0].Steal-t0[0].Steal)/(tot1-tot0))), true
+}
+
 // totalIdle follows gopsutil's own busy computation: guest time is already
 // counted in user time on Linux.
 func totalIdle(t cpu.TimesStat) (total, idle float64) {

@@ -54,6 +54,14 @@ type Peak struct {
 	// OtherCPUPercentMean is the mean CPU, in percent of one core, that
 	// neither bench nor the model server used: other work on the machine.
 	OtherCPUPercentMean *float64 `json:"other_cpu_percent_mean"`
+	// CPUPressurePercentMean is the mean share of the time during which
+	// at least one runnable task waited for a CPU (the kernel's pressure
+	// stall information, /proc/pressure/cpu "some"): how crowded the
+	// machine was, whoever crowded it. Null on a machine without it.
+	CPUPressurePercentMean *float64 `json:"cpu_pressure_percent_mean"`
+	// StealPercentMean is the mean share of CPU time a hypervisor gave
+	// other guests: a virtual machine's noisy neighbours.
+	StealPercentMean *float64 `json:"steal_percent_mean"`
 	// Unavailable maps a null field's JSON name to why it is null.
 	Unavailable map[string]string `json:"unavailable,omitempty"`
 }
@@ -165,4 +173,10 @@ type Sample struct {
 	// machine's work, which moves latency from one run to the next
 	// without the model changing (bench compare reports it).
 	OtherCPUPercent *float64 `json:"other_cpu_percent"`
+	// CPUPressurePercent is the share of the span during which at least
+	// one runnable task waited for a CPU (/proc/pressure/cpu "some").
+	CPUPressurePercent *float64 `json:"cpu_pressure_percent,omitempty"`
+	// StealPercent is the share of the span's CPU time stolen by the
+	// hypervisor.
+	StealPercent *float64 `json:"steal_percent,omitempty"`
 }
