@@ -105,7 +105,7 @@ type feed struct {
 	stallBase uint64
 	stallOK   bool
 	treeBase  treeTimes
-	treeAt   time.Time
+	treeAt    time.Time
 }
 
 func newFeed(srv *serverProc, interval time.Duration, read func(context.Context, *serverProc) probe, seen func(*reading)) *feed {
