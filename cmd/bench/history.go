@@ -25,8 +25,10 @@ settings, a pass rate's checks) is the setup's and fails no gate; a bench
 rescore copy of a run counts as that night, once.
 
 Exit codes: 0 no change point of --fail-on-change in the last --since runs,
-3 one found, 1 a directory could not be read, no run could be read at all,
-or the outputs could not be written, 2 bad flags or arguments.
+3 one found, or no series of those metrics long enough for any change
+point (NOT JUDGED: the runs it has and the runs it needs), 1 a directory
+could not be read, no run could be read at all, or the outputs could not
+be written, 2 bad flags or arguments.
 
 Flags:
 `

@@ -17,7 +17,7 @@ func Build(dirs []string, opt Options, now time.Time) (*History, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	h := &History{GeneratedAt: now.UTC(), Options: opt, Verdict: VerdictOK, Runs: []Run{}, Warnings: []string{},
+	h := &History{GeneratedAt: now.UTC(), Options: opt, Verdict: VerdictOK, MinRuns: opt.MinRuns(), Runs: []Run{}, Warnings: []string{},
 		Series: []*Series{}, ChangePoints: []*ChangePoint{}, Failing: []*ChangePoint{}, Methods: methods(opt)}
 	reads := readRuns(dirs)
 	runs := orderRuns(reads)
@@ -55,6 +55,8 @@ func Build(dirs []string, opt Options, now time.Time) (*History, error) {
 			if len(s.Points) == 0 {
 				continue
 			}
+			h.Longest = max(h.Longest, len(s.Points))
+			s.TooShort = len(s.Points) < h.MinRuns
 			h.detect(s, runs)
 			h.Series = append(h.Series, s)
 		}
@@ -68,7 +70,31 @@ func Build(dirs []string, opt Options, now time.Time) (*History, error) {
 			h.Verdict = VerdictChange
 		}
 	}
+	if len(fail) > 0 && h.Verdict == VerdictOK {
+		judged := false
+		for _, s := range h.Series {
+			judged = judged || (slices.Contains(fail, s.Metric) && !s.TooShort)
+		}
+		if !judged {
+			h.Verdict = VerdictNotJudged
+		}
+	}
+	if short := h.shortSeries(); short > 0 {
+		h.Warnings = append(h.Warnings, fmt.Sprintf("too few runs for a change point in %d of %d series: a change point needs %d runs (--min-runs %d on each side), the longest series has %d",
+			short, len(h.Series), h.MinRuns, opt.Detector.MinSegment, h.Longest))
+	}
 	return h, nil
+}
+
+// shortSeries counts the series too short for any change point.
+func (h *History) shortSeries() int {
+	n := 0
+	for _, s := range h.Series {
+		if s.TooShort {
+			n++
+		}
+	}
+	return n
 }
 
 // detect finds a series' change points and ties each to its run.
@@ -234,6 +260,7 @@ func methods(opt Options) map[string]string {
 			"to what changed in its setup since the run before (model digest, server version, CLI version, bench version, prompt suite)",
 			opt.Detector.Window, opt.Detector.MaxP, 100*opt.Detector.MinMagnitude, opt.Detector.MinSegment),
 		"gate": fmt.Sprintf("a regression change point (worse: lower rates or tokens/s, higher latency or cost) of --fail-on-change %s "+
-			"in the last %d runs fails the gate (exit 3)", strings.Join(opt.FailOnChange, ","), opt.Since),
+			"in the last %d runs fails the gate (exit 3); so does a history in which no series of those metrics has the %d runs a change point needs "+
+			"(verdict not_judged, exit 3: NOT JUDGED, never ok)", strings.Join(opt.FailOnChange, ","), opt.Since, opt.MinRuns()),
 	}
 }

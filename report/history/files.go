@@ -55,9 +55,13 @@ func WriteText(w io.Writer, h *History) error {
 		fmt.Fprintf(&b, "warning: %s\n", m)
 	}
 	fmt.Fprintf(&b, "verdict: %s\n", verdictLine(h))
-	if len(h.ChangePoints) == 0 {
+	switch {
+	case len(h.ChangePoints) == 0 && len(h.Series) > 0 && h.Longest < h.MinRuns:
+		fmt.Fprintf(&b, "no change point can be found yet: %d runs, a change point needs %d (--min-runs %d on each side)\n",
+			h.Longest, h.MinRuns, h.Options.Detector.MinSegment)
+	case len(h.ChangePoints) == 0:
 		b.WriteString("no change point\n")
-	} else {
+	default:
 		b.WriteString("\nCHANGE POINTS (newest first)\n")
 	}
 	for i, c := range h.ChangePoints {
@@ -88,6 +92,10 @@ func WriteText(w io.Writer, h *History) error {
 func verdictLine(h *History) string {
 	if len(h.Options.FailOnChange) == 0 {
 		return fmt.Sprintf("%d change points (no --fail-on-change: nothing gates)", len(h.ChangePoints))
+	}
+	if h.Verdict == VerdictNotJudged {
+		return fmt.Sprintf("NOT JUDGED: too few runs for --fail-on-change %s: a change point needs %d runs (--min-runs %d on each side), the longest series has %d",
+			strings.Join(h.Options.FailOnChange, ","), h.MinRuns, h.Options.Detector.MinSegment, h.Longest)
 	}
 	if h.Verdict == VerdictChange {
 		return fmt.Sprintf("CHANGE: %d regression change points of --fail-on-change %s in the last %d runs", len(h.Failing),

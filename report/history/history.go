@@ -114,15 +114,29 @@ func DefaultOptions() Options {
 const (
 	VerdictOK     = "ok"
 	VerdictChange = "change"
+	// VerdictNotJudged: --fail-on-change was given, and no series of its
+	// metrics has runs enough for any change point (MinRuns): the gate
+	// cannot say "ok" over that (exit 3, "NOT JUDGED").
+	VerdictNotJudged = "not_judged"
 )
+
+// MinRuns is the fewest runs a series needs before a change point can be
+// found in it at all: MinSegment on each side of it (and never fewer
+// than 4, two a side for the t-test's spread).
+func (o Options) MinRuns() int { return max(2*o.Detector.MinSegment, 4) }
 
 // History is history.json.
 type History struct {
 	GeneratedAt time.Time `json:"generated_at"`
 	Options     Options   `json:"options"`
 	// Verdict is "change" when a change point of --fail-on-change is in
-	// the last --since runs, else "ok".
+	// the last --since runs; "not_judged" when none of its series has
+	// MinRuns runs; else "ok".
 	Verdict string `json:"verdict"`
+	// MinRuns is the fewest runs a series needs for a change point;
+	// Longest is the longest series' number of runs.
+	MinRuns int `json:"min_runs"`
+	Longest int `json:"longest_series"`
 	// Runs are the runs read, oldest first; series points index them.
 	Runs []Run `json:"runs"`
 	// Warnings name the runs skipped or read in part, and why.
@@ -165,7 +179,10 @@ type Series struct {
 	Unit           string  `json:"unit"`
 	HigherIsBetter bool    `json:"higher_is_better"`
 	// Points are the runs that have the figure, in run order.
-	Points       []SeriesPoint  `json:"points"`
+	Points []SeriesPoint `json:"points"`
+	// TooShort says the series has fewer than MinRuns points: no change
+	// point can be found in it, and none is not the same as "no change".
+	TooShort     bool           `json:"too_short,omitempty"`
 	ChangePoints []*ChangePoint `json:"change_points"`
 
 	key groupKey

@@ -400,3 +400,57 @@ func BenchmarkHistory1000(b *testing.B) {
 		}
 	}
 }
+
+// Three nights, the pass rate falling 100 % -> 72 %: no change point can
+// be found in so few runs, and the history says so instead of a green
+// "0 change points": its gate is NOT JUDGED (exit 3 in bench history),
+// with the runs it has and the runs it needs; six nights are judged.
+func TestHistoryTooFewRuns(t *testing.T) {
+	root := t.TempDir()
+	start := time.Date(2026, 3, 1, 2, 0, 0, 0, time.UTC)
+	for i, pass := range []float64{1, 0.86, 0.72} {
+		writeNight(t, root, nightRun{id: fmt.Sprintf("n%d", i), started: start.Add(time.Duration(i) * 24 * time.Hour), ttft: 100, pass: pass,
+			digest: "d1", bench: "v1", prompts: []string{"P0"}})
+	}
+	dirs, _, err := FindRuns([]string{root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := DefaultOptions()
+	opt.FailOnChange = []string{"latency", "quality"}
+	h, err := Build(dirs, opt, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Verdict != VerdictNotJudged || h.MinRuns != 6 || h.Longest != 3 {
+		t.Errorf("verdict %s, min runs %d, longest %d", h.Verdict, h.MinRuns, h.Longest)
+	}
+	var out bytes.Buffer
+	failed, err := Judge([]string{root}, filepath.Join(t.TempDir(), "h"), opt, &out)
+	if err != nil || !failed {
+		t.Errorf("the gate passed on 3 runs: %v %v", failed, err)
+	}
+	for _, want := range []string{"verdict: NOT JUDGED: too few runs for --fail-on-change latency,quality: a change point needs 6 runs (--min-runs 3 on each side), the longest series has 3",
+		"no change point can be found yet: 3 runs, a change point needs 6"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "verdict: ok") {
+		t.Errorf("a green ok over 3 runs:\n%s", out.String())
+	}
+	// Without a gate: no verdict to fail, and the same line.
+	out.Reset()
+	if failed, _ := Judge([]string{root}, filepath.Join(t.TempDir(), "h2"), DefaultOptions(), &out); failed || !strings.Contains(out.String(), "no change point can be found yet") {
+		t.Errorf("no gate: failed %v\n%s", failed, out.String())
+	}
+	// Six nights: judged, ok.
+	for i := 3; i < 6; i++ {
+		writeNight(t, root, nightRun{id: fmt.Sprintf("n%d", i), started: start.Add(time.Duration(i) * 24 * time.Hour), ttft: 100, pass: 0.72,
+			digest: "d1", bench: "v1", prompts: []string{"P0"}})
+	}
+	dirs, _, _ = FindRuns([]string{root})
+	if h, _ := Build(dirs, opt, time.Now()); h.Verdict == VerdictNotJudged || h.Longest != 6 {
+		t.Errorf("six runs: verdict %s, longest %d", h.Verdict, h.Longest)
+	}
+}

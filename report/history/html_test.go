@@ -1,6 +1,7 @@
 package history
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,5 +69,67 @@ func TestHistoryHTMLInChromium(t *testing.T) {
 	}
 	if err := p.Screenshot(shot); err != nil {
 		t.Error(err)
+	}
+}
+
+// The y axes show their labels whole: on a series in the tens of
+// thousands of milliseconds each chart's y axis is at least as wide as
+// its widest tick label (measured in the page with the axis's font) plus
+// the ticks and their gap, where uPlot's fixed 50 px cut "10,000" to
+// "0,000".
+func TestHistoryHTMLAxisLabelsWhole(t *testing.T) {
+	b := browsertest.New(t)
+	root := t.TempDir()
+	t0 := time.Date(2026, 1, 1, 2, 0, 0, 0, time.UTC)
+	for i := range 8 {
+		writeNight(t, root, nightRun{id: fmt.Sprintf("n%d", i), started: t0.Add(time.Duration(i) * 24 * time.Hour), ttft: 12000 + 900*float64(i%3),
+			pass: 0.9, digest: "d", bench: "v1", prompts: []string{"P0"}})
+	}
+	dirs, _, _ := FindRuns([]string{root})
+	h, err := Build(dirs, DefaultOptions(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(root, DirName)
+	if err := WriteFiles(out, h); err != nil {
+		t.Fatal(err)
+	}
+	p := b.NewPage(t)
+	if err := p.Load(filepath.Join(out, HTMLFile)); err != nil {
+		t.Fatal(err)
+	}
+	var axes []struct {
+		Metric string   `json:"metric"`
+		Size   float64  `json:"size"`
+		Need   float64  `json:"need"`
+		Widest float64  `json:"widest"`
+		Labels []string `json:"labels"`
+	}
+	if err := p.Eval(`window.benchHistory.uplots.map(u => {
+		const a = u.axes[1], ctx = u.ctx;
+		ctx.save(); ctx.font = a.font[0];
+		const labels = (a._values || []).map(String);
+		const widest = Math.max(0, ...labels.map(l => ctx.measureText(l).width)) / devicePixelRatio;
+		ctx.restore();
+		return {metric: u.series[1].label, size: a._size, need: widest + a.ticks.size + a.gap, widest, labels};
+	})`, &axes); err != nil {
+		t.Fatal(err)
+	}
+	if len(axes) != len(h.Series) {
+		t.Fatalf("%d axes for %d series", len(axes), len(h.Series))
+	}
+	wide := 0
+	for _, a := range axes {
+		if a.Size < a.Need {
+			t.Errorf("%s: y axis %.0f px for labels %q (widest %.1f px, with the ticks and gap %.1f): cut", a.Metric, a.Size, a.Labels, a.Widest, a.Need)
+		}
+		for _, l := range a.Labels {
+			if strings.Contains(l, ",") || len(l) >= 5 {
+				wide++
+			}
+		}
+	}
+	if wide == 0 {
+		t.Errorf("no label of 5 characters or more: the case is not tested (%+v)", axes)
 	}
 }

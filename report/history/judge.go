@@ -12,7 +12,8 @@ import (
 // directories of them), builds the history, prints it to w, writes
 // history.json and history.html into out (default DIR/history for one
 // directory of runs, else ./history) and says whether the gate fails (a
-// regression change point of FailOnChange in the last Since runs). An
+// regression change point of FailOnChange in the last Since runs, or no
+// series of those metrics long enough for a change point: not judged). An
 // error is a bad argument, an I/O failure, or no run read at all; a run
 // that cannot be read is a warning.
 func Judge(args []string, out string, opt Options, w io.Writer) (failed bool, err error) {
@@ -43,5 +44,5 @@ func Judge(args []string, out string, opt Options, w io.Writer) (failed bool, er
 		// not pass (history.json's warnings say why each was not read).
 		return false, fmt.Errorf("no run could be read in %s: nothing to judge", strings.Join(args, ", "))
 	}
-	return h.Verdict == VerdictChange, nil
+	return h.Verdict != VerdictOK, nil
 }
