@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,9 +22,10 @@ const compareUsage = `usage: bench compare [flags] BASE_RUN_DIR NEW_RUN_DIR
 Judges the new run against the base run, the nightly regression gate:
 every cell key (match, drift, regression, improvement; changed, missing,
 new, unavailable), each (provider, model, thinking level) group's pass rate
-and tool-use rate (Fisher exact test), tool-use tier, cells that never
-reached the model, TTFT, e2e and tokens/s per group and per prompt
-(Mann-Whitney U, Hodges-Lehmann shift, Holm's correction), each load
+and tool-use rate (exact McNemar test on the matched cells), tool-use tier,
+cells that never reached the model, TTFT, e2e and tokens/s per group and per
+prompt (signed-rank test on matched repetitions, or Mann-Whitney U;
+Hodges-Lehmann shift; Holm's correction), each load
 stage's throughput, goodput and the saturation point, and each group's
 cost base -> new (a gate only with --fail-on cost). Prints the findings
 grouped by root cause, regressions first, then the tables, and writes
@@ -49,6 +51,7 @@ type compareFlags struct {
 	correction       string
 	requireJudged    string
 	failOnSuspect    bool
+	history          string
 }
 
 func parseCompareFlags(args []string, stderr io.Writer) (*compareFlags, []string, error) {
@@ -65,7 +68,8 @@ func parseCompareFlags(args []string, stderr io.Writer) (*compareFlags, []string
 	fs.DurationVar(&f.floor, "latency-floor", def.floor, "smallest TTFT or e2e shift that counts")
 	fs.StringVar(&f.correction, "correction", def.correction, "false-alarm control over many prompts: holm (family-wise) or bh (false discovery rate)")
 	fs.StringVar(&f.requireJudged, "require-judged", "", "metrics that must be judged somewhere, else exit 3: latency (ttft_ms, e2e_ms, tokens_per_s), capacity (request_throughput, goodput, saturation), pass_rate, tool_use_success, tier")
-	fs.BoolVar(&f.failOnSuspect, "fail-on-suspect", false, "latency regressions made while other work on the machine rose by half a core or more fail the gate (default: not judged, listed)")
+	fs.BoolVar(&f.failOnSuspect, "fail-on-suspect", false, "latency regressions made on a busy machine (other work on half the cores, or rising by half a core) fail the gate (default: not judged, listed)")
+	fs.StringVar(&f.history, "history", "", "directory of earlier runs: a latency change within the night-to-night noise of its green runs of the same setup is '~'")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, compareUsage)
 		printFlags(fs, fs.Output())
@@ -94,7 +98,7 @@ func (f *compareFlags) options() (compare.Options, error) {
 	opt.Alpha = f.alpha
 	opt.Correction = stats.Correction(f.correction)
 	opt.FailOn = splitList(f.failOn)
-	opt.RequireJudged, opt.FailOnSuspect = splitList(f.requireJudged), f.failOnSuspect
+	opt.RequireJudged, opt.FailOnSuspect, opt.History = splitList(f.requireJudged), f.failOnSuspect, f.history
 	var errs []error
 	if len(opt.FailOn) == 0 {
 		errs = append(errs, errors.New("--fail-on: name at least one of quality, latency, capacity, availability, drift, cost"))
@@ -121,6 +125,11 @@ func (f *compareFlags) options() (compare.Options, error) {
 		errs = append(errs, errors.New("--latency-floor: must be >= 0 (e.g. 5ms)"))
 	}
 	opt.LatencyFloorMS = float64(f.floor) / float64(time.Millisecond)
+	if f.history != "" {
+		if st, err := os.Stat(f.history); err != nil || !st.IsDir() {
+			errs = append(errs, fmt.Errorf("--history %s: not a directory of runs", f.history))
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return opt, err
 	}

@@ -39,7 +39,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 // runFlags are bench run's flags as given, before they are checked.
 type runFlags struct {
 	models, prompts, providers, suites string
-	shard, failOn                      string
+	shard, failOn, history             string
 	concurrency, repetitions           int
 	timeout                            time.Duration
 	maxCost                            float64
@@ -68,6 +68,7 @@ func defineRunFlags(fs *flag.FlagSet, o *session.Options, f *runFlags) {
 	fs.StringVar(&o.JUnit, "junit", "", "also write the JUnit XML report (junit.xml is always in the run directory) to this `file`")
 	fs.StringVar(&o.Baseline, "baseline", "", "run directory to compare the run against when it ends (as bench compare; exit 3 on a regression)")
 	fs.StringVar(&f.failOn, "fail-on", "", "with --baseline: categories that fail the gate (default quality,latency,capacity,availability)")
+	fs.StringVar(&f.history, "history", "", "with --baseline: directory of earlier runs whose night-to-night noise a latency change must exceed (as bench compare --history)")
 }
 
 // parseRunFlags reads bench run's flags into the session's options. On a
@@ -129,24 +130,29 @@ func checkRunFlags(o *session.Options, f *runFlags, set map[string]bool) []error
 	if o.ShardIndex, o.ShardCount, err = shardSpec(f.shard, set["shard"], getenv); err != nil {
 		errs = append(errs, err)
 	}
-	return append(errs, baselineGate(o, f.failOn)...)
+	return append(errs, baselineGate(o, f.failOn, f.history)...)
 }
 
 // baselineGate checks --baseline's options before the sweep starts,
 // rather than after an hour of it: the comparison bench compare would make
 // with its defaults and --fail-on.
-func baselineGate(o *session.Options, failOn string) []error {
+func baselineGate(o *session.Options, failOn, history string) []error {
 	if o.Baseline == "" {
+		var errs []error
 		if failOn != "" {
-			return []error{errors.New("--fail-on needs --baseline")}
+			errs = append(errs, errors.New("--fail-on needs --baseline"))
 		}
-		return nil
+		if history != "" {
+			errs = append(errs, errors.New("--history needs --baseline"))
+		}
+		return errs
 	}
 	def := defaultCompareFlags()
 	cf := &def
 	if failOn != "" {
 		cf.failOn = failOn
 	}
+	cf.history = history
 	cf.allowUnavailable = o.AllowUnavailable
 	opt, err := cf.options()
 	if err != nil {

@@ -96,6 +96,10 @@ type Options struct {
 	// CostThreshold is the smallest relative rise of a group's mean cost
 	// of a cell that is a cost finding (0.10 for 10 %).
 	CostThreshold float64 `json:"cost_threshold"`
+	// History is a directory of earlier runs (bench compare --history):
+	// the green ones of the new run's setup give each latency figure's
+	// night-to-night spread, and a change within it is "~" (noise.go).
+	History string `json:"history,omitempty"`
 }
 
 // DefaultOptions returns the gate's defaults: alpha 0.05, a 10 % and 5 ms
@@ -322,6 +326,11 @@ func judge(base, cur *runData, opt Options) (*Result, error) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the new run %s: %s; those cells are not judged (an availability regression where the base run judged them), and the night cannot be a baseline", cur.id, line))
 	}
 	c := &comparison{opt: opt, base: base, cur: cur, res: res}
+	if opt.History != "" {
+		var line string
+		c.noise, line = loadNightNoise(opt.History, base, cur)
+		res.Warnings = append(res.Warnings, line)
+	}
 	c.promptChanges()
 	if err := c.judgeCells(); err != nil {
 		return nil, err
@@ -348,6 +357,9 @@ type comparison struct {
 	union []cellKey
 	// prompts in display order (built on use).
 	prompts []string
+	// noise is the earlier nights' spread (nil without --history or with
+	// too few of them).
+	noise *nightNoise
 }
 
 // finish orders the cells and findings and sets the verdict.

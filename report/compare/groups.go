@@ -579,6 +579,11 @@ func (c *comparison) latency(groups map[groupKey]*Group) error {
 		}
 		for i, tg := range targets {
 			v := vs[i]
+			prompt := ""
+			if tg.slot != nil {
+				prompt = tg.slot.prompt
+			}
+			c.applyNoise(tg.g, prompt, m, &v)
 			if tg.slot == nil {
 				groupCold(tg.g, metric, &v)
 				c.placeLatency(tg.g, "", metric, &v)

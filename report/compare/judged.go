@@ -233,10 +233,14 @@ func changeMark(v *stats.Verdict) string {
 	case stats.Improvement:
 		return "improvement"
 	}
-	if v.MDEPct > 0 {
-		return fmt.Sprintf("~, could detect ≥ %s %%", mdeText(v.MDEPct))
+	mark := "~"
+	if v.Noise != nil && v.Noise.Within {
+		mark = fmt.Sprintf("~ (within night-to-night noise: ±%s %% over %d nights)", mdeText(v.Noise.Pct), v.Noise.Nights)
 	}
-	return "~"
+	if v.MDEPct > 0 {
+		mark += fmt.Sprintf(", could detect ≥ %s %%", mdeText(v.MDEPct))
+	}
+	return mark
 }
 
 // mdeText is a minimum detectable effect as people read it: 18, 4.5, 250.

@@ -228,6 +228,20 @@ type Verdict struct {
 	// flagged with 80 % power at its n, spread and family bar: what it
 	// could have seen (see MDE). 0 otherwise.
 	MDEPct float64 `json:"mde_pct,omitempty"`
+	// Noise is the night-to-night spread of the compared figure over
+	// earlier runs of the same setup, when the caller knows it (bench
+	// compare --history); nil otherwise.
+	Noise *Noise `json:"night_noise,omitempty"`
+}
+
+// Noise is a figure's night-to-night spread: Pct is the band (in percent
+// of the figure) a change between two unchanged nights stays inside,
+// over Nights earlier nights; Within says the comparison's shift lay
+// inside it, and the change was taken for weather ("~").
+type Noise struct {
+	Pct    float64 `json:"pct"`
+	Nights int     `json:"nights"`
+	Within bool    `json:"within"`
 }
 
 // Judged says whether the comparison was judged: "~", a regression or an

@@ -87,3 +87,19 @@ func mid(a, b float64) float64 {
 	}
 	return a/2 + b/2
 }
+
+// RobustSD is 1.4826 times the median absolute deviation of xs from their
+// median: the standard deviation for normal data, unmoved by a few
+// outliers (one odd night among ten). 0 for fewer than two values. xs is
+// not modified.
+func RobustSD(xs []float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	m := Median(xs)
+	dev := make([]float64, len(xs))
+	for i, v := range xs {
+		dev[i] = math.Abs(v - m)
+	}
+	return 1.4826 * Median(dev)
+}
