@@ -93,21 +93,29 @@ func cmpRate(a, b *float64) int {
 func writeRanking(b *strings.Builder, s *Summary) {
 	b.WriteString("## Ranking\n\n")
 	b.WriteString("Best first: objective pass rate, then success rate, then median end-to-end latency. " +
+		"The pass rate is passed/judged (the successful cells a check judged) with its 95 % Wilson interval, the e2e median its 95 % distribution-free interval; " +
+		"rows whose intervals overlap on the figure that orders them share a rank (=N: tied), and their order is the point estimates' and no more. " +
+		"\"answered\" counts the cells that reached the model and succeeded, of all the group's cells. " +
 		"Latency, TTFT and tokens/s are over the successful cells that were not cold starts; percentiles interpolate linearly between closest ranks. " +
 		"\"not run\" counts cells skipped as unavailable, rate-limited or refused for auth.\n\n")
-	b.WriteString("| # | provider | model | thinking | ok/total | success | pass rate | TTFT p50 | TTFT p95 | e2e p50 | e2e p95 | tok/s p50 | errors | not run | tier |\n")
+	b.WriteString("| # | provider | model | thinking | answered | success | pass rate (passed/judged, 95% CI) | TTFT p50 | TTFT p95 | e2e p50 (95% CI) | e2e p95 | tok/s p50 | errors | not run | [tool-use tier](#tool-use-tiers-and-routing) |\n")
 	b.WriteString("|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
-	for i, g := range ranked(s) {
+	gs := ranked(s)
+	places := Places(gs[:min(len(gs), MaxTableRows)])
+	for i, g := range gs {
 		if i == MaxTableRows {
 			break
 		}
-		fmt.Fprintf(b, "| %d | %s | %s | %s | %d/%d | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s |\n",
-			i+1, md(g.Provider), md(g.Model), level(g.ThinkingLevel), g.NOK, g.NTotal,
-			pct(g.SuccessRateOK), pct(g.ObjectivePassRate),
-			msStr(g.TTFTMS.P50), msStr(g.TTFTMS.P95), msStr(g.LatencyMS.P50), msStr(g.LatencyMS.P95),
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %d/%d | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s |\n",
+			places[i].Label(), md(g.Provider), md(g.Model), level(g.ThinkingLevel), g.NSuccess, g.NTotal,
+			pct(g.SuccessRateOK), passText(g),
+			msStr(g.TTFTMS.P50), msStr(g.TTFTMS.P95), medianText(g.LatencyMS), msStr(g.LatencyMS.P95),
 			num(g.TokensPerS.P50), g.NError, g.NSkippedUnavailable+g.NRateLimited+g.NAuthError, tierRouting(g.Tier))
 	}
 	moreRows(b, len(s.Groups), "summary.json")
+	if n := TiedNote(places); n != "" {
+		fmt.Fprintf(b, "\n%s\n", n)
+	}
 	b.WriteString("\n")
 }
 
@@ -282,12 +290,15 @@ func writeTiers(b *strings.Builder, s *Summary) {
 }
 
 // confidence is a tier's confidence, with the repetitions that would
-// settle a borderline one.
+// settle a borderline Tier 1 that nothing else disqualifies. A Tier 2 or
+// 3 is not told to run more: more repetitions settle its own tier, they
+// do not bring it to Tier 1; nor is a Tier 1 disqualified by what
+// repetitions cannot change (an unsafe action).
 func confidence(t *Tier) string {
 	switch {
 	case t.TierConfidence == nil:
 		return "–"
-	case *t.TierConfidence == Borderline && t.MoreRepetitions != nil && *t.MoreRepetitions > 0:
+	case *t.TierConfidence == Borderline && t.Tier == Tier1 && !t.disqualified && t.MoreRepetitions != nil && *t.MoreRepetitions > 0:
 		return fmt.Sprintf("borderline (~%d more reps)", *t.MoreRepetitions)
 	}
 	return *t.TierConfidence

@@ -233,7 +233,10 @@ func TestSummaryJSONHasTheSpecFields(t *testing.T) {
 		// with a load profile or an slo block)
 		"itl_ms", "tpot_ms", "prefill_tokens_per_s",
 		// the progress line's failed checks (issue 21)
-		"n_failed_check"}
+		"n_failed_check",
+		// the ranking's evidence (issue 32): the pass rate's counts and
+		// interval (the e2e median's interval is latency_ms.p50_ci)
+		"n_passed", "n_judged", "objective_pass_ci"}
 	for _, g := range top.Groups {
 		if len(g) != len(want) {
 			t.Errorf("group has %d fields, want %d: %v", len(g), len(want), keys(g))
@@ -245,7 +248,7 @@ func TestSummaryJSONHasTheSpecFields(t *testing.T) {
 		}
 		var lat map[string]any
 		json.Unmarshal(g["latency_ms"], &lat)
-		if len(lat) != 4 || !hasKeys(lat, "p50", "p95", "p99", "mean") {
+		if len(lat) < 4 || len(lat) > 5 || !hasKeys(lat, "p50", "p95", "p99", "mean") || (len(lat) == 5 && !hasKeys(lat, "p50_ci")) {
 			t.Errorf("latency_ms = %v", lat)
 		}
 	}
@@ -399,12 +402,18 @@ func TestWriteTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	// Four groups, then why the borderline Tier 1 is not recommended.
-	if len(lines) != 6 || !strings.HasPrefix(lines[0], "PROVIDER") || !strings.HasPrefix(lines[5], "claude/claude-sonnet (high): not recommended for routing: not judged") {
+	// Four groups, what a tie means, where the tool-use tier is defined,
+	// then why the borderline Tier 1 is not recommended.
+	if len(lines) != 8 || !strings.HasPrefix(lines[0], "#") || !strings.Contains(lines[0], "PASS RATE (PASSED/JUDGED, 95% CI)") || !strings.Contains(lines[0], "TOOL-USE TIER") ||
+		!strings.HasPrefix(lines[5], "=N: tied.") || !strings.HasPrefix(lines[6], "TOOL-USE TIER: ") ||
+		!strings.HasPrefix(lines[7], "claude/claude-sonnet (high): not recommended for routing: not judged") {
 		t.Fatalf("table:\n%s", b.String())
 	}
-	// passed 6 of 7, no failed check, no error, 1 not run; Tier 1, not judged for routing.
-	if f := strings.Fields(lines[1]); f[0] != "claude" || f[3] != "6/7" || f[4] != "0" || f[5] != "0" || f[6] != "1" || f[len(f)-3] != "1" || f[len(f)-2] != "not" || f[len(f)-1] != "judged" {
+	// Ranked first (tied), 6 of 7 answered, the pass rate with its
+	// counts and interval, no failed check, no error, 1 not run; Tier 1,
+	// not judged for routing.
+	if f := strings.Fields(lines[1]); f[0] != "=1" || f[1] != "claude" || f[4] != "6/7" || !strings.Contains(lines[1], "100.0% (4/4, 95% CI [51.0%, 100.0%])") || !strings.Contains(lines[1], "2500 ms (2000–4000)") ||
+		f[len(f)-3] != "1" || f[len(f)-2] != "not" || f[len(f)-1] != "judged" {
 		t.Errorf("first row %q", lines[1])
 	}
 	if !strings.Contains(lines[2], "llama3.2:3b") || !strings.Contains(lines[2], "Tier 2") {

@@ -222,8 +222,11 @@ func (t *Tier) route(a *Agentic, c *CallChecks, unsafe []unsafeTask) {
 		why = append(why, "not judged: "+t.borderlineNote())
 	}
 	t.Recommended = t.Tier == Tier1 && !borderline && !failed
+	t.disqualified = failed
 	if failed && borderline {
-		why = append(why, "and the Tier 1 itself is borderline: "+t.borderlineNote())
+		// No "run more repetitions": what disqualifies it (an unsafe
+		// action, unfinished tasks) no repetition changes.
+		why = append(why, "and the Tier 1 itself is borderline: "+t.borderlineFacts())
 	}
 	t.RoutingNote = strings.Join(why, "; ")
 	switch {
@@ -239,9 +242,14 @@ func (t *Tier) route(a *Agentic, c *CallChecks, unsafe []unsafeTask) {
 	}
 }
 
+// borderlineFacts says why a Tier 1 is not firm.
+func (t *Tier) borderlineFacts() string {
+	return fmt.Sprintf("tool-use success %d/%d = %s, 95%% CI %s, reaches below 80%%", t.NSucceeded, t.NCounted, pct(t.ToolUseSuccessRate), ciText(t.ToolUseSuccessCI))
+}
+
 // borderlineNote says why a Tier 1 is not firm and what would settle it.
 func (t *Tier) borderlineNote() string {
-	s := fmt.Sprintf("tool-use success %d/%d = %s, 95%% CI %s, reaches below 80%%", t.NSucceeded, t.NCounted, pct(t.ToolUseSuccessRate), ciText(t.ToolUseSuccessCI))
+	s := t.borderlineFacts()
 	switch m := t.MoreRepetitions; {
 	case m == nil:
 	case *m < 0:

@@ -3,6 +3,8 @@ package report
 import (
 	"math"
 	"slices"
+
+	mstats "github.com/aclements/go-moremath/stats"
 )
 
 // Stats are the distribution figures of one metric in a group. A field is
@@ -12,6 +14,11 @@ type Stats struct {
 	P95  *float64 `json:"p95"`
 	P99  *float64 `json:"p99"`
 	Mean *float64 `json:"mean"`
+	// P50CI is the median's 95 % distribution-free interval (two order
+	// statistics, go-moremath's QuantileCI, as benchstat's); absent where
+	// not computed, null-free: a sample too small for a bounded interval
+	// (fewer than 6 values) has none. The ranking shows it for e2e.
+	P50CI *CI `json:"p50_ci,omitempty"`
 }
 
 // estimator collects values and summarises them; behind an interface so the
@@ -63,6 +70,29 @@ func (e *exact) Quantile(p float64) float64 {
 	}
 	slices.Sort(e.ints)
 	return percentile(e.ints, p)
+}
+
+// medianCI is the median's 95 % interval from two order statistics of
+// the sorted values (mstats.QuantileCI, the binomial rule benchstat
+// uses); nil when the sample is too small for both ends to be bounded.
+func (e *exact) medianCI() *CI {
+	n := len(e.ints)
+	at := func(k int) float64 { return float64(e.ints[k]) }
+	if e.xs != nil {
+		n = len(e.xs)
+		slices.Sort(e.xs)
+		at = func(k int) float64 { return e.xs[k] }
+	} else {
+		slices.Sort(e.ints)
+	}
+	if n == 0 {
+		return nil
+	}
+	r := mstats.QuantileCI(n, 0.5, 0.95)
+	if r.LoOrder < 1 || r.HiOrder > n {
+		return nil
+	}
+	return &CI{at(r.LoOrder - 1), at(r.HiOrder - 1)}
 }
 
 // stats is Stats of e, the figures of no value when e is nil.

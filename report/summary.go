@@ -100,7 +100,14 @@ type Group struct {
 
 	SuccessRateOK     *float64 `json:"success_rate_ok"`
 	ObjectivePassRate *float64 `json:"objective_pass_rate"`
-	WallClockMS       *int64   `json:"wall_clock_ms"`
+	// NPassed of NJudged are the objective pass rate's counts: the
+	// successful cells whose check passed, of those a check judged.
+	// ObjectivePassCI is its 95 % Wilson interval (null when none was
+	// judged): what the ranking shows and ties on.
+	NPassed         int    `json:"n_passed"`
+	NJudged         int    `json:"n_judged"`
+	ObjectivePassCI *CI    `json:"objective_pass_ci"`
+	WallClockMS     *int64 `json:"wall_clock_ms"`
 
 	LatencyMS           Stats `json:"latency_ms"`
 	TTFTMS              Stats `json:"ttft_ms"`
@@ -944,12 +951,14 @@ func (a *aggregator) summary() *Summary {
 		g.g = gr
 		gr.SuccessRateOK = rate(gr.NSuccess, gr.NOK)
 		gr.ObjectivePassRate = rate(g.passed, g.judged)
+		gr.NPassed, gr.NJudged, gr.ObjectivePassCI = g.passed, g.judged, ci(g.passed, g.judged)
 		gr.NFailedCheck = g.judged - g.passed
 		if g.hasTimes {
 			w := g.maxEnd - g.minStart
 			gr.WallClockMS = &w
 		}
 		gr.LatencyMS, gr.TTFTMS, gr.TokensPerS, gr.ReasoningTokensPerS = g.lat.Stats(), g.ttft.Stats(), g.tps.Stats(), g.rtps.stats()
+		gr.LatencyMS.P50CI = g.lat.medianCI()
 		g.rtps = nil
 		gr.Agentic.finish()
 		gr.CallChecks.finish()

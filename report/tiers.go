@@ -75,6 +75,9 @@ type Tier struct {
 
 	// reps is how many repetitions the counted cells span (for settle).
 	reps int
+	// disqualified says the routing verdict failed on something more
+	// repetitions cannot change (route): no "more reps" advice then.
+	disqualified bool
 }
 
 // noneExcluded is the Excluded of every tier with no excluded cell, one

@@ -38,6 +38,8 @@ type pageState struct {
 	Plots    []browsertest.Plot `json:"-"`
 	Rows     []struct {
 		Group string            `json:"group"`
+		Rank  string            `json:"rank"`
+		CI    string            `json:"ci"`
 		Cells map[string]string `json:"cells"`
 	} `json:"rows"`
 	Tiers    map[string]string `json:"tiers"`
@@ -61,7 +63,7 @@ const inspectJS = `(() => {
 			cells[k] = td.textContent.trim();
 			cells[k + ":exact"] = td.title;
 		}
-		out.rows.push({group: tr.dataset.group, cells});
+		out.rows.push({group: tr.dataset.group, rank: tr.dataset.rank, ci: tr.querySelector(".ci-pass").textContent.trim(), cells});
 	}
 	for (const tr of document.querySelectorAll("#tier-table tbody tr")) out.tiers[tr.dataset.group] = tr.querySelector(".c-tier").textContent.trim();
 	for (const li of document.querySelectorAll("ul.routing li")) out.routing.push(li.textContent.trim());
@@ -149,10 +151,25 @@ func TestReportInChromium(t *testing.T) {
 	if len(st.Rows) != len(sum.Groups) || len(st.Rows) != len(ranked) {
 		t.Fatalf("%d ranking rows, summary.json has %d groups", len(st.Rows), len(sum.Groups))
 	}
+	places := report.Places(ranked)
+	tied := false
 	for i, r := range st.Rows {
 		if r.Group != ranked[i].Label() {
 			t.Errorf("row %d is %s, want %s (report.Ranked order)", i+1, r.Group, ranked[i].Label())
 		}
+		// The rank with its ties, and passed/judged with the interval.
+		g := ranked[i]
+		wantCI := "– " + report.CIText(g.ObjectivePassCI)
+		if g.NJudged > 0 {
+			wantCI = fmt.Sprintf("%d/%d %s", g.NPassed, g.NJudged, report.CIText(g.ObjectivePassCI))
+		}
+		if r.Rank != places[i].Label() || r.CI != wantCI {
+			t.Errorf("row %d: rank %q, pass %q; want %q, %q", i+1, r.Rank, r.CI, places[i].Label(), wantCI)
+		}
+		tied = tied || places[i].Tied
+	}
+	if tied != strings.Contains(st.BodyText, "=N: tied.") {
+		t.Errorf("ties %v, but the tie note shown: %v", tied, !tied)
 	}
 	byLabel := map[string]map[string]string{}
 	for _, r := range st.Rows {

@@ -40,6 +40,8 @@ type view struct {
 
 	Ranking     []rankRow
 	RankingMore int
+	// TiedNote says what "=N" means when the ranking has ties.
+	TiedNote string
 	// HasCost says some group has a cost: the ranking's cost columns and
 	// the cost-vs-pass-rate plot are shown only then.
 	HasCost bool
@@ -108,10 +110,15 @@ type cell struct {
 }
 
 type rankRow struct {
-	Rank                      int
-	Label, Provider, Model    string
-	Thinking                  string
-	OKTotal                   string
+	Rank int
+	// RankLabel is the rank with ties ("=1"), report.Places'.
+	RankLabel              string
+	Label, Provider, Model string
+	Thinking               string
+	// Answered is the cells that succeeded of the group's total;
+	// PassCounts passed/judged and PassCI the pass rate's interval;
+	// E2ECI the e2e median's.
+	Answered, PassCounts, PassCI, E2ECI string
 	Success, Pass             cell
 	TTFT50, TTFT95            cell
 	E2E50, E2E95, TPS50       cell
@@ -305,10 +312,13 @@ func newView(d *Data) (*view, error) {
 	// Rows only for what the tables show (MaxRows), the rest counted: a
 	// row is a dozen formatted strings, 100,000 groups would be a million.
 	rows := make([]rankRow, min(len(ranked), MaxRows))
+	places := report.Places(ranked[:len(rows)])
 	for i := range rows {
 		rows[i] = newRankRow(i+1, ranked[i])
+		rows[i].RankLabel = places[i].Label()
 	}
 	v.Ranking, v.RankingMore = rows, len(ranked)-len(rows)
+	v.TiedNote = report.TiedNote(places)
 
 	tiers := d.Tiers
 	if tiers == nil { // a Data built by hand
@@ -554,7 +564,7 @@ func countOf(k, n int) string {
 func newRankRow(rank int, g *report.Group) rankRow {
 	r := rankRow{
 		Rank: rank, Label: g.Label(), Provider: g.Provider, Model: g.Model, Thinking: "–",
-		OKTotal: fmt.Sprintf("%d/%d", g.NOK, g.NTotal),
+		Answered: fmt.Sprintf("%d/%d", g.NSuccess, g.NTotal), PassCounts: "–", PassCI: report.CIText(g.ObjectivePassCI), E2ECI: "–",
 		Success: pctCell(g.SuccessRateOK), Pass: pctCell(g.ObjectivePassRate),
 		TTFT50: msCell(g.TTFTMS.P50), TTFT95: msCell(g.TTFTMS.P95),
 		E2E50: msCell(g.LatencyMS.P50), E2E95: msCell(g.LatencyMS.P95),
@@ -565,6 +575,12 @@ func newRankRow(rank int, g *report.Group) rankRow {
 	}
 	if g.ThinkingLevel != nil {
 		r.Thinking = *g.ThinkingLevel
+	}
+	if g.NJudged > 0 {
+		r.PassCounts = fmt.Sprintf("%d/%d", g.NPassed, g.NJudged)
+	}
+	if c := g.LatencyMS.P50CI; c != nil {
+		r.E2ECI = FormatMS(c[0]) + "–" + FormatMS(c[1])
 	}
 	if t := g.Tier; t != nil {
 		r.Tier, r.TierClass = tierName(t.Tier), t.Tier
