@@ -119,14 +119,14 @@ type rankRow struct {
 	// PassCounts passed/judged and PassCI the pass rate's interval;
 	// E2ECI the e2e median's.
 	Answered, PassCounts, PassCI, E2ECI string
-	Success, Pass             cell
-	TTFT50, TTFT95            cell
-	E2E50, E2E95, TPS50       cell
-	Errors, NotRun            int
-	Tier, TierClass           string
-	TierRate                  cell
-	Cost, CostPerPass         cell
-	TierCounted, TierExcluded string
+	Success, Pass                       cell
+	TTFT50, TTFT95                      cell
+	E2E50, E2E95, TPS50                 cell
+	Errors, NotRun                      int
+	Tier, TierClass                     string
+	TierRate                            cell
+	Cost, CostPerPass                   cell
+	TierCounted, TierExcluded           string
 }
 
 type tierRow struct {
