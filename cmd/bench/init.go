@@ -11,7 +11,7 @@ import (
 	"bench/internal/shellword"
 )
 
-const initUsage = `usage: bench init [--config bench.yaml] [--ollama URL]
+const initUsage = `usage: bench init [--config bench.yaml] [--ollama URL] [--detect PCT]
 
 Writes a commented bench.yaml to start from. When an Ollama answers at URL
 (default: $OLLAMA_HOST, else http://127.0.0.1:11434; host:port as
@@ -27,6 +27,7 @@ func initCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench init", flag.ContinueOnError)
 	path := fs.String("config", "bench.yaml", "the `file` to write")
 	ollama := fs.String("ollama", "", "where to look for a running Ollama: a URL or host:port (default $OLLAMA_HOST, else http://127.0.0.1:11434)")
+	detect := fs.String("detect", "", "say how many repetitions bench compare needs to detect a latency change of this size, e.g. 20% (spread assumed)")
 	fs.Usage = func() {
 		fmt.Fprint(stdout, initUsage)
 		fs.SetOutput(stdout)
@@ -44,7 +45,14 @@ func initCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench init: %v\n", err)
 		return exitcode.Usage
 	}
-	notes, err := initconfig.Write(*path, base)
+	var effect float64
+	if *detect != "" {
+		if effect, err = parsePercent(*detect); err != nil || effect == 0 {
+			fmt.Fprintf(stderr, "bench init: --detect %q: want a percentage such as 20%%\n", *detect)
+			return exitcode.Usage
+		}
+	}
+	notes, err := initconfig.Write(*path, base, effect)
 	switch {
 	case errors.Is(err, initconfig.ErrExists):
 		fmt.Fprintf(stderr, "bench init: %s exists; not overwriting it (move it away, or write another file with --config FILE)\n", *path)

@@ -149,3 +149,36 @@ func TestRunWithoutConfig(t *testing.T) {
 	}
 	golden(t, "no-config.txt", "$ bench run\n--- stdout\n"+stdout+"--- stderr\n"+stderr)
 }
+
+// bench init --detect and bench run --dry-run --detect say how many
+// repetitions bench compare needs to see a latency change of that size:
+// init in bench.yaml's comment beside run.repetitions and on stdout, the
+// dry run from a baseline's measured spread when given one; a bad
+// percentage, or --detect without --dry-run, is a usage error.
+func TestDetectRepetitions(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	path := filepath.Join(t.TempDir(), "bench.yaml")
+	code, stdout, stderr := runCLI("init", "--ollama", url, "--config", path, "--detect", "25%")
+	written, _ := os.ReadFile(path)
+	want := "to detect a 25 % latency change at 80 % power (25 prompts × 2 groups, cell-to-cell spread assumed 20 % (no baseline to measure it in)): per prompt 49 repetitions; per group, across its 25 prompts, 4 repetitions"
+	if code != exitcode.OK || !strings.Contains(stdout, want) || !strings.Contains(string(written), "  # bench init --detect: "+want+"\n  repetitions: ") {
+		t.Errorf("init --detect: exit %d\n%s%s\n%s", code, stdout, stderr, written)
+	}
+	code, stdout, stderr = runCLI("run", "--config", path, "--dry-run", "--detect", "25%")
+	if code != exitcode.OK || !strings.Contains(stdout, "bench: "+want+"; the config has ") {
+		t.Errorf("dry run --detect: exit %d\n%s%s", code, stdout, stderr)
+	}
+	base := filepath.Join("testdata", "compare", "base")
+	code, stdout, stderr = runCLI("run", "--config", path, "--dry-run", "--detect", "25%", "--baseline", base)
+	if code != exitcode.OK || !strings.Contains(stdout, "cell-to-cell spread assumed 20 % (no baseline to measure it in); the baseline "+base+" has no prompt with 4 warm latencies") {
+		t.Errorf("dry run --detect --baseline: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, args := range [][]string{{"run", "--config", path, "--detect", "25%"}, {"run", "--config", path, "--dry-run", "--detect", "lots"},
+		{"init", "--config", path + "2", "--detect", "0%"}} {
+		if code, _, stderr := runCLI(args...); code != exitcode.Usage || !strings.Contains(stderr, "--detect") {
+			t.Errorf("%v: exit %d %s", args, code, stderr)
+		}
+	}
+}

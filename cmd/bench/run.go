@@ -39,7 +39,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 // runFlags are bench run's flags as given, before they are checked.
 type runFlags struct {
 	models, prompts, providers, suites string
-	shard, failOn, history             string
+	shard, failOn, history, detect     string
 	concurrency, repetitions           int
 	timeout                            time.Duration
 	maxCost                            float64
@@ -68,6 +68,7 @@ func defineRunFlags(fs *flag.FlagSet, o *session.Options, f *runFlags) {
 	fs.StringVar(&o.JUnit, "junit", "", "also write the JUnit XML report (junit.xml is always in the run directory) to this `file`")
 	fs.StringVar(&o.Baseline, "baseline", "", "run directory to compare the run against when it ends (as bench compare; exit 3 on a regression)")
 	fs.StringVar(&f.failOn, "fail-on", "", "with --baseline: categories that fail the gate (default quality,latency,capacity,availability)")
+	fs.StringVar(&f.detect, "detect", "", "with --dry-run: say how many repetitions bench compare needs to detect a latency change of this size, e.g. 20% (the spread from --baseline, else assumed)")
 	fs.StringVar(&f.history, "history", "", "with --baseline: directory of earlier runs whose night-to-night noise a latency change must exceed (as bench compare --history)")
 }
 
@@ -127,6 +128,13 @@ func checkRunFlags(o *session.Options, f *runFlags, set map[string]bool) []error
 		errs = append(errs, errors.New("--junit: give a file name"))
 	}
 	var err error
+	if f.detect != "" {
+		if o.Detect, err = parsePercent(f.detect); err != nil || o.Detect == 0 {
+			errs = append(errs, fmt.Errorf("--detect %q: want a percentage such as 20%%", f.detect))
+		} else if !o.DryRun {
+			errs = append(errs, errors.New("--detect needs --dry-run: it plans a run, and sends nothing"))
+		}
+	}
 	if o.ShardIndex, o.ShardCount, err = shardSpec(f.shard, set["shard"], getenv); err != nil {
 		errs = append(errs, err)
 	}

@@ -289,7 +289,7 @@ func pFigure(p float64) string {
 // prompts.
 func RepetitionsNeeded(prompts, groups int, opt Options) int {
 	m := max(1, groups*(prompts+1))
-	bar := opt.Alpha / 3
+	bar := opt.Alpha / 2 / 3 // latency's share of alpha, a third a metric
 	if opt.Correction == stats.Holm {
 		bar /= float64(m)
 	}
@@ -309,6 +309,6 @@ func RepetitionsNote(reps, prompts, groups int) string {
 	if reps >= need {
 		return ""
 	}
-	return fmt.Sprintf("repetitions %d: bench compare judges one prompt's latency from %d samples a side or more (%s × %s, alpha 0.05 after Holm); "+
+	return fmt.Sprintf("repetitions %d: bench compare judges one prompt's latency from %d samples a side or more (%s × %s, latency's alpha 0.025 after Holm); "+
 		"with fewer it judges latency per group only, across prompts. For a nightly gate set run.repetitions: %d", reps, need, plural(prompts, "prompt", "prompts"), plural(groups, "group", "groups"), need)
 }

@@ -46,11 +46,18 @@ var ErrExists = iofs.ErrExist
 // and returns the notes to show the user (what was found, what to pull).
 // It refuses a file that exists (ErrExists, even one that appeared while
 // it looked), and checks that what it wrote loads.
-func Write(path, base string) (notes []string, err error) {
+func Write(path, base string, detect float64) (notes []string, err error) {
 	if _, err := os.Stat(path); err == nil {
 		return nil, fmt.Errorf("%s: %w", path, ErrExists)
 	}
 	data := describeOllama(base)
+	if detect > 0 {
+		plan, err := compare.PlanDetect(detect, data.NPrompts, data.nModels, "", compare.DefaultOptions())
+		if err != nil {
+			return nil, err
+		}
+		data.Detect = plan.Text()
+	}
 	var b strings.Builder
 	if err := initFile.Execute(&b, data); err != nil {
 		return nil, err
@@ -65,6 +72,9 @@ func Write(path, base string) (notes []string, err error) {
 		// taking it back lets the next init write a good one.
 		os.Remove(path)
 		return nil, fmt.Errorf("the file written does not load (a bug in bench), so it was removed again:\n%w", err)
+	}
+	if data.Detect != "" {
+		return append(data.Notes, data.Detect), nil
 	}
 	return data.Notes, nil
 }
@@ -86,6 +96,9 @@ run:
   # nightly gate needs: 'bench compare' judges one prompt's latency from
   # {{.Reps}} samples a side ({{.RepsWhy}}); with fewer it judges latency
   # per model only, across prompts. 1 is enough for a first look.
+{{- if .Detect}}
+  # bench init --detect: {{.Detect}}
+{{- end}}
   repetitions: {{.Reps}}
   timeout: 120s          # per cell: the whole stream, retries included
   max_output_bytes: 65536
@@ -131,6 +144,10 @@ type initData struct {
 	// NPrompts is the built-in suite's size, said wherever the file
 	// counts its prompts.
 	NPrompts int
+	// Detect is the repetitions a chosen latency change needs (bench
+	// init --detect), "" without it.
+	Detect  string
+	nModels int
 }
 
 // describeOllama fills what the written config says of the Ollama at
@@ -164,6 +181,7 @@ func describeOllama(base string) initData {
 	builtin, _ := prompts.Builtin()
 	data.NPrompts = len(builtin)
 	data.Reps = compare.RepetitionsNeeded(len(builtin), n, compare.DefaultOptions())
+	data.nModels = n
 	data.RepsWhy = fmt.Sprintf("%s × %s", format.Plural(len(builtin), "built-in prompt"), format.Plural(n, "model"))
 	return data
 }

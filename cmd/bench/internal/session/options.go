@@ -36,6 +36,10 @@ type Options struct {
 	// with when it ends, as bench compare does with Gate.
 	Baseline string
 	Gate     compare.Options
+	// Detect, when above 0, is a latency change (0.10 for 10 %) the dry
+	// run says how many repetitions bench compare needs to detect, from
+	// the spread in Baseline when given, else an assumed one.
+	Detect float64
 	// Args are the arguments as given, for the command that resumes an
 	// interrupted run; Prog is how bench was invoked ("bench", a path).
 	Args []string

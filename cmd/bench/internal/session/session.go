@@ -79,6 +79,14 @@ func Run(o Options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench: note: %s\n", note)
 	}
 	if o.DryRun {
+		if o.Detect > 0 {
+			d, err := compare.PlanDetect(o.Detect, len(cfg.PromptSet), len(pl.Suites), o.Baseline, compare.DefaultOptions())
+			if err != nil {
+				fmt.Fprintf(stderr, "bench run: --detect: %v\n", err)
+				return exitcode.Usage
+			}
+			defer fmt.Fprintf(stdout, "bench: %s; the config has %s\n", d.Text(), format.Plural(cfg.Run.Repetitions, "repetition"))
+		}
 		return dryRun(stdout, stderr, cfg, pl, &o)
 	}
 	if why := overBudget(cfg, pl, 0); why != "" && !o.Resume && !o.AllowOverBudget {
