@@ -525,13 +525,18 @@ func cores(pct *float64) string {
 
 // ColdWarnings says, for each group where more than half the cells that
 // reached the model were cold starts, that its latency figures rest on
-// few cells (cold starts are left out of them). bench run prints them
-// and summary.md heads with them: a group measured mostly while its model
-// loaded is not a speed measurement.
+// few cells (cold starts are left out of them), and for each group whose
+// suite ran on a busy machine (MachineBusy) that its figures are the
+// machine's as much as the model's. bench run prints them and summary.md
+// heads with them: a group measured mostly while its model loaded, or
+// beside other work filling the cores, is not a speed measurement.
 func ColdWarnings(s *Summary) []string {
 	var out []string
 	for _, g := range ranked(s) {
 		if w := coldWarning(g); w != "" {
+			out = append(out, w)
+		}
+		if w := busyWarning(g); w != "" {
 			out = append(out, w)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"bench/internal/record/rundir"
+	"bench/report"
 	"bench/report/stats"
 )
 
@@ -12,21 +13,6 @@ import (
 // used during one run's suite than the other's before a latency change of
 // the group is reported as possibly the machine's: half a core.
 const busierBy = 50
-
-// The busy machine's thresholds: a suite ran on a busy machine when other
-// work (neither bench nor the model servers it measured) used at least
-// BusyOtherShare of the machine's cores on average, when the hypervisor
-// stole at least BusyStealPercent of the CPU time, or when tasks waited
-// for a CPU at least BusyPressurePercent of the time (the kernel's
-// pressure stall information) while other work used at least a quarter
-// of a core. Pressure alone is not enough: bench and a CPU-bound model
-// server make pressure of their own, the same every night.
-const (
-	BusyOtherShare      = 0.5
-	BusyStealPercent    = 10
-	BusyPressurePercent = 10
-	busyPressureOther   = 25 // percent of a core
-)
 
 // OtherLoad is what the machine did besides bench and the model server
 // during a group's suite in each run, from the suites' resource files
@@ -82,19 +68,10 @@ func readSideLoad(dir string, g *Group) (sideLoad, bool) {
 	return s, true
 }
 
-// busy says whether the side's suite ran on a busy machine, and why.
+// busy says whether the side's suite ran on a busy machine, and why
+// (report.MachineBusy's rule, the one summary.md warns by).
 func (s sideLoad) busy() (bool, string) {
-	var why []string
-	if s.other != nil && s.cores != nil && *s.cores > 0 && *s.other/100 >= BusyOtherShare*float64(*s.cores) {
-		why = append(why, fmt.Sprintf("other work %.0f %% of the cores", *s.other/float64(*s.cores)))
-	}
-	if s.steal != nil && *s.steal >= BusyStealPercent {
-		why = append(why, fmt.Sprintf("steal %.0f %%", *s.steal))
-	}
-	if s.pressure != nil && *s.pressure >= BusyPressurePercent && s.other != nil && *s.other >= busyPressureOther {
-		why = append(why, fmt.Sprintf("CPU pressure %.0f %% beside other work", *s.pressure))
-	}
-	return len(why) > 0, strings.Join(why, ", ")
+	return report.MachineBusy(&rundir.Peak{OtherCPUPercentMean: s.other, CPUPressurePercentMean: s.pressure, StealPercentMean: s.steal}, s.cores)
 }
 
 // coresText is "1.97/2 cores" (or "1.97 cores" without the count).
@@ -202,6 +179,32 @@ func (c *comparison) machineLoad() {
 		if g.Capacity != nil {
 			for _, s := range g.Capacity.Stages {
 				mark(CapacityCat, s.Stage, "", MetricThroughput, s.Throughput)
+			}
+			if suspect == "" {
+				// Goodput (requests within the SLO's latencies) and the
+				// saturation point are timings too.
+				suspectFinding := func(stage, metric string) {
+					for i := range c.res.Findings {
+						f := &c.res.Findings[i]
+						if f.Category == CapacityCat && f.Metric == metric && f.Stage == stage && f.Provider == g.Provider && f.Model == g.Model && ptrEq(f.ThinkingLevel, g.ThinkingLevel) {
+							f.Suspect, f.Message = WhyMachineBusy, f.Message+"; not judged: "+figures
+							f.FailsGate = c.opt.failsOn(CapacityCat) && c.opt.FailOnSuspect
+						}
+					}
+				}
+				for _, s := range g.Capacity.Stages {
+					if gp := &s.Goodput; gp.Change != string(stats.NotJudged) {
+						n0++
+						gp.Change, gp.NotJudged = string(stats.NotJudged), WhyMachineBusy
+						suspectFinding(s.Stage, MetricGoodput)
+					}
+				}
+				if sat := &g.Capacity.Saturation; sat.Change != string(stats.NotJudged) {
+					n0++
+					sat.Reason = fmt.Sprintf("%s %s; %s", sat.Change, sat.Reason, figures)
+					sat.Change, sat.NotJudged = string(stats.NotJudged), WhyMachineBusy
+					suspectFinding("", MetricSaturation)
+				}
 			}
 		}
 		if n0 == 0 {
