@@ -53,7 +53,7 @@ func WriteTable(w io.Writer, s *Summary) error {
 		notes = append(notes, n)
 	}
 	if len(gs) > 0 {
-		notes = append(notes, "TOOL-USE TIER: the share of tool-use cells that called the expected tools (Tier 1 >= 80 %, Tier 2 >= 50 %); summary.md's \"Tool-use tiers\" and tiers.json define it.")
+		notes = append(notes, "TOOL-USE TIER: the share of tool-use cells that called the expected tools (Tier 1 >= 80 %, Tier 2 >= 50 %); summary.md's \"Tool-use tiers and routing\" and tiers.json define it.")
 	}
 	// Why a Tier-1 group of those listed is not routed to, in one line each.
 	for _, g := range gs[:min(len(gs), MaxTableRows)] {

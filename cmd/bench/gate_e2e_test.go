@@ -181,8 +181,11 @@ type compareFull struct {
 			Left    []string `json:"left"`
 		} `json:"pool_changes"`
 		OtherLoad *struct {
-			Base *float64 `json:"base"`
-			New  *float64 `json:"new"`
+			Base     *float64 `json:"base"`
+			New      *float64 `json:"new"`
+			BusyBase bool     `json:"busy_base"`
+			BusyNew  bool     `json:"busy_new"`
+			Busy     string   `json:"busy"`
 		} `json:"other_cpu_percent_mean"`
 	} `json:"groups"`
 	Judgement map[string]struct {
@@ -190,6 +193,44 @@ type compareFull struct {
 		NotJudged map[string]int `json:"not_judged"`
 	} `json:"judgement"`
 	Unjudged []string `json:"unjudged"`
+}
+
+// busy says the sampler found the machine busy during group i's suite in
+// either run (report.MachineBusy): its latency is then not judged
+// ("machine busy"), the documented outcome the gate tests assert in
+// place of a verdict that would flip with the machine's load.
+func (c *compareFull) busy(i int) bool {
+	l := c.Groups[i].OtherLoad
+	return l != nil && (l.BusyBase || l.BusyNew || (l.Base != nil && l.New != nil && *l.New-*l.Base >= 50))
+}
+
+// busyOutcome checks the documented outcome of a busy machine: every
+// latency comparison of group i not judged ("machine busy") with the
+// figures, its latency findings listed as suspect and failing nothing.
+func (c *compareFull) busyOutcome(t *testing.T, i int) {
+	t.Helper()
+	l := c.Groups[i].OtherLoad
+	// Busy in either run: nothing of the group's latency is judged. Busier
+	// by half a core, not full: its regressions are not.
+	full := l.BusyBase || l.BusyNew
+	t.Logf("the sampler found the machine busy (%s; other work from %s to %s %% of a core): latency not judged", l.Busy, orDashF(l.Base), orDashF(l.New))
+	for m, v := range c.Groups[i].Latency {
+		if (full && v.Change != "not_judged") || v.Change == "regression" || (v.Change == "not_judged" && v.NotJudged == compare.WhyMachineBusy && !strings.Contains(v.Reason, "other work")) {
+			t.Errorf("busy machine: %s %s %q: %s", m, v.Change, v.NotJudged, v.Reason)
+		}
+	}
+	for _, f := range c.Findings {
+		if f.Category == compare.Latency && (f.Suspect != compare.WhyMachineBusy || f.FailsGate) {
+			t.Errorf("busy machine: latency finding %+v", f)
+		}
+	}
+}
+
+func orDashF(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", *p)
 }
 
 func readCompareFull(t *testing.T, dir string) *compareFull {
@@ -244,17 +285,23 @@ func TestGateMixChange(t *testing.T) {
 	}
 	code, out, errs := benchExec(t, "compare", base, cur)
 	c := readCompareFull(t, filepath.Join(cur, rundir.CompareDir))
-	for _, f := range c.Findings {
-		if f.Category == compare.Latency {
-			t.Errorf("speed finding on a mix change: %s", f.Message)
-		}
-	}
 	if code != exitcode.OK {
 		t.Errorf("exit %d\n%s%s", code, out, errs)
 	}
-	v := c.Groups[0].Latency[compare.MetricTPS]
-	if v.Change == "not_judged" || v.Strata != 3 || len(c.Groups[0].Pool[compare.MetricTPS].Entered) != 1 {
-		t.Errorf("tokens/s %+v, pool %+v", v, c.Groups[0].Pool)
+	if c.busy(0) {
+		c.busyOutcome(t, 0)
+	} else {
+		for _, f := range c.Findings {
+			if f.Category == compare.Latency {
+				t.Errorf("speed finding on a mix change: %s", f.Message)
+			}
+		}
+		if v := c.Groups[0].Latency[compare.MetricTPS]; v.Change == "not_judged" || v.Strata != 3 {
+			t.Errorf("tokens/s %+v", v)
+		}
+	}
+	if len(c.Groups[0].Pool[compare.MetricTPS].Entered) != 1 {
+		t.Errorf("pool %+v", c.Groups[0].Pool)
 	}
 	if !strings.Contains(out, "entered the pool (samples in the new run only): LONG") || !strings.Contains(out, "tokens_per_s") {
 		t.Errorf("stdout:\n%s", out)
@@ -311,6 +358,15 @@ func TestGateColdCatchAll(t *testing.T) {
 		outDir := filepath.Join(dir, "cmp"+strings.Join(args, ""))
 		code, out, errs := benchExec(t, append(append([]string{"compare", "--out", outDir}, args...), base, cur)...)
 		c := readCompareFull(t, outDir)
+		if c.busy(0) {
+			// The catch-all case is the cold flag's: it holds on a busy
+			// machine too; the latency verdict is the machine's.
+			c.busyOutcome(t, 0)
+			if want := map[bool]int{true: exitcode.Regression, false: exitcode.OK}[len(args) > 0]; code != want {
+				t.Errorf("%v on a busy machine: exit %d, want %d\n%s", args, code, want, out)
+			}
+			continue
+		}
 		if code != exitcode.Regression || c.Verdict != compare.VerdictRegression {
 			t.Errorf("%v: exit %d, verdict %s\n%s%s", args, code, c.Verdict, out, errs)
 		}
@@ -368,20 +424,14 @@ func burn(t *testing.T, n int) (stop func()) {
 	return stop
 }
 
-// The machine-load case: the new run's suite ran with processes spinning
-// beside it (other work rose by half a core or more) and a slower server.
-// Its latency regressions are not judged ("machine load"), listed with
-// the figures, and the exit is 0; with --fail-on-suspect they fail the
-// gate (exit 3). Quality is judged as ever.
-//
-// The rise is real, measured by bench's own sampler, so it needs a
-// machine with room for it: when other work already fills the cores
-// during the quiet run (a shared machine under load), no burner can add
-// half a core. The pair of runs is tried three times; if the room never
-// comes the test is skipped, saying so with the figures (never passed).
-//
-// scripts/test.sh therefore runs it in its serial pass (serialTest), where
-// a skip is a failure.
+// The busy machine (issue 32): the new run's suite ran with three
+// processes spinning beside it on the machine's cores and a slower
+// server. The sampler finds the machine busy (other work on half the
+// cores or more, or risen by half a core) whatever the machine did
+// before, so the outcome is the same on a quiet machine and a loaded one:
+// the latency regressions are not judged ("machine busy"), listed with
+// both runs' figures, and the exit is 0; with --fail-on-suspect they fail
+// the gate (exit 3). Quality is judged as ever.
 func TestGateMachineLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs bench against a delaying server")
@@ -393,55 +443,38 @@ func TestGateMachineLoad(t *testing.T) {
 	g := newGateServer(t, play(100*time.Millisecond))
 	dir := t.TempDir()
 	cfg := gateE2EConfig(g.URL, 8)
-	var base, cur string
-	var seen []string
-	for attempt := range 3 {
-		g.set(play(100*time.Millisecond), nil)
-		b, n := fmt.Sprintf("base%d", attempt), fmt.Sprintf("new%d", attempt)
-		if code, out, errs := benchRun(t, dir, cfg, mixPrompts, b); code != 0 {
-			t.Fatalf("base: exit %d\n%s%s", code, out, errs)
-		}
-		g.set(play(200*time.Millisecond), nil)
-		stop := burn(t, 3)
-		time.Sleep(300 * time.Millisecond)
-		code, out, errs := benchRun(t, dir, cfg, mixPrompts, n)
-		stop()
-		if code != 0 {
-			t.Fatalf("new: exit %d\n%s%s", code, out, errs)
-		}
-		bl, nl := otherLoad(t, filepath.Join(dir, "runs", b)), otherLoad(t, filepath.Join(dir, "runs", n))
-		seen = append(seen, fmt.Sprintf("%.0f%% -> %.0f%%", bl, nl))
-		if nl-bl >= 50 {
-			base, cur = filepath.Join(dir, "runs", b), filepath.Join(dir, "runs", n)
-			break
-		}
+	if code, out, errs := benchRun(t, dir, cfg, mixPrompts, "base"); code != 0 {
+		t.Fatalf("base: exit %d\n%s%s", code, out, errs)
 	}
-	if base == "" && os.Getenv(serialEnv) == "now" {
-		t.Fatalf("other work never rose by half a core during the busy run (base -> new, in %% of a core: %s), although the test ran alone", strings.Join(seen, ", "))
+	g.set(play(200*time.Millisecond), nil)
+	stop := burn(t, 3)
+	time.Sleep(300 * time.Millisecond)
+	code, out, errs := benchRun(t, dir, cfg, mixPrompts, "new")
+	stop()
+	if code != 0 {
+		t.Fatalf("new: exit %d\n%s%s", code, out, errs)
 	}
-	if base == "" {
-		t.Skipf("other work never rose by half a core during the busy run (base -> new, in %% of a core: %s): the machine is already full of other work", strings.Join(seen, ", "))
+	base, cur := filepath.Join(dir, "runs", "base"), filepath.Join(dir, "runs", "new")
+	t.Logf("other work (%% of a core, base -> new): %.0f -> %.0f", otherLoad(t, base), otherLoad(t, cur))
+	if !strings.Contains(errs, "the machine was busy during its suite") {
+		t.Errorf("bench run did not say the machine was busy:\n%s", errs)
 	}
-	t.Logf("other work (%% of a core, base -> new): %s", strings.Join(seen, ", "))
-	code, out, errs := benchExec(t, "compare", "--out", filepath.Join(dir, "cmp"), base, cur)
+	code, out, errs = benchExec(t, "compare", "--out", filepath.Join(dir, "cmp"), base, cur)
 	c := readCompareFull(t, filepath.Join(dir, "cmp"))
-	g0 := c.Groups[0]
-	if code != exitcode.OK || c.Verdict != compare.VerdictOK {
-		t.Errorf("exit %d, verdict %s\n%s%s", code, c.Verdict, out, errs)
+	if code != exitcode.OK || c.Verdict != compare.VerdictOK || !c.busy(0) {
+		t.Fatalf("exit %d, verdict %s, busy %v\n%s%s", code, c.Verdict, c.busy(0), out, errs)
 	}
+	c.busyOutcome(t, 0)
 	suspect := 0
 	for _, f := range c.Findings {
-		if f.Category == compare.Latency {
-			if f.Suspect != compare.WhyMachineBusy || f.FailsGate || !strings.Contains(f.Message, "cores on average during the new run's suite") {
-				t.Errorf("latency finding %+v", f)
-			}
+		if f.Category == compare.Latency && strings.Contains(f.Message, "other work") && strings.Contains(f.Message, "cores new") {
 			suspect++
 		}
 	}
-	if v := g0.Latency[compare.MetricTTFT]; suspect == 0 || v.Change != "not_judged" || v.NotJudged != compare.WhyMachineBusy {
-		t.Errorf("%d suspect findings; ttft %+v", suspect, v)
+	if suspect == 0 {
+		t.Errorf("no latency regression listed with the machine's figures: %+v", c.Findings)
 	}
-	if !strings.Contains(out, "not judged (machine load)") || !strings.Contains(verdictOf(out), "machine load") {
+	if !strings.Contains(out, "not judged (machine busy)") || !strings.Contains(verdictOf(out), "machine busy") || !strings.Contains(out, "other work (busiest suite)") {
 		t.Errorf("stdout:\n%s", out)
 	}
 	code, out, _ = benchExec(t, "compare", "--fail-on-suspect", "--out", filepath.Join(dir, "cmp2"), base, cur)
@@ -469,8 +502,10 @@ func mustJSONe2e(v any) string {
 // bench history over real runs: three runs of bench against the server,
 // a directory that is not a run and a run whose summary.json is gone.
 // history.json holds the runs in order with their series, the broken run
-// is named in a warning and skipped, and the exit is 0 (no change point:
-// three runs say nothing of a trend).
+// is named in a warning and skipped, and the gate is NOT JUDGED (exit 3):
+// three runs are too few for any change point, and it says so, with the
+// runs it has and the runs it needs. No verdict here rests on the
+// latencies measured.
 func TestHistoryRealRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs bench against a delaying server")
@@ -488,10 +523,12 @@ func TestHistoryRealRuns(t *testing.T) {
 	os.Remove(filepath.Join(runs, "n4", rundir.SummaryJSON))
 	os.MkdirAll(filepath.Join(runs, "scratch"), 0o755)
 	code, out, errs := benchExec(t, "history", "--fail-on-change", "latency", "--since", "3", runs)
-	if code != exitcode.OK {
-		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	if code != exitcode.Regression {
+		t.Fatalf("exit %d, want 3 (not judged)\n%s%s", code, out, errs)
 	}
-	for _, want := range []string{"bench history: 3 runs, n1", "scratch: not a run directory", "n4: no summary.json", "no change point",
+	for _, want := range []string{"bench history: 3 runs, n1", "scratch: not a run directory", "n4: no summary.json",
+		"verdict: NOT JUDGED: too few runs for --fail-on-change latency: a change point needs 6 runs (--min-runs 3 on each side), the longest series has 3",
+		"no change point can be found yet: 3 runs, a change point needs 6",
 		"history.json and history.html in " + filepath.Join(runs, "history")} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in:\n%s", want, out)

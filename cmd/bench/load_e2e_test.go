@@ -47,6 +47,31 @@ func groupOf(t *testing.T, s *report.Summary, provider string) *report.Group {
 	return nil
 }
 
+// groupBusy says whether the sampler found the machine busy during the
+// group's suite (report.MachineBusy, the rule summary.md warns by and
+// bench compare does not judge latency by), and checks that summary.md
+// says so. The load tests measure timings against a fake server's own
+// clock, which a machine busy with other work moves: there they assert
+// this documented outcome in place of the timings' agreement, so that
+// no verdict flips with the machine's load.
+func groupBusy(t *testing.T, run string, g *report.Group) bool {
+	t.Helper()
+	var cores *int
+	if g.ResourcesBefore != nil {
+		cores = g.ResourcesBefore.CPUCount
+	}
+	busy, why := report.MachineBusy(g.ResourcesPeak, cores)
+	if !busy {
+		return false
+	}
+	md, _ := os.ReadFile(filepath.Join(run, rundir.SummaryMD))
+	if !strings.Contains(string(md), g.Label()+": the machine was busy during its suite ("+why+")") {
+		t.Errorf("%s ran on a busy machine (%s) and summary.md does not say so", g.Label(), why)
+	}
+	t.Logf("%s: the machine was busy (%s): its timings are not checked against the server's", g.Label(), why)
+	return true
+}
+
 // p50 is the median (type 7) of xs.
 func p50(xs []float64) float64 {
 	s := slices.Clone(xs)
@@ -145,8 +170,11 @@ providers:
 	if len(log) != len(recs) {
 		t.Fatalf("the server logged %d requests, bench recorded %d", len(log), len(recs))
 	}
+	busy := false
 	for _, prov := range []string{"closed", "poisson"} {
 		g := groupOf(t, sum, prov)
+		gbusy := groupBusy(t, run, g)
+		busy = busy || gbusy
 		var stages []*report.Stage
 		for _, st := range g.Stages {
 			if !st.Warmup {
@@ -181,7 +209,7 @@ providers:
 				t.Fatalf("%s %s: %d server entries for %d cells", prov, st.Stage, len(entries), len(cells))
 			}
 			serverRate := float64(len(cells)) / (float64(last-first) / 1e9)
-			if got := *st.RequestThroughput; math.Abs(got-serverRate) > 0.15*serverRate {
+			if got := *st.RequestThroughput; !gbusy && math.Abs(got-serverRate) > 0.15*serverRate {
 				t.Errorf("%s %s: %.1f requests/s, the server %.1f", prov, st.Stage, got, serverRate)
 			}
 			// The server's first and last writes, from the moment bench
@@ -214,13 +242,15 @@ providers:
 			}
 			t.Logf("%s %s: TTFT p50 %.2f ms, server %.2f; per-request TTFT error median %.3f ms; e2e p50 %.2f, server %.2f; %.1f req/s, server %.1f",
 				prov, st.Stage, *st.TTFTMS.P50, p50(ttft), p50(errs), *st.E2EMS.P50, p50(e2e), *st.RequestThroughput, serverRate)
-			if d := *st.TTFTMS.P50 - p50(ttft); math.Abs(d) > max(5, 0.05*p50(ttft)) {
+			// A busy machine delays bench's reads and the server's writes
+			// alike: the agreement is not checked there.
+			if d := *st.TTFTMS.P50 - p50(ttft); !gbusy && math.Abs(d) > max(5, 0.05*p50(ttft)) {
 				t.Errorf("%s %s: TTFT p50 %.2f ms, the server's first write %.2f ms after bench wrote the request", prov, st.Stage, *st.TTFTMS.P50, p50(ttft))
 			}
-			if d := p50(errs); d < -1 || d > 5 {
+			if d := p50(errs); !gbusy && (d < -1 || d > 5) {
 				t.Errorf("%s %s: bench's TTFT − the server's, per request, median %.2f ms: %v", prov, st.Stage, d, errs)
 			}
-			if d := *st.E2EMS.P50 - p50(e2e); math.Abs(d) > max(10, 0.1*p50(e2e)) {
+			if d := *st.E2EMS.P50 - p50(e2e); !gbusy && math.Abs(d) > max(10, 0.1*p50(e2e)) {
 				t.Errorf("%s %s: e2e p50 %.2f ms, the server's last write %.2f ms after bench wrote the request", prov, st.Stage, *st.E2EMS.P50, p50(e2e))
 			}
 			// Goodput, computed here from results.jsonl: answered, and
@@ -248,11 +278,12 @@ providers:
 		}
 	}
 	// Two slots: more than 2 streams only queue; the server answers at
-	// most 25 requests/s, so it keeps up with 15/s and not with 50/s.
-	if sat := groupOf(t, sum, "closed").Saturation; sat == nil || !sat.Reached || sat.Stage != "c=2" {
+	// most 25 requests/s, so it keeps up with 15/s and not with 50/s (on
+	// a quiet machine: a busy one moves where bench sees the knee).
+	if sat := groupOf(t, sum, "closed").Saturation; !busy && (sat == nil || !sat.Reached || sat.Stage != "c=2") {
 		t.Errorf("closed-loop saturation %+v, want c=2", sat)
 	}
-	if sat := groupOf(t, sum, "poisson").Saturation; sat == nil || !sat.Reached || sat.Stage != "rate=15" {
+	if sat := groupOf(t, sum, "poisson").Saturation; !busy && (sat == nil || !sat.Reached || sat.Stage != "rate=15") {
 		t.Errorf("rate sweep saturation %+v, want rate=15", sat)
 	}
 	md, err := os.ReadFile(filepath.Join(run, "summary.md"))
@@ -260,6 +291,9 @@ providers:
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## Capacity", "### closed/fake", "### poisson/fake", "| c=8 | 8 |", "| rate=50 | 50/s |", "Saturation: c=2", "ttft_ms ≤ 35 per request"} {
+		if busy && want == "Saturation: c=2" {
+			continue
+		}
 		if !strings.Contains(string(md), want) {
 			t.Errorf("summary.md lacks %q", want)
 		}
@@ -283,6 +317,7 @@ func checkLoadFields(t *testing.T, run string) {
 		t.Fatal(err)
 	}
 	n := 0
+	serving := map[string]int{}
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
@@ -293,9 +328,17 @@ func checkLoadFields(t *testing.T, run string) {
 		}
 		n++
 		for _, k := range []string{"stage", "stage_mode", "stage_level", "stage_start_us", "ended_at_us", "scheduled_at_ms", "sent_at_ms",
-			"schedule_slip_ms", "itl_ms", "tpot_ms", "prefill_tokens_per_s"} {
+			"schedule_slip_ms"} {
 			if _, ok := m[k]; !ok {
 				t.Errorf("results.jsonl line %d (stage %v) lacks %s", n, m["stage"], k)
+			}
+		}
+		// The serving metrics are null (absent) for an answer too short
+		// for them, as a busy machine makes one whose deltas it read in
+		// one go: each must be on some cells, not on all.
+		for _, k := range []string{"itl_ms", "tpot_ms", "prefill_tokens_per_s"} {
+			if _, ok := m[k]; ok {
+				serving[k]++
 			}
 		}
 		if itl, ok := m["itl_ms"].(map[string]any); ok {
@@ -304,6 +347,11 @@ func checkLoadFields(t *testing.T, run string) {
 					t.Errorf("itl_ms lacks %s", k)
 				}
 			}
+		}
+	}
+	for _, k := range []string{"itl_ms", "tpot_ms", "prefill_tokens_per_s"} {
+		if serving[k] == 0 {
+			t.Errorf("no cell of %d has %s", n, k)
 		}
 	}
 	sum := readJSONMap(t, filepath.Join(run, rundir.SummaryJSON))
@@ -412,6 +460,7 @@ providers:
 	sum := readSummary(t, filepath.Join(dir, "runs", "e2e"))
 	for _, prov := range []string{"closed", "poisson"} {
 		g := groupOf(t, sum, prov)
+		busy := groupBusy(t, filepath.Join(dir, "runs", "e2e"), g)
 		for _, st := range g.Stages {
 			var server, diff, all []float64
 			cold := 0
@@ -437,6 +486,9 @@ providers:
 			slices.Sort(diff)
 			t.Logf("%s %s: e2e p50 %.1f ms, server total_duration p50 %.1f, per cell bench − server %.1f…%.1f ms, median %.1f (cold %d)",
 				prov, st.Stage, e2e, srv, diff[0], diff[len(diff)-1], p50(diff), cold)
+			if busy {
+				continue // the machine's delays, not bench's: not checked
+			}
 			if diff[0] < -1 || p50(diff) > max(10, 0.05*srv) {
 				t.Errorf("%s %s: bench's e2e − the server's total_duration per cell %v ms, want >= -1 and a median <= 10 ms or 5 %%", prov, st.Stage, diff)
 			}
@@ -517,6 +569,23 @@ providers:
 	slow := run("slow", serve(1, 40*time.Millisecond, 8*time.Millisecond))
 
 	code, out, errs := benchExec(t, "compare", base, slow)
+	if full := readCompareFull(t, filepath.Join(slow, rundir.CompareDir)); full.busy(0) {
+		// The documented outcome on a machine the sampler finds busy:
+		// throughput, goodput and the saturation point are timings, not
+		// judged ("machine busy"), listed, and fail the gate only with
+		// --fail-on-suspect.
+		full.busyOutcome(t, 0)
+		c := readCapacityCompare(t, filepath.Join(slow, rundir.CompareDir))
+		for _, f := range c.Findings {
+			if f.Category == compare.CapacityCat && (f.Suspect != compare.WhyMachineBusy || f.FailsGate) {
+				t.Errorf("busy machine: capacity finding %+v", f)
+			}
+		}
+		if j := c.Judgement[compare.MetricThroughput]; code != exitcode.OK || j == nil || j.NotJudged[compare.WhyMachineBusy] == 0 {
+			t.Errorf("busy machine: exit %d, throughput %+v\n%s", code, j, out)
+		}
+		return
+	}
 	if code != exitcode.Regression {
 		t.Fatalf("a quarter of the capacity: exit %d\n%s%s", code, out, errs)
 	}
