@@ -58,10 +58,12 @@
 //
 // # Groups
 //
-// Per (provider, model, thinking level), over the cells both runs judged:
-// the pass rate and the tool-use success rate with a two-sided Fisher
-// exact test, Holm-adjusted over the groups (a significant drop is a
-// quality regression); each run's tool-use tier as tiers.json computes it
+// Per (provider, model, thinking level), over the cells both runs judged,
+// matched cell by cell: the pass rate and the tool-use success rate with
+// the exact McNemar test on the cells whose outcome changed
+// (stats.McNemarExact), each category's pass rate alike, every rate test
+// of the compare one Holm family; a significant drop is a quality
+// regression. Each run's tool-use tier as tiers.json computes it
 // (report.TierRanking's rule), where leaving tier_1 is a regression
 // (routing must change: quality, or availability when no tool cell of the
 // new run reached the model); and the cells that never reached the model,
@@ -71,32 +73,43 @@
 //
 // TTFT, e2e and tokens/s of the successful cells, without the cells
 // flagged cold_start (their model was loading), of prompts unchanged and
-// in both runs. Per prompt: medians, the delta in percent, the two-sided
-// Mann-Whitney U p-value and the Hodges-Lehmann shift with its 95 %
-// interval (package stats). Per group, like with like: only the prompts
-// with samples in both runs, each compared with itself and combined
-// (stats.CompareStrata: van Elteren's stratified test, the stratified
-// Hodges-Lehmann shift of log ratios, medians over the prompts' medians);
-// a prompt with samples in one run only enters or leaves the pool
-// (Group.Pool) and is never compared. A metric's comparisons, group-level
-// and per-prompt, are one family, judged at Alpha/3 with Holm's
-// correction (or BH with --correction bh): the three metrics share Alpha
-// (Bonferroni), so the chance of any false latency alarm in one compare
-// is at most Alpha. A regression needs significance after correction, a
+// in both runs. Per prompt, when every sample has its match in the other
+// run (the same provider kind, stage and repetition): Wilcoxon's
+// signed-rank test on the pairs' log ratios and the Hodges-Lehmann shift
+// of the ratio (stats.ComparePaired); otherwise, or when the pairs are too
+// few to pass the family's bar (a rule on sizes only), the unpaired
+// Mann-Whitney U test and Hodges-Lehmann shift. Per group, like with like:
+// only the prompts with samples in both runs, the signed-rank test over
+// every prompt's pairs when all are matched, else van Elteren's stratified
+// test (stats.CompareStrata); a prompt with samples in one run only enters
+// or leaves the pool (Group.Pool) and is never compared. A metric's
+// comparisons, group-level and per-prompt, are one family judged at a
+// third of latency's share of Alpha with Holm's correction (or BH with
+// --correction bh). A regression needs significance after correction, a
 // shift beyond the threshold (10 % of the base median) and beyond the
-// floor (5 ms; 1 token/s for throughput); "~" otherwise, with the reason.
+// floor (5 ms; 1 token/s for throughput); "~" otherwise, with the
+// smallest change it could have detected (stats.MDE). With a history of
+// earlier runs (Options.History, noise.go) a change within the
+// night-to-night noise of the green runs of the same setup is "~".
+//
+// # Multiplicity
+//
+// Alpha is split between the statistical categories (quality, latency,
+// and capacity when a run has load stages), an equal share each, Holm
+// within each: the chance that a compare of unchanged runs raises any
+// false statistical finding is at most Alpha.
 //
 // # Not judged
 //
 // Every metric of every group and prompt ends as regression, improvement,
 // "~" or not_judged with the reason: no samples on a side, all cold, too
 // few samples (fewer than 4 a side, or sizes that cannot reach the
-// family's bar), machine load (other work rose by half a core during the
-// new run's suite: the latency regressions are listed with the figures
-// and fail the gate only with FailOnSuspect). Result.Judgement counts
-// them per metric, the verdict line says how many, and RequireJudged
-// fails the gate (verdict not_judged) when a named metric was judged
-// nowhere.
+// family's bar), machine busy (either run's suite ran on a busy machine,
+// report.MachineBusy, or other work rose by half a core during the new
+// run's suite: the latency is listed with the figures and its regressions
+// fail the gate only with FailOnSuspect). Result.Judgement counts them
+// per metric, the verdict line says how many, and RequireJudged fails the
+// gate (verdict not_judged) when a named metric was judged nowhere.
 //
 // # Capacity
 //

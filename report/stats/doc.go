@@ -2,9 +2,13 @@
 // Mann-Whitney U test, the Hodges-Lehmann shift estimate with its confidence
 // interval, a stratified comparison for a group of prompts (van Elteren's
 // test and the stratified Hodges-Lehmann shift of log ratios, see
-// CompareStrata), Fisher's exact test on a 2x2 table, Holm and Benjamini-Hochberg
-// p-value adjustment, and a latency decision step that applies them to a
-// family of comparisons.
+// CompareStrata), a paired comparison of matched samples (Wilcoxon's
+// signed-rank test on log ratios and the Hodges-Lehmann shift of the
+// ratio, see ComparePaired), Fisher's exact test on a 2x2 table, the exact
+// McNemar test on matched pass/fail outcomes (McNemarExact, gonum's
+// binomial), Holm and Benjamini-Hochberg p-value adjustment, a latency
+// decision step that applies them to a family of comparisons, and the
+// minimum detectable effect of a comparison judged "~" (MDE).
 //
 // The package is data first, like benchstat: samples go in, a result struct
 // with the test used, the p-value and the reasons for a verdict comes out;
@@ -33,6 +37,19 @@
 //     a gap between adjacent differences.
 //   - FisherExact is fisher.test(matrix(c(a, c, b, d), 2))$p.value.
 //   - AdjustHolm and AdjustBH are p.adjust(p, "holm") and p.adjust(p, "BH").
+//   - ComparePaired's test is wilcox.test(log(cur), log(base), paired =
+//     TRUE): exact below 50 pairs without zeros or ties, else the normal
+//     approximation with R's corrections; its estimate keeps the zero
+//     differences, where R drops them. McNemarExact is
+//     binom.test(b, b + c)$p.value.
+//
+// # Why the signed-rank test is written here
+//
+// No Go library in the module graph has it (gonum's stat has neither it
+// nor the exact Wilcoxon distributions; go-moremath has the U test and
+// t-tests), and its exact null distribution is one recurrence; the
+// reference test checks it against R's documented example and every
+// sign pattern of up to 14 pairs.
 //
 // The tests check each function against published R outputs and against
 // the U test of github.com/aclements/go-moremath/stats, which benchstat
