@@ -502,7 +502,7 @@ func mustJSONe2e(v any) string {
 // bench history over real runs: three runs of bench against the server,
 // a directory that is not a run and a run whose summary.json is gone.
 // history.json holds the runs in order with their series, the broken run
-// is named in a warning and skipped, and the gate is NOT JUDGED (exit 3):
+// is named in a warning and skipped, and the gate is NOT JUDGED (exit 7):
 // three runs are too few for any change point, and it says so, with the
 // runs it has and the runs it needs. No verdict here rests on the
 // latencies measured.
@@ -523,8 +523,8 @@ func TestHistoryRealRuns(t *testing.T) {
 	os.Remove(filepath.Join(runs, "n4", rundir.SummaryJSON))
 	os.MkdirAll(filepath.Join(runs, "scratch"), 0o755)
 	code, out, errs := benchExec(t, "history", "--fail-on-change", "latency", "--since", "3", runs)
-	if code != exitcode.Regression {
-		t.Fatalf("exit %d, want 3 (not judged)\n%s%s", code, out, errs)
+	if code != exitcode.HistoryNotJudged {
+		t.Fatalf("exit %d, want 5 (not judged)\n%s%s", code, out, errs)
 	}
 	for _, want := range []string{"bench history: 3 runs, n1", "scratch: not a run directory", "n4: no summary.json",
 		"verdict: NOT JUDGED: too few runs for --fail-on-change latency: a change point needs 6 runs (--min-runs 3 on each side), the longest series has 3",

@@ -25,10 +25,10 @@ settings, a pass rate's checks) is the setup's and fails no gate; a bench
 rescore copy of a run counts as that night, once.
 
 Exit codes: 0 no change point of --fail-on-change in the last --since runs,
-3 one found, or no series of those metrics long enough for any change
-point (NOT JUDGED: the runs it has and the runs it needs), 1 a directory
-could not be read, no run could be read at all, or the outputs could not
-be written, 2 bad flags or arguments.
+3 one found, 7 no series of those metrics long enough for any change point
+(NOT JUDGED: the runs it has and the runs it needs), 1 a directory could
+not be read, no run could be read at all, or the outputs could not be
+written, 2 bad flags or arguments.
 
 Flags:
 `
@@ -44,13 +44,15 @@ func historyCmd(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	failed, err := history.Judge(pos, f.out, opt, stdout)
+	verdict, err := history.Judge(pos, f.out, opt, stdout)
 	switch {
 	case err != nil:
 		fmt.Fprintf(stderr, "bench history: %v\n", err)
 		return exitcode.IO
-	case failed:
+	case verdict == history.VerdictChange:
 		return exitcode.Regression
+	case verdict == history.VerdictNotJudged:
+		return exitcode.HistoryNotJudged
 	}
 	return exitcode.OK
 }

@@ -30,6 +30,11 @@ const (
 	// cells it did not start are recorded; --resume with a larger
 	// --max-cost finishes it).
 	Budget = 6
+	// HistoryNotJudged: bench history --fail-on-change could not judge:
+	// no series of those metrics has the runs a change point needs. (Not
+	// 5, a night whose checks gave no verdict, nor 6, a budget: this is a
+	// history too short, cured by more nights.)
+	HistoryNotJudged = 7
 	// Interrupted: Ctrl-C (or SIGTERM) stopped the run.
 	Interrupted = 130
 )

@@ -260,7 +260,7 @@ func methods(opt Options) map[string]string {
 			"to what changed in its setup since the run before (model digest, server version, CLI version, bench version, prompt suite)",
 			opt.Detector.Window, opt.Detector.MaxP, 100*opt.Detector.MinMagnitude, opt.Detector.MinSegment),
 		"gate": fmt.Sprintf("a regression change point (worse: lower rates or tokens/s, higher latency or cost) of --fail-on-change %s "+
-			"in the last %d runs fails the gate (exit 3); so does a history in which no series of those metrics has the %d runs a change point needs "+
-			"(verdict not_judged, exit 3: NOT JUDGED, never ok)", strings.Join(opt.FailOnChange, ","), opt.Since, opt.MinRuns()),
+			"in the last %d runs fails the gate (exit 3); a history in which no series of those metrics has the %d runs a change point needs "+
+			"is not judged (verdict not_judged, exit 7: NOT JUDGED, never ok)", strings.Join(opt.FailOnChange, ","), opt.Since, opt.MinRuns()),
 	}
 }

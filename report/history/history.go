@@ -116,7 +116,7 @@ const (
 	VerdictChange = "change"
 	// VerdictNotJudged: --fail-on-change was given, and no series of its
 	// metrics has runs enough for any change point (MinRuns): the gate
-	// cannot say "ok" over that (exit 3, "NOT JUDGED").
+	// cannot say "ok" over that (exit 7, "NOT JUDGED").
 	VerdictNotJudged = "not_judged"
 )
 

@@ -359,9 +359,9 @@ func TestHistoryOfNothingFails(t *testing.T) {
 	opt := DefaultOptions()
 	opt.FailOnChange = []string{"latency"}
 	var out bytes.Buffer
-	failed, err := Judge([]string{root}, filepath.Join(t.TempDir(), "h"), opt, &out)
-	if err == nil || !strings.Contains(err.Error(), "no run could be read in "+root+": nothing to judge") || failed {
-		t.Errorf("failed %v, err %v\n%s", failed, err, out.String())
+	verdict, err := Judge([]string{root}, filepath.Join(t.TempDir(), "h"), opt, &out)
+	if err == nil || !strings.Contains(err.Error(), "no run could be read in "+root+": nothing to judge") || verdict != "" {
+		t.Errorf("verdict %q, err %v\n%s", verdict, err, out.String())
 	}
 }
 
@@ -403,7 +403,7 @@ func BenchmarkHistory1000(b *testing.B) {
 
 // Three nights, the pass rate falling 100 % -> 72 %: no change point can
 // be found in so few runs, and the history says so instead of a green
-// "0 change points": its gate is NOT JUDGED (exit 3 in bench history),
+// "0 change points": its gate is NOT JUDGED (exit 7 in bench history),
 // with the runs it has and the runs it needs; six nights are judged.
 func TestHistoryTooFewRuns(t *testing.T) {
 	root := t.TempDir()
@@ -426,9 +426,9 @@ func TestHistoryTooFewRuns(t *testing.T) {
 		t.Errorf("verdict %s, min runs %d, longest %d", h.Verdict, h.MinRuns, h.Longest)
 	}
 	var out bytes.Buffer
-	failed, err := Judge([]string{root}, filepath.Join(t.TempDir(), "h"), opt, &out)
-	if err != nil || !failed {
-		t.Errorf("the gate passed on 3 runs: %v %v", failed, err)
+	verdict, err := Judge([]string{root}, filepath.Join(t.TempDir(), "h"), opt, &out)
+	if err != nil || verdict != VerdictNotJudged {
+		t.Errorf("the gate on 3 runs: %q %v", verdict, err)
 	}
 	for _, want := range []string{"verdict: NOT JUDGED: too few runs for --fail-on-change latency,quality: a change point needs 6 runs (--min-runs 3 on each side), the longest series has 3",
 		"no change point can be found yet: 3 runs, a change point needs 6"} {
@@ -441,8 +441,8 @@ func TestHistoryTooFewRuns(t *testing.T) {
 	}
 	// Without a gate: no verdict to fail, and the same line.
 	out.Reset()
-	if failed, _ := Judge([]string{root}, filepath.Join(t.TempDir(), "h2"), DefaultOptions(), &out); failed || !strings.Contains(out.String(), "no change point can be found yet") {
-		t.Errorf("no gate: failed %v\n%s", failed, out.String())
+	if verdict, _ := Judge([]string{root}, filepath.Join(t.TempDir(), "h2"), DefaultOptions(), &out); verdict != VerdictOK || !strings.Contains(out.String(), "no change point can be found yet") {
+		t.Errorf("no gate: verdict %q\n%s", verdict, out.String())
 	}
 	// Six nights: judged, ok.
 	for i := 3; i < 6; i++ {
