@@ -494,11 +494,6 @@ func otherLoad(t *testing.T, run string) float64 {
 	return *rec.Peak.OtherCPUPercentMean
 }
 
-func mustJSONe2e(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
 // bench history over real runs: three runs of bench against the server,
 // a directory that is not a run and a run whose summary.json is gone.
 // history.json holds the runs in order with their series, the broken run

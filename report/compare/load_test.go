@@ -8,11 +8,21 @@ import (
 	"bench/internal/record/rundir"
 )
 
-// writeLoad writes a suite's resource file with the CPU other work used.
+// writeLoad writes a suite's resource file with the CPU other work used
+// (the machine's cores not recorded).
 func writeLoad(t *testing.T, run, provider, model string, other float64) {
 	t.Helper()
-	rec := rundir.SuiteRecord{Provider: provider, ProviderType: "ollama_openai", Model: model,
-		Peak: &rundir.Peak{Samples: 10, IntervalMS: 500, OtherCPUPercentMean: &other}}
+	writeSuite(t, run, provider, model, 0, &rundir.Peak{Samples: 10, IntervalMS: 500, OtherCPUPercentMean: &other})
+}
+
+// writeSuite writes a suite's resource file: its peak, and the machine's
+// cores in the before snapshot (0: not recorded).
+func writeSuite(t *testing.T, run, provider, model string, cores int, peak *rundir.Peak) {
+	t.Helper()
+	rec := rundir.SuiteRecord{Provider: provider, ProviderType: "ollama_openai", Model: model, Peak: peak}
+	if cores > 0 {
+		rec.Before = &rundir.Snapshot{CPUCount: &cores}
+	}
 	mustWriteJSON(t, filepath.Join(run, rundir.FileBase(provider, model, nil)+".json"), rec)
 }
 
@@ -122,13 +132,11 @@ func TestMachineLoadWarning(t *testing.T) {
 // /proc/pressure, said in the peak's unavailable reasons).
 func writeBusy(t *testing.T, run, provider, model string, cores int, other float64, pressure *float64) {
 	t.Helper()
-	rec := rundir.SuiteRecord{Provider: provider, ProviderType: "ollama_openai", Model: model,
-		Before: &rundir.Snapshot{CPUCount: &cores},
-		Peak:   &rundir.Peak{Samples: 10, IntervalMS: 500, OtherCPUPercentMean: &other, CPUPressurePercentMean: pressure}}
+	peak := &rundir.Peak{Samples: 10, IntervalMS: 500, OtherCPUPercentMean: &other, CPUPressurePercentMean: pressure}
 	if pressure == nil {
-		rec.Peak.Unavailable = map[string]string{"cpu_pressure_percent_mean": "no /proc/pressure/cpu on this machine (a kernel without pressure stall information)"}
+		peak.Unavailable = map[string]string{"cpu_pressure_percent_mean": "no /proc/pressure/cpu on this machine (a kernel without pressure stall information)"}
 	}
-	mustWriteJSON(t, filepath.Join(run, rundir.FileBase(provider, model, nil)+".json"), rec)
+	writeSuite(t, run, provider, model, cores, peak)
 }
 
 // A machine kept busy by other work during both runs (1.97 and 1.96 of

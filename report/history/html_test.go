@@ -11,14 +11,11 @@ import (
 	"bench/internal/testpeer/browsertest"
 )
 
-// history.html of the 60 nightly runs with a step, loaded from a file://
-// URL in headless Chromium: no console error, nothing requested, the
-// change point listed, and every series' chart painted. A screenshot is
-// kept as an artefact (BENCH_ARTIFACTS=DIR keeps it there).
-func TestHistoryHTMLInChromium(t *testing.T) {
+// historyPage builds the history of the runs under root, writes its files
+// and loads history.html in headless Chromium.
+func historyPage(t *testing.T, root string) (*History, *browsertest.Page) {
+	t.Helper()
 	b := browsertest.New(t)
-	root := t.TempDir()
-	nights(t, root, 7, 60, 40, 0.05, 0.03)
 	dirs, _, _ := FindRuns([]string{root})
 	h, err := Build(dirs, DefaultOptions(), time.Now())
 	if err != nil {
@@ -32,6 +29,17 @@ func TestHistoryHTMLInChromium(t *testing.T) {
 	if err := p.Load(filepath.Join(out, HTMLFile)); err != nil {
 		t.Fatal(err)
 	}
+	return h, p
+}
+
+// history.html of the 60 nightly runs with a step, loaded from a file://
+// URL in headless Chromium: no console error, nothing requested, the
+// change point listed, and every series' chart painted. A screenshot is
+// kept as an artefact (BENCH_ARTIFACTS=DIR keeps it there).
+func TestHistoryHTMLInChromium(t *testing.T) {
+	root := t.TempDir()
+	nights(t, root, 7, 60, 40, 0.05, 0.03)
+	h, p := historyPage(t, root)
 	var st struct {
 		Verdict string   `json:"verdict"`
 		Changes []string `json:"changes"`
@@ -78,26 +86,13 @@ func TestHistoryHTMLInChromium(t *testing.T) {
 // the ticks and their gap, where uPlot's fixed 50 px cut "10,000" to
 // "0,000".
 func TestHistoryHTMLAxisLabelsWhole(t *testing.T) {
-	b := browsertest.New(t)
 	root := t.TempDir()
 	t0 := time.Date(2026, 1, 1, 2, 0, 0, 0, time.UTC)
 	for i := range 8 {
 		writeNight(t, root, nightRun{id: fmt.Sprintf("n%d", i), started: t0.Add(time.Duration(i) * 24 * time.Hour), ttft: 12000 + 900*float64(i%3),
 			pass: 0.9, digest: "d", bench: "v1", prompts: []string{"P0"}})
 	}
-	dirs, _, _ := FindRuns([]string{root})
-	h, err := Build(dirs, DefaultOptions(), time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(root, DirName)
-	if err := WriteFiles(out, h); err != nil {
-		t.Fatal(err)
-	}
-	p := b.NewPage(t)
-	if err := p.Load(filepath.Join(out, HTMLFile)); err != nil {
-		t.Fatal(err)
-	}
+	h, p := historyPage(t, root)
 	var axes []struct {
 		Metric string   `json:"metric"`
 		Size   float64  `json:"size"`

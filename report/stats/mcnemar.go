@@ -29,12 +29,3 @@ func McNemarExact(b, c int) (float64, error) {
 	tail := distuv.Binomial{N: float64(n), P: 0.5}.CDF(float64(min(b, c)))
 	return math.Min(1, 2*tail), nil
 }
-
-// SmallestMcNemarP is the smallest p-value the exact McNemar test can give
-// n discordant pairs: 2/2^n, all of them one way.
-func SmallestMcNemarP(n int) float64 {
-	if n <= 0 {
-		return 1
-	}
-	return math.Min(1, math.Ldexp(2, -n))
-}

@@ -183,18 +183,7 @@ func (t signedRankTest) sigma() float64 {
 // pAt is the normal approximation's two-sided p-value of a value of V,
 // with the continuity correction of one half towards the mean.
 func (t signedRankTest) pAt(v float64) float64 {
-	s := t.sigma()
-	if s == 0 {
-		return 1
-	}
-	z := v - float64(t.n)*float64(t.n+1)/4
-	switch {
-	case z > 0:
-		z -= 0.5
-	case z < 0:
-		z += 0.5
-	}
-	return math.Min(1, math.Erfc(math.Abs(z/s)/math.Sqrt2))
+	return continuityP(v-float64(t.n)*float64(t.n+1)/4, t.sigma())
 }
 
 // SmallestSignedRankP is the smallest two-sided p-value the exact
@@ -222,22 +211,26 @@ var signedRankTables struct {
 // exactLimit. The counts (at most 2^49) are whole numbers below 2^53:
 // exact in float64. Callers must not modify the slice.
 func signedRankDist(n int) []float64 {
-	signedRankTables.once.Do(func() {
-		top := exactLimit - 1
-		out := make([][]float64, top+1)
-		counts := []float64{1} // subsets of nothing: the empty sum
-		for k := 1; k <= top; k++ {
-			next := make([]float64, len(counts)+k)
-			copy(next, counts)
-			for v, c := range counts {
-				next[v+k] += c
-			}
-			counts = next
-			out[k] = cumulative(counts)
-		}
-		signedRankTables.cdf = out
-	})
+	signedRankTables.once.Do(func() { signedRankTables.cdf = signedRankCDFs(exactLimit - 1) })
 	return signedRankTables.cdf[n]
+}
+
+// signedRankCDFs are the exact null CDFs of V for n = 1..top: the counts
+// of the subsets of 1..n by their sum, rank k added to every subset of
+// 1..k-1 in turn.
+func signedRankCDFs(top int) [][]float64 {
+	out := make([][]float64, top+1)
+	counts := []float64{1} // subsets of nothing: the empty sum
+	for k := 1; k <= top; k++ {
+		next := make([]float64, len(counts)+k)
+		copy(next, counts)
+		for v, c := range counts {
+			next[v+k] += c
+		}
+		counts = next
+		out[k] = cumulative(counts)
+	}
+	return out
 }
 
 // walshShift is the Hodges-Lehmann estimate of the centre of sorted

@@ -73,21 +73,12 @@ func TestSignedRankMatchesEnumeration(t *testing.T) {
 
 // With ties or 50 pairs or more the normal approximation runs; for 60
 // untied pairs its p-value is near the exact one (a permutation count
-// is out of reach, so the exact tail is summed from the table's
-// recurrence extended to 60).
+// is out of reach, so the exact tail comes from the table's recurrence,
+// checked above against every sign pattern, extended to 60).
 func TestSignedRankNormalNearExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(32, 8))
 	n := 60
-	counts := []float64{1}
-	for k := 1; k <= n; k++ {
-		next := make([]float64, len(counts)+k)
-		copy(next, counts)
-		for v, c := range counts {
-			next[v+k] += c
-		}
-		counts = next
-	}
-	cdf := cumulative(counts)
+	cdf := signedRankCDFs(n)[n]
 	for trial := 0; trial < 20; trial++ {
 		d := make([]float64, n)
 		for i := range d {

@@ -115,20 +115,25 @@ func uSigma(n1, n2 int, tieSum float64) float64 {
 // tie correction in the variance and a continuity correction of one half
 // towards the mean.
 func normalP(u float64, n1, n2 int, tieSum float64) float64 {
-	sigma := uSigma(n1, n2, tieSum)
+	return continuityP(u-float64(n1)*float64(n2)/2, uSigma(n1, n2, tieSum))
+}
+
+// continuityP is the two-sided normal p-value of a statistic dev away
+// from its null mean with null standard deviation sigma, corrected for
+// continuity by one half towards the mean (R's correct = TRUE). A sigma of
+// 0 (every value the same) is no evidence of any shift: 1.
+func continuityP(dev, sigma float64) float64 {
 	if sigma == 0 {
-		// Every value is the same: no evidence of any shift.
 		return 1
 	}
-	z := u - float64(n1)*float64(n2)/2
 	switch {
-	case z > 0:
-		z -= 0.5
-	case z < 0:
-		z += 0.5
+	case dev > 0:
+		dev -= 0.5
+	case dev < 0:
+		dev += 0.5
 	}
 	// 2*min(Φ(z), 1-Φ(z)) = erfc(|z|/√2), accurate far into the tail.
-	return math.Min(1, math.Erfc(math.Abs(z/sigma)/math.Sqrt2))
+	return math.Min(1, math.Erfc(math.Abs(dev/sigma)/math.Sqrt2))
 }
 
 // uTables holds the exact null CDF of U for every pair of sizes below

@@ -381,22 +381,10 @@ func (t *tally) peak() *rundir.Peak {
 		ServerCPUPercent: t.srvCPU,
 		Unavailable:      map[string]string{},
 	}
-	if t.cpuN > 0 {
-		m := t.cpuSum / float64(t.cpuN)
-		p.CPUPercentMean = &m
-	}
-	if t.otherN > 0 {
-		m := t.otherSum / float64(t.otherN)
-		p.OtherCPUPercentMean = &m
-	}
-	if t.stealN > 0 {
-		m := t.stealSum / float64(t.stealN)
-		p.StealPercentMean = &m
-	}
-	if t.stallN > 0 {
-		m := t.stallSum / float64(t.stallN)
-		p.CPUPressurePercentMean = &m
-	}
+	p.CPUPercentMean = meanOf(t.cpuSum, t.cpuN)
+	p.OtherCPUPercentMean = meanOf(t.otherSum, t.otherN)
+	p.StealPercentMean = meanOf(t.stealSum, t.stealN)
+	p.CPUPressurePercentMean = meanOf(t.stallSum, t.stallN)
 	for k, v := range t.problems {
 		p.Unavailable[k] = v
 	}
@@ -443,6 +431,15 @@ func (t *tally) peak() *rundir.Peak {
 		p.Unavailable = nil
 	}
 	return p
+}
+
+// meanOf is sum/n, nil when nothing was summed.
+func meanOf(sum float64, n int) *float64 {
+	if n == 0 {
+		return nil
+	}
+	m := sum / float64(n)
+	return &m
 }
 
 func maxF(cur *float64, v float64) *float64 {
