@@ -473,14 +473,16 @@ func TestNightlyLoopBusyMachine(t *testing.T) {
 	}
 	serialTest(t)
 	body := readmeLoop(t)
-	good := promptPlay{ttft: 30 * time.Millisecond, chunks: 6, gap: 5 * time.Millisecond, tokens: 6}
+	// A suite of about 2 s, so that the sampler (every 500 ms) measures
+	// the other work in every night's suite.
+	good := promptPlay{ttft: 300 * time.Millisecond, chunks: 6, gap: 20 * time.Millisecond, tokens: 6}
 	g := newGateServer(t, good)
 	ws := t.TempDir()
 	writeFile(t, filepath.Join(ws, "prompts.yaml"), `prompts:
   - {id: S0, name: s0, prompt: "say short0", validator: {type: max_words, value: 8}}
   - {id: S1, name: s1, prompt: "say short1", validator: {type: max_words, value: 8}}
 `)
-	writeFile(t, filepath.Join(ws, "bench.yaml"), gateE2EConfig(g.URL, 6))
+	writeFile(t, filepath.Join(ws, "bench.yaml"), gateE2EConfig(g.URL, 8))
 	burn(t, max(2, runtime.NumCPU()))
 	var log bytes.Buffer
 	defer func() {
@@ -492,7 +494,7 @@ func TestNightlyLoopBusyMachine(t *testing.T) {
 	for n := 1; n <= nights+1; n++ {
 		day := fmt.Sprintf("202607%02d", n)
 		if n == nights+1 {
-			g.set(promptPlay{ttft: 30 * time.Millisecond, chunks: 20, gap: 2 * time.Millisecond, tokens: 20}, nil) // 20 words: every check fails
+			g.set(promptPlay{ttft: 300 * time.Millisecond, chunks: 20, gap: 5 * time.Millisecond, tokens: 20}, nil) // 20 words: every check fails
 		}
 		mark := log.Len()
 		target := playNight(t, ws, body, day, false, &log)

@@ -206,7 +206,10 @@ func rootCauseWhere(rc *RootCause) string {
 type findingRow struct {
 	Gate, Category, Scope, Where, What string
 	FailsGate                          bool
-	Cause                              *RootCause
+	// Suspect is the finding's reason for not being judged (machine
+	// busy), "" for a judged one.
+	Suspect string
+	Cause   *RootCause
 }
 
 // findingRows are the rows the terminal, compare.md and compare.html list:
@@ -222,7 +225,7 @@ func findingRows(r *Result) []findingRow {
 		if f.Scope == "cell" {
 			continue
 		}
-		rows = append(rows, findingRow{Gate: gateWord(f), Category: f.Category, Scope: f.Scope, Where: findingWhere(f), What: f.Message, FailsGate: f.FailsGate})
+		rows = append(rows, findingRow{Gate: gateWord(f), Category: f.Category, Scope: f.Scope, Where: findingWhere(f), What: f.Message, FailsGate: f.FailsGate, Suspect: f.Suspect})
 	}
 	rank := func(x findingRow) int {
 		i := slices.Index(Categories, x.Category)

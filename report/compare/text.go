@@ -178,15 +178,26 @@ func gateLine(r *Result) string {
 	// cause are one finding, their number in parentheses.
 	rows := findingRows(r)
 	if !r.Regressed() {
-		n, cells := 0, 0
+		n, cells, suspect := 0, 0, 0
 		for _, f := range rows {
-			if !f.FailsGate {
+			switch {
+			case f.FailsGate:
+			case f.Suspect != "":
+				suspect++
+			default:
 				n++
 				cells += f.cells()
 			}
 		}
+		var also []string
 		if n > 0 {
-			return fmt.Sprintf("ok: no finding of --fail-on %s (%s of other categories, listed below)", failOn, findingCount(n, cells))
+			also = append(also, findingCount(n, cells)+" of other categories")
+		}
+		if suspect > 0 {
+			also = append(also, plural(suspect, "finding", "findings")+" not judged (machine busy)")
+		}
+		if len(also) > 0 {
+			return fmt.Sprintf("ok: no finding of --fail-on %s (%s, listed below)", failOn, strings.Join(also, "; "))
 		}
 		return fmt.Sprintf("ok: no regression (--fail-on %s)", failOn)
 	}
