@@ -114,6 +114,11 @@ func TestDemoReport(t *testing.T) {
 	if errs, err := p.Errors(); err != nil || len(errs) > 0 {
 		t.Errorf("console errors (%v):\n%s", err, strings.Join(errs, "\n"))
 	}
+	// report.html's ranking ties the one model's two APIs too.
+	var ranks []string
+	if err := p.Eval(`[...document.querySelectorAll("#ranking-table tbody tr")].map(tr => tr.dataset.rank)`, &ranks); err != nil || strings.Join(ranks, ",") != "=1,=1" {
+		t.Errorf("report.html ranks %v (%v), want =1,=1", ranks, err)
+	}
 	plots, err := p.Plots()
 	if err != nil {
 		t.Fatal(err)
@@ -376,19 +381,27 @@ func checkDemoRouting(t *testing.T, stdout, runDir string, recs []results.Record
 	for _, p := range []string{"ollama", "ollama_openai"} {
 		row := ""
 		for _, l := range strings.Split(stdout, "\n") {
-			if f := strings.Fields(l); len(f) > 2 && f[0] == p && f[1] == "demo" {
+			if f := strings.Fields(l); len(f) > 3 && f[1] == p && f[2] == "demo" {
 				row = l
 			}
 		}
-		if !strings.HasSuffix(strings.TrimSpace(row), "Tier 1  no") {
+		if !regexp.MustCompile(`Tier 1 +no$`).MatchString(strings.TrimSpace(row)) {
 			t.Errorf("%s's row in the table: %q", p, row)
+		}
+		// One model through two APIs is one model: tied, in the table and
+		// in summary.md, its passed/judged and intervals shown.
+		if f := strings.Fields(row); len(f) == 0 || f[0] != "=1" || !strings.Contains(row, "95% CI [") {
+			t.Errorf("%s's row is not tied first with its evidence: %q", p, row)
+		}
+		if !regexp.MustCompile(`\| =1 \| ` + p + ` \| demo \| – \| \d+/\d+ \| [0-9.]+% \| [0-9.]+% \(\d+/\d+, 95% CI \[`).Match(md) {
+			t.Errorf("summary.md's ranking does not tie %s/demo first with its evidence", p)
 		}
 		if !strings.Contains(stdout, p+"/demo: not recommended for routing: "+demoUnsafe) {
 			t.Errorf("the output does not say why %s/demo is not recommended:\n%s", p, stdout)
 		}
 	}
-	if !regexp.MustCompile(`(?m)^PROVIDER .* TIER +ROUTING$`).MatchString(stdout) {
-		t.Errorf("no ROUTING column:\n%s", stdout)
+	if !regexp.MustCompile(`(?m)^# +PROVIDER .* TOOL-USE TIER +ROUTING$`).MatchString(stdout) || !strings.Contains(stdout, "=N: tied.") {
+		t.Errorf("no ROUTING column, or no word on the tie:\n%s", stdout)
 	}
 }
 
