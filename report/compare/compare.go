@@ -326,6 +326,10 @@ func judge(base, cur *runData, opt Options) (*Result, error) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the new run %s: %s; those cells are not judged (an availability regression where the base run judged them), and the night cannot be a baseline", cur.id, line))
 	}
 	c := &comparison{opt: opt, base: base, cur: cur, res: res}
+	if fb, fn := configFingerprint(base.dir), configFingerprint(cur.dir); fb != "" && fn != "" && fb != fn {
+		res.Warnings = append(res.Warnings, "the base run's config.json differs from the new run's (run id and output directory aside): "+
+			"the verdicts compare two setups (the setup differences and changed prompts below say what differs)")
+	}
 	if opt.History != "" {
 		var line string
 		c.noise, line = loadNightNoise(opt.History, base, cur)

@@ -116,3 +116,22 @@ func TestNightToNightNoise(t *testing.T) {
 		t.Errorf("warnings %q", res.Warnings)
 	}
 }
+
+// A baseline from another config is said in one line; the same config
+// under another run id is not.
+func TestBaselineOfAnotherConfig(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(52, 1))
+	base := night(t, dir, "base", 0, nightRecs(r, 1), runSpec{})
+	same := night(t, dir, "same", 1, nightRecs(r, 1), runSpec{})
+	other := night(t, dir, "other", 1, nightRecs(r, 1), runSpec{slo: map[string]any{"ttft_ms": 50}})
+	const line = "the base run's config.json differs from the new run's"
+	res, _ := Compare(base, same, DefaultOptions())
+	if strings.Contains(strings.Join(res.Warnings, "\n"), line) {
+		t.Errorf("same config: %q", res.Warnings)
+	}
+	res, _ = Compare(base, other, DefaultOptions())
+	if n := strings.Count(strings.Join(res.Warnings, "\n"), line); n != 1 {
+		t.Errorf("another config said %d times: %q", n, res.Warnings)
+	}
+}
