@@ -114,7 +114,7 @@ func TestEveryPercentIsSummarys(t *testing.T) {
 			checked[f.table+" / "+f.column]++
 		}
 	}
-	for _, col := range []string{"ranking-table / success", "ranking-table / pass rate", "tier-table / tool-use success", "tier-table / 95% CI",
+	for _, col := range []string{"ranking-table / success", "ranking-table / pass rate", "ranking-table / passed/judged (95% CI)", "tier-table / tool-use success", "tier-table / 95% CI",
 		"category-table / simple", "agentic-table / task success", "agentic-table / pass^k", "resource-table / CPU before → after",
 		"resource-table / peak CPU", "capacity-table / goodput", "tier-table / routing"} {
 		if checked[col] == 0 {
@@ -180,6 +180,8 @@ func summaryValue(s *report.Summary, f figure) ([]*float64, bool) {
 		return []*float64{pct(g.SuccessRateOK)}, true
 	case "ranking-table / pass rate":
 		return []*float64{pct(g.ObjectivePassRate)}, true
+	case "ranking-table / passed/judged (95% CI)":
+		return ci(g.ObjectivePassCI), true
 	case "tier-table / tool-use success":
 		return []*float64{pct(tier.ToolUseSuccessRate)}, true
 	case "tier-table / 95% CI":
