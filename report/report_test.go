@@ -349,7 +349,7 @@ func TestMarkdownContent(t *testing.T) {
 		t.Error("P10 listed before P2")
 	}
 	// Ranking: claude (pass rate 100%) ranks above llama (80%).
-	if strings.Index(md, "| 1 | claude |") < 0 || strings.Index(md, "| 2 | ollama_openai | llama3.2:3b |") < 0 {
+	if !strings.Contains(md, "| 1 | claude |") || !strings.Contains(md, "| 2 | ollama_openai | llama3.2:3b |") {
 		t.Errorf("ranking order wrong:\n%s", md[:min(len(md), 2000)])
 	}
 }
