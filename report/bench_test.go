@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"bench/internal/record/results"
+	"bench/internal/record/results/resultstest"
 )
 
 // writeLargeRun writes a results.jsonl of n realistic lines (about 1.5 KB
@@ -170,6 +171,9 @@ var (
 	// and prompts as many as lines, their product the square (issue 21,
 	// item 7's worst case for a dense pass matrix).
 	largeRunDistinct = flag.Bool("large-run-distinct", false, "TestLargeRunCounts gives every line a model and a prompt of its own")
+	// largeRunRich writes lines of every field a real run writes, about
+	// 7 KB each (resultstest.Rich: issue 31's 7 GB run at a million).
+	largeRunRich = flag.Bool("large-run-rich", false, "TestLargeRunCounts writes lines of every field, about 7 KB each")
 )
 
 // TestLargeRunCounts checks the generated run adds up (a small one by
@@ -178,6 +182,9 @@ var (
 //
 //	go test ./report -run TestLargeRunCounts -args -large-run-dir=/tmp/big -large-run-lines=1000000
 //	/usr/bin/time -v bench report /tmp/big
+//
+// -large-run-rich makes its lines about 7 KB, of every field (7 GB at a
+// million lines).
 func TestLargeRunCounts(t *testing.T) {
 	dir := *largeRunDir
 	if dir == "" {
@@ -188,10 +195,14 @@ func TestLargeRunCounts(t *testing.T) {
 	n := *largeRunLines
 	os.Remove(filepath.Join(dir, "results.jsonl"))
 	groups, prompts := 12, 20
-	if *largeRunDistinct {
+	switch {
+	case *largeRunDistinct:
 		writeDistinctRun(t, dir, n)
 		groups, prompts = n, n
-	} else {
+	case *largeRunRich:
+		resultstest.Write(t, filepath.Join(dir, "results.jsonl"), n, resultstest.Rich)
+		groups, prompts = resultstest.Groups, resultstest.Prompts
+	default:
 		writeLargeRun(t, dir, n)
 	}
 	s, err := LoadEach(dir, nil)
