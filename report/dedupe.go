@@ -121,7 +121,7 @@ func (d *dedupe) resolve(path string) error {
 			// The reader reuses the record's strings.
 			k = results.Key{Provider: strings.Clone(k.Provider), ProviderType: strings.Clone(k.ProviderType),
 				Model: strings.Clone(k.Model), ThinkingLevel: strings.Clone(k.ThinkingLevel),
-				PromptID: strings.Clone(k.PromptID), Repetition: k.Repetition}
+				PromptID: strings.Clone(k.PromptID), Repetition: k.Repetition, Stage: strings.Clone(k.Stage)}
 			byKey[k] = &seen{last: line, n: 1}
 			return nil
 		}

@@ -60,6 +60,34 @@ func TestDuplicateLinesCountedOnce(t *testing.T) {
 	}
 }
 
+// A load stage's cell recorded twice is counted once too (the key the
+// second read kept had lost its stage, so no record of a stage ever
+// matched it: every duplicate of a load run was counted); the same prompt
+// and repetition in two stages are two cells.
+func TestDuplicateStageCellsCountedOnce(t *testing.T) {
+	dir := t.TempDir()
+	w, err := results.Create(filepath.Join(dir, "results.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, stage := range []string{"c=1", "c=4", "c=1", "c=4", "c=4"} {
+		r := &results.Record{RecordType: results.RecordType, RunID: "r", Provider: "p", ProviderType: "ollama", Model: "m",
+			PromptID: "P0", AvailabilityStatus: "ok", Success: true, E2EMS: int64(10 * (i + 1)), Stage: stage}
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	s, err := LoadEach(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last of each stage: e2e 30 (c=1) and 50 (c=4).
+	if g := s.Groups[0]; g.NTotal != 2 || s.NDuplicateLines != 3 || *g.LatencyMS.Mean != 40 {
+		t.Errorf("%d cells, %d duplicate lines, mean e2e %v; want 2, 3, 40", g.NTotal, s.NDuplicateLines, *g.LatencyMS.Mean)
+	}
+}
+
 // Hashes held in several chunks, with cells recorded up to four times in
 // any order: the summary counts exactly each cell's last record, as a map
 // of every key finds them, and so it does when every hash collides (each
