@@ -18,6 +18,10 @@ const (
 	// the tool calls and the turns are decoded (how bench compare reads:
 	// a cell's agent snapshot is built from them).
 	Answers
+	// Reports leaves out only parsed_output and provider_metrics, which no
+	// report shows: how bench report reads, once, for every page
+	// (answers.html's texts and calls included).
+	Reports
 	nDetails
 )
 
@@ -26,6 +30,7 @@ const (
 var skipped = [nDetails]map[string]bool{
 	Aggregates: {"raw_output": true, "reasoning": true, "parsed_output": true, "tool_call_details": true, "provider_metrics": true},
 	Answers:    {"timeline": true, "reasoning": true, "parsed_output": true, "provider_metrics": true},
+	Reports:    {"parsed_output": true, "provider_metrics": true},
 }
 
 // skip is a JSON value that is read past and dropped.
@@ -52,6 +57,11 @@ type (
 		ParsedOutput    skip `json:"parsed_output"`
 		ProviderMetrics skip `json:"provider_metrics"`
 	}
+	reportsOnly struct {
+		*Record
+		ParsedOutput    skip `json:"parsed_output"`
+		ProviderMetrics skip `json:"provider_metrics"`
+	}
 )
 
 // target is what encoding/json decodes a line into for detail d.
@@ -61,6 +71,8 @@ func target(d Detail, rec *Record) any {
 		return &aggregatesOnly{Record: rec}
 	case Answers:
 		return &answersOnly{Record: rec}
+	case Reports:
+		return &reportsOnly{Record: rec}
 	}
 	return rec
 }

@@ -59,6 +59,12 @@ const (
 	slotEvent
 	slotDetail
 	slotCategory
+	slotCost
+	slotStage
+	slotVerdict
+	slotJudge
+	slotSpec
+	slotCheck
 	nSlots
 )
 
@@ -98,9 +104,9 @@ var (
 		"schema_valid": true, "schema_error": true, "unsafe": true}
 )
 
-// hotFields decode the fields every line has without reflection. A field
-// not here (one added later, or a nested one) is decoded by encoding/json
-// from its value alone, which gives the same result, only slower.
+// hotFields decode the fields without reflection. A field not here (one
+// added later, provider_metrics) is decoded by encoding/json from its
+// value alone, which gives the same result, only slower.
 var hotFields = map[string]fieldDec{
 	"record_type":          func(d *fastDecoder, r *Record) bool { return d.str(&r.RecordType, slotRecordType) },
 	"run_id":               func(d *fastDecoder, r *Record) bool { return d.str(&r.RunID, slotRunID) },
@@ -148,6 +154,31 @@ var hotFields = map[string]fieldDec{
 	"unsafe_actions":       func(d *fastDecoder, r *Record) bool { return d.strs(&r.UnsafeActions) },
 	"schema_checked_calls": func(d *fastDecoder, r *Record) bool { return d.int(&r.SchemaCheckedCalls) },
 	"schema_invalid_calls": func(d *fastDecoder, r *Record) bool { return d.int(&r.SchemaInvalidCalls) },
+
+	"reasoning_tokens_per_s": func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.ReasoningTokensPerS) },
+	"cached_input_tokens":    func(d *fastDecoder, r *Record) bool { return d.intPtr(&r.CachedInputTokens) },
+	"cost_usd":               func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.CostUSD) },
+	"cost_source":            func(d *fastDecoder, r *Record) bool { return d.str(&r.CostSource, slotCost) },
+	"cost_missing":           func(d *fastDecoder, r *Record) bool { return d.str(&r.CostMissing, slotCost) },
+	"queue_ms":               func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.QueueMS) },
+	"cold_start":             func(d *fastDecoder, r *Record) bool { return d.bool(&r.ColdStart) },
+	"load_ms":                func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.LoadMS) },
+	"started_at_us":          func(d *fastDecoder, r *Record) bool { return d.int64(&r.StartedAtUS) },
+	"turn_details":           func(d *fastDecoder, r *Record) bool { return array(d, &r.TurnDetails, d.turn) },
+	"judge":                  func(d *fastDecoder, r *Record) bool { return d.judge(&r.Judge) },
+	"check_errors":           func(d *fastDecoder, r *Record) bool { return array(d, &r.CheckErrors, d.checkError) },
+	"itl_ms":                 func(d *fastDecoder, r *Record) bool { return d.itl(&r.ITLMS) },
+	"tpot_ms":                func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.TPOTMS) },
+	"prefill_tokens_per_s":   func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.PrefillTokensPerS) },
+	"stage":                  func(d *fastDecoder, r *Record) bool { return d.str(&r.Stage, slotStage) },
+	"stage_mode":             func(d *fastDecoder, r *Record) bool { return d.str(&r.StageMode, slotStage) },
+	"stage_level":            func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.StageLevel) },
+	"stage_start_us":         func(d *fastDecoder, r *Record) bool { return d.int64(&r.StageStartUS) },
+	"ended_at_us":            func(d *fastDecoder, r *Record) bool { return d.int64(&r.EndedAtUS) },
+	"scheduled_at_ms":        func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.ScheduledAtMS) },
+	"sent_at_ms":             func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.SentAtMS) },
+	"schedule_slip_ms":       func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.ScheduleSlipMS) },
+	"slot_wait_ms":           func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.SlotWaitMS) },
 }
 
 func init() {
@@ -336,7 +367,8 @@ func (d *fastDecoder) strPtr(dst **string, slot int) bool {
 }
 
 // string reads a JSON string. Plain ones (no escapes, valid UTF-8) are
-// copied, or interned in slot; any other is unquoted by encoding/json.
+// copied, or interned in slot; any other is unquoted as encoding/json
+// would (unquote).
 func (d *fastDecoder) string(slot int) (string, bool) {
 	if d.i >= len(d.b) || d.b[d.i] != '"' {
 		return "", false
@@ -365,11 +397,7 @@ func (d *fastDecoder) string(slot int) (string, bool) {
 		d.last[slot] = s
 		return s, true
 	}
-	var s string
-	if json.Unmarshal(tok, &s) != nil {
-		return "", false
-	}
-	return s, true
+	return unquote(raw), true
 }
 
 // scanString checks the JSON string starting at b[i] (a quote) and returns

@@ -180,6 +180,22 @@ var fastSeeds = []string{
 	`{"tool_call_details":[{"name":1}]}`, `{"tool_call_details":{}}`, `{"tool_call_details":[{"arguments":}]}`,
 	`{"record_type":"result","schema_version":2}`, `{"schema_version":null,"repetition":0}`, `{"Schema_Version":2}`,
 	`{"schema_version":1,"schema_version":"x"}`, `{"repetition":null}`,
+	// The nested values: nulls, repeated and folded keys, wrong types.
+	`{"judge":null}`, `{"judge":{}}`, `{"judge":{"verdict":"pass","score":0.5,"samples":[{"verdict":"pass","score":null},null]}}`,
+	`{"judge":{"samples":[{"score":1}],"samples":[{"verdict":"fail"}]}}`, `{"judge":{"Verdict":"x"}}`, `{"judge":{"verdict":"a","verdict":"b"}}`,
+	`{"judge":{"score":"1"}}`, `{"judge":{"samples":{}}}`, `{"judge":[]}`, `{"judge":{"zz":{"verdict":1},"spec":"s"}}`,
+	`{"check_errors":[{"type":"judge_error","check":"llm_judge","index":2,"message":"m\n"}]}`, `{"check_errors":[{"index":1.5}]}`,
+	`{"check_errors":[{"MESSAGE":"m"}]}`, `{"check_errors":[null]}`, `{"check_errors":null}`,
+	`{"itl_ms":{"n":3,"p50":1.5,"p95":2,"p99":2,"max":3e0,"hist":[1001,2,1005,1]}}`, `{"itl_ms":{"hist":[1,null,2]}}`, `{"itl_ms":{"hist":[1.5]}}`,
+	`{"itl_ms":{"hist":[9223372036854775808]}}`, `{"itl_ms":{"n":1,"n":2}}`, `{"itl_ms":{"Hist":[]}}`, `{"itl_ms":null}`,
+	`{"turn_details":[{"text":"a\u00e9\ud83d\ude00","ttft_ms":null,"calls":[{"name":"t","arguments":{"x":[1]},"result":"r","rule":-1,"schema_valid":false}]}]}`,
+	`{"turn_details":[{"calls":[{"rule":1},{"rule":2}]},{"calls":null}]}`, `{"turn_details":[{"calls":[{"Rule":1}]}]}`,
+	`{"turn_details":[{"text":"a","text":"b"}]}`, `{"turn_details":[{"calls":[{"is_error":1}]}]}`,
+	`{"cost_usd":1e308,"cost_source":"pricing","cold_start":true,"started_at_us":1,"stage":"c=4","stage_level":4,"sent_at_ms":-0.5}`,
+	`{"cost_usd":"1"}`, `{"stage_level":1e999}`, `{"started_at_us":1.5}`,
+	// Escapes the fast decoder unquotes itself.
+	`{"raw_output":"line\nline\t\"q\" \\ \/ \b\f\r"}`, `{"raw_output":"\ud83d\ude00 \ud83d \ude00 \ud83dx \ud83d\u0041 \udc00\ud800"}`,
+	"{\"raw_output\":\"\\n\xff\xfe caf\xc3\xa9 \xe2\x82 \xed\xa0\x80\\u0000\"}", `{"raw_output":"\u2028\u2029\uFFFD\uabcd"}`,
 }
 
 func TestFastDecodeMatchesEncodingJSON(t *testing.T) {

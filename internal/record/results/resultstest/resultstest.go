@@ -40,7 +40,8 @@ var (
 func ptr[T any](v T) *T { return &v }
 
 // Rich is line i of a Rich run (every field a real run writes): 12 groups,
-// 20 prompts, repetitions making every cell distinct; every fifth fails its
+// 20 prompts (60 cells, their least common multiple, a repetition), every
+// cell distinct; every fifth fails its
 // check, every fiftieth errors and every fiftieth more is rate limited;
 // every tenth is an agentic cell with three turns, half are judged, one in
 // 25 has a check error.
@@ -64,7 +65,7 @@ func Rich(i int) *results.Record {
 	r := &results.Record{
 		RecordType: results.RecordType, RunID: "bench-7k", Provider: fmt.Sprintf("prov%d", g%3), ProviderType: "ollama_openai",
 		Model: fmt.Sprintf("model-%d:7b", g/3), ThinkingLevel: levels[g%3], PromptID: fmt.Sprintf("P%d", i%Prompts),
-		PromptName: fmt.Sprintf("prompt_%d", i%Prompts), Repetition: i / (Groups * Prompts), AvailabilityStatus: status,
+		PromptName: fmt.Sprintf("prompt_%d", i%Prompts), Repetition: i / 60, AvailabilityStatus: status,
 		StartedAtMS: start, EndedAtMS: start + e2e, E2EMS: e2e, TTFTMS: &ttft, Success: success, FailureType: ft,
 		ObjectivePass: ptr(pass), InputTokens: &in, OutputTokens: &out, RawOutput: answer, RawOutputBytes: len(answer),
 		ParsedOutput: []byte(`{"commands":["free -h","vmstat 1 5"],"ok":true}`),

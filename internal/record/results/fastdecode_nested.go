@@ -1,0 +1,326 @@
+package results
+
+import (
+	"bytes"
+	"encoding/hex"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The fast decoder's nested values: the judge and its samples, check
+// errors, the inter-token histogram, an agentic cell's turns and their
+// calls. encoding/json took most of a rich line's time over them by
+// reflection (issue 31). Each object says false, for encoding/json to
+// decide, on a key it does not know that folds to one it knows (encoding/json
+// matches keys case-insensitively) and on a key that comes twice
+// (encoding/json decodes the second into what the first made, merging
+// slices element by element): the writer writes neither.
+
+var (
+	judgeFold       = foldSet("verdict", "score", "reason", "provider", "model", "input_tokens", "output_tokens", "started_at_ms", "latency_ms", "cost_usd", "answer_cut", "spec", "samples")
+	judgeSampleFold = foldSet("verdict", "score", "reason", "error", "reply", "input_tokens", "output_tokens", "latency_ms")
+	checkErrorFold  = foldSet("type", "check", "index", "message")
+	itlFold         = foldSet("n", "p50", "p95", "p99", "max", "hist")
+	turnFold        = foldSet("start_ms", "end_ms", "ttft_ms", "text", "reasoning", "calls", "error")
+	turnCallFold    = foldSet("id", "name", "arguments", "result", "result_hash", "is_error", "unknown", "rule", "fail_first", "wrong_args", "unanswered", "schema_valid", "schema_error", "unsafe", "start_ms", "end_ms")
+)
+
+func foldSet(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// fields decodes an object as object does, handing field each member's
+// key after checking it is not a repeat; a key field does not take
+// (false from it with handled unset) is read past unless it folds to one
+// of fold's names.
+type fields struct {
+	d    *fastDecoder
+	seen uint32
+}
+
+// once says the member numbered bit (below 32) had not been seen yet,
+// and marks it.
+func (f *fields) once(bit uint) bool {
+	if f.seen&(1<<bit) != 0 {
+		return false
+	}
+	f.seen |= 1 << bit
+	return true
+}
+
+// other reads past a member whose key is none of the object's names.
+func (d *fastDecoder) other(key []byte, fold map[string]bool) bool {
+	if fold[strings.ToLower(string(key))] {
+		return false
+	}
+	_, ok := d.skip()
+	return ok
+}
+
+// judge decodes the judge object.
+func (d *fastDecoder) judge(dst **Judge) bool {
+	if d.null() {
+		*dst = nil
+		return true
+	}
+	j := &Judge{}
+	f := fields{d: d}
+	ok := d.object(func(key []byte) bool {
+		switch string(key) {
+		case "verdict":
+			return f.once(0) && d.str(&j.Verdict, slotVerdict)
+		case "score":
+			return f.once(1) && d.float64Ptr(&j.Score)
+		case "reason":
+			return f.once(2) && d.str(&j.Reason, noIntern)
+		case "provider":
+			return f.once(3) && d.str(&j.Provider, slotJudge)
+		case "model":
+			return f.once(4) && d.str(&j.Model, slotJudge)
+		case "input_tokens":
+			return f.once(5) && d.intPtr(&j.InputTokens)
+		case "output_tokens":
+			return f.once(6) && d.intPtr(&j.OutputTokens)
+		case "started_at_ms":
+			return f.once(7) && d.int64(&j.StartedAtMS)
+		case "latency_ms":
+			return f.once(8) && d.int64(&j.LatencyMS)
+		case "cost_usd":
+			return f.once(9) && d.float64Ptr(&j.CostUSD)
+		case "answer_cut":
+			return f.once(10) && d.bool(&j.AnswerCut)
+		case "spec":
+			return f.once(11) && d.str(&j.Spec, slotSpec)
+		case "samples":
+			return f.once(12) && array(d, &j.Samples, d.judgeSample)
+		}
+		return d.other(key, judgeFold)
+	})
+	if ok {
+		*dst = j
+	}
+	return ok
+}
+
+func (d *fastDecoder) judgeSample(s *JudgeSample) bool {
+	f := fields{d: d}
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "verdict":
+			return f.once(0) && d.str(&s.Verdict, slotVerdict)
+		case "score":
+			return f.once(1) && d.float64Ptr(&s.Score)
+		case "reason":
+			return f.once(2) && d.str(&s.Reason, noIntern)
+		case "error":
+			return f.once(3) && d.str(&s.Error, noIntern)
+		case "reply":
+			return f.once(4) && d.str(&s.Reply, noIntern)
+		case "input_tokens":
+			return f.once(5) && d.intPtr(&s.InputTokens)
+		case "output_tokens":
+			return f.once(6) && d.intPtr(&s.OutputTokens)
+		case "latency_ms":
+			return f.once(7) && d.int64(&s.LatencyMS)
+		}
+		return d.other(key, judgeSampleFold)
+	})
+}
+
+func (d *fastDecoder) checkError(c *CheckError) bool {
+	f := fields{d: d}
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "type":
+			return f.once(0) && d.str(&c.Type, slotCheck)
+		case "check":
+			return f.once(1) && d.str(&c.Check, slotCheck)
+		case "index":
+			return f.once(2) && d.int(&c.Index)
+		case "message":
+			return f.once(3) && d.str(&c.Message, noIntern)
+		}
+		return d.other(key, checkErrorFold)
+	})
+}
+
+// itl decodes itl_ms.
+func (d *fastDecoder) itl(dst **ITL) bool {
+	if d.null() {
+		*dst = nil
+		return true
+	}
+	it := &ITL{}
+	f := fields{d: d}
+	ok := d.object(func(key []byte) bool {
+		switch string(key) {
+		case "n":
+			return f.once(0) && d.int(&it.N)
+		case "p50":
+			return f.once(1) && d.float64(&it.P50)
+		case "p95":
+			return f.once(2) && d.float64(&it.P95)
+		case "p99":
+			return f.once(3) && d.float64(&it.P99)
+		case "max":
+			return f.once(4) && d.float64(&it.Max)
+		case "hist":
+			return f.once(5) && array(d, &it.Hist, func(v *int64) bool {
+				n, ok := d.parseInt()
+				*v = n
+				return ok
+			})
+		}
+		return d.other(key, itlFold)
+	})
+	if ok {
+		*dst = it
+	}
+	return ok
+}
+
+func (d *fastDecoder) turn(t *Turn) bool {
+	f := fields{d: d}
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "start_ms":
+			return f.once(0) && d.float64(&t.StartMS)
+		case "end_ms":
+			return f.once(1) && d.float64(&t.EndMS)
+		case "ttft_ms":
+			return f.once(2) && d.float64Ptr(&t.TTFTMS)
+		case "text":
+			return f.once(3) && d.str(&t.Text, noIntern)
+		case "reasoning":
+			return f.once(4) && d.str(&t.Reasoning, noIntern)
+		case "calls":
+			return f.once(5) && array(d, &t.Calls, d.turnCall)
+		case "error":
+			return f.once(6) && d.str(&t.Error, noIntern)
+		}
+		return d.other(key, turnFold)
+	})
+}
+
+func (d *fastDecoder) turnCall(c *TurnCall) bool {
+	f := fields{d: d}
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "id":
+			return f.once(0) && d.str(&c.ID, noIntern)
+		case "name":
+			return f.once(1) && d.str(&c.Name, slotToolName)
+		case "arguments":
+			return f.once(2) && d.rawMessage(&c.Arguments)
+		case "result":
+			return f.once(3) && d.str(&c.Result, noIntern)
+		case "result_hash":
+			return f.once(4) && d.str(&c.ResultHash, noIntern)
+		case "is_error":
+			return f.once(5) && d.bool(&c.IsError)
+		case "unknown":
+			return f.once(6) && d.bool(&c.Unknown)
+		case "rule":
+			return f.once(7) && d.int(&c.Rule)
+		case "fail_first":
+			return f.once(8) && d.bool(&c.FailFirst)
+		case "wrong_args":
+			return f.once(9) && d.bool(&c.WrongArgs)
+		case "unanswered":
+			return f.once(10) && d.bool(&c.Unanswered)
+		case "schema_valid":
+			return f.once(11) && d.boolPtr(&c.SchemaValid)
+		case "schema_error":
+			return f.once(12) && d.str(&c.SchemaError, noIntern)
+		case "unsafe":
+			return f.once(13) && d.bool(&c.Unsafe)
+		case "start_ms":
+			return f.once(14) && d.float64(&c.StartMS)
+		case "end_ms":
+			return f.once(15) && d.float64(&c.EndMS)
+		}
+		return d.other(key, turnCallFold)
+	})
+}
+
+// unquote is the text of the JSON string body raw (scanString has checked
+// its escapes) as encoding/json unquotes it: invalid UTF-8 and a lone
+// surrogate become U+FFFD, a surrogate pair one rune. Answers are mostly
+// escaped (every newline is), and encoding/json validated each such
+// string again before unquoting it.
+func unquote(raw []byte) string {
+	var b strings.Builder
+	b.Grow(len(raw))
+	for len(raw) > 0 {
+		i := bytes.IndexByte(raw, '\\')
+		if i < 0 {
+			i = len(raw)
+		}
+		writeValid(&b, raw[:i])
+		if raw = raw[i:]; len(raw) == 0 {
+			break
+		}
+		switch c := raw[1]; c {
+		case 'u':
+			r := rune4(raw[2:6])
+			raw = raw[6:]
+			if utf16.IsSurrogate(r) {
+				if len(raw) >= 6 && raw[0] == '\\' && raw[1] == 'u' {
+					if dec := utf16.DecodeRune(r, rune4(raw[2:6])); dec != utf8.RuneError {
+						b.WriteRune(dec)
+						raw = raw[6:]
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			b.WriteRune(r)
+			continue
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		default: // '"', '\\', '/'
+			b.WriteByte(c)
+		}
+		raw = raw[2:]
+	}
+	return b.String()
+}
+
+// writeValid writes p with each byte that is not valid UTF-8 replaced by
+// U+FFFD, as encoding/json does.
+func writeValid(b *strings.Builder, p []byte) {
+	if utf8.Valid(p) {
+		b.Write(p)
+		return
+	}
+	for len(p) > 0 {
+		r, size := utf8.DecodeRune(p)
+		if r == utf8.RuneError && size == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.Write(p[:size])
+		}
+		p = p[size:]
+	}
+}
+
+// rune4 is the value of a \u escape's four hex digits (scanString has
+// checked them).
+func rune4(p []byte) rune {
+	var v [2]byte
+	hex.Decode(v[:], p[:4])
+	return rune(v[0])<<8 | rune(v[1])
+}
