@@ -2,12 +2,12 @@ package results
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // fastDecoder decodes the results.jsonl lines results.Writer writes about
@@ -37,12 +37,26 @@ type fastDecoder struct {
 	// read checks (see ScanOptions.Strict), which Record cannot say.
 	rep    bool
 	schema []byte
+	// borrow says the bulky texts (slot bulky, and call arguments) are
+	// not copied: a plain one is the line's own bytes, an escaped one is
+	// unquoted into arena (see ScanOptions.Borrow).
+	borrow bool
+	arena  []byte
+	// text is where a string that is not plain is unquoted before it is
+	// copied.
+	text []byte
+	// events and hist are reused to build the timeline and the ITL
+	// histogram, which are then allocated once at their length.
+	events []TimelineEvent
+	hist   []int64
 }
 
 // Interning slots: the fields whose values repeat from line to line. noIntern
-// copies the string.
+// copies the string; bulky (the answer, the reasoning, a turn's texts, a
+// call's result) copies it too unless the decoder borrows.
 const (
 	noIntern = iota
+	bulky
 	slotRecordType
 	slotRunID
 	slotProvider
@@ -128,7 +142,7 @@ var hotFields = map[string]fieldDec{
 	"violation":            func(d *fastDecoder, r *Record) bool { return d.strPtr(&r.Violation, noIntern) },
 	"input_tokens":         func(d *fastDecoder, r *Record) bool { return d.intPtr(&r.InputTokens) },
 	"output_tokens":        func(d *fastDecoder, r *Record) bool { return d.intPtr(&r.OutputTokens) },
-	"raw_output":           func(d *fastDecoder, r *Record) bool { return d.str(&r.RawOutput, noIntern) },
+	"raw_output":           func(d *fastDecoder, r *Record) bool { return d.str(&r.RawOutput, bulky) },
 	"parsed_output":        func(d *fastDecoder, r *Record) bool { return d.rawMessage(&r.ParsedOutput) },
 	"tool_calls":           func(d *fastDecoder, r *Record) bool { return d.strs(&r.ToolCalls) },
 	"tool_call_count":      func(d *fastDecoder, r *Record) bool { return d.int(&r.ToolCallCount) },
@@ -141,7 +155,7 @@ var hotFields = map[string]fieldDec{
 	"reasoning_tokens":     func(d *fastDecoder, r *Record) bool { return d.intPtr(&r.ReasoningTokens) },
 	"raw_output_bytes":     func(d *fastDecoder, r *Record) bool { return d.int(&r.RawOutputBytes) },
 	"raw_output_truncated": func(d *fastDecoder, r *Record) bool { return d.bool(&r.RawOutputTruncated) },
-	"reasoning":            func(d *fastDecoder, r *Record) bool { return d.str(&r.Reasoning, noIntern) },
+	"reasoning":            func(d *fastDecoder, r *Record) bool { return d.str(&r.Reasoning, bulky) },
 	"finish_reason":        func(d *fastDecoder, r *Record) bool { return d.str(&r.FinishReason, slotFinish) },
 	"chunks":               func(d *fastDecoder, r *Record) bool { return d.int(&r.Chunks) },
 	"retries":              func(d *fastDecoder, r *Record) bool { return d.int(&r.Retries) },
@@ -368,23 +382,23 @@ func (d *fastDecoder) strPtr(dst **string, slot int) bool {
 
 // string reads a JSON string. Plain ones (no escapes, valid UTF-8) are
 // copied, or interned in slot; any other is unquoted as encoding/json
-// would (unquote).
+// would. A bulky one the decoder borrows is not copied: its own bytes
+// when plain, else unquoted into the arena.
 func (d *fastDecoder) string(slot int) (string, bool) {
 	if d.i >= len(d.b) || d.b[d.i] != '"' {
 		return "", false
 	}
-	end, escaped, ok := scanString(d.b, d.i)
-	if !ok {
-		return "", false
-	}
-	tok := d.b[d.i:end]
-	d.i = end
-	raw := tok[1 : len(tok)-1]
-	if !escaped && utf8.Valid(raw) {
-		if slot == noIntern {
+	start := d.i + 1
+	k := plainEnd(d.b, start)
+	if k < len(d.b) && d.b[k] == '"' {
+		raw := d.b[start:k]
+		d.i = k + 1
+		switch {
+		case slot == bulky && d.borrow:
+			return unsafe.String(unsafe.SliceData(raw), len(raw)), true
+		case slot == noIntern || slot == bulky:
 			return string(raw), true
-		}
-		if d.last[slot] == string(raw) {
+		case d.last[slot] == string(raw):
 			return d.last[slot], true
 		}
 		s, ok := d.intern[string(raw)]
@@ -397,69 +411,15 @@ func (d *fastDecoder) string(slot int) (string, bool) {
 		d.last[slot] = s
 		return s, true
 	}
-	return unquote(raw), true
-}
-
-// scanString checks the JSON string starting at b[i] (a quote) and returns
-// the index after its closing quote and whether it has escapes.
-func scanString(b []byte, i int) (end int, escaped, ok bool) {
-	j := i + 1
-	for {
-		q := bytes.IndexByte(b[j:], '"')
-		if q < 0 {
-			return 0, false, false
-		}
-		seg := b[j : j+q]
-		bs := bytes.IndexByte(seg, '\\')
-		if bs < 0 {
-			if hasControl(seg) {
-				return 0, false, false
-			}
-			return j + q + 1, escaped, true
-		}
-		if hasControl(seg[:bs]) {
-			return 0, false, false
-		}
-		escaped = true
-		k := j + bs + 1 // the escaped character
-		if k >= len(b) {
-			return 0, false, false
-		}
-		switch b[k] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			j = k + 1
-		case 'u':
-			if k+4 >= len(b) || !isHex(b[k+1]) || !isHex(b[k+2]) || !isHex(b[k+3]) || !isHex(b[k+4]) {
-				return 0, false, false
-			}
-			j = k + 5
-		default:
-			return 0, false, false
-		}
+	if slot == bulky && d.borrow {
+		at := len(d.arena)
+		arena, end, ok := appendUnquoted(append(d.arena, d.b[start:k]...), d.b, k)
+		d.arena, d.i = arena, end
+		return unsafe.String(unsafe.SliceData(arena[at:]), len(arena)-at), ok
 	}
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-// hasControl says whether s has a byte below 0x20, which JSON strings may
-// not hold raw; eight bytes at a time (a byte-wise "has less than" test).
-func hasControl(s []byte) bool {
-	const lo, hi = 0x2020202020202020, 0x8080808080808080
-	for len(s) >= 8 {
-		x := binary.LittleEndian.Uint64(s)
-		if (x-lo)&^x&hi != 0 {
-			return true
-		}
-		s = s[8:]
-	}
-	for _, c := range s {
-		if c < 0x20 {
-			return true
-		}
-	}
-	return false
+	text, end, ok := appendUnquoted(append(d.text[:0], d.b[start:k]...), d.b, k)
+	d.text, d.i = text, end
+	return string(text), ok
 }
 
 // number reads a JSON number and says whether it is written as an integer.
@@ -665,10 +625,30 @@ func (d *fastDecoder) rawMessage(dst *json.RawMessage) bool {
 	return ok
 }
 
+// bulkyMessage is rawMessage for a call's arguments: the line's own bytes
+// when the decoder borrows.
+func (d *fastDecoder) bulkyMessage(dst *json.RawMessage) bool {
+	if !d.borrow {
+		return d.rawMessage(dst)
+	}
+	v, ok := d.skip()
+	if ok {
+		*dst = v[:len(v):len(v)]
+	}
+	return ok
+}
+
 // array decodes a JSON array into *dst as encoding/json does: null is nil,
 // [] is empty but not nil, a null element is T's zero value; elem decodes
 // one element that is not null.
 func array[T any](d *fastDecoder, dst *[]T, elem func(*T) bool) bool {
+	return arrayIn(d, dst, nil, elem)
+}
+
+// arrayIn is array building the elements in *scratch (when not nil), then
+// copying them to a slice of their number: one allocation for the long
+// arrays (the timeline, the ITL histogram), not one per doubling.
+func arrayIn[T any](d *fastDecoder, dst *[]T, scratch *[]T, elem func(*T) bool) bool {
 	if d.null() {
 		*dst = nil
 		return true
@@ -676,29 +656,37 @@ func array[T any](d *fastDecoder, dst *[]T, elem func(*T) bool) bool {
 	if !d.eat('[') {
 		return false
 	}
-	out := []T{}
+	var out []T
+	if scratch != nil {
+		out = (*scratch)[:0]
+	}
 	d.ws()
-	if d.eat(']') {
-		*dst = out
-		return true
-	}
-	for {
-		var v T
-		if !d.null() && !elem(&v) {
-			return false
-		}
-		out = append(out, v)
-		d.ws()
-		if d.eat(',') {
+	if !d.eat(']') {
+		for {
+			var v T
+			if !d.null() && !elem(&v) {
+				return false
+			}
+			out = append(out, v)
 			d.ws()
-			continue
+			if d.eat(',') {
+				d.ws()
+				continue
+			}
+			if !d.eat(']') {
+				return false
+			}
+			break
 		}
-		if !d.eat(']') {
-			return false
-		}
-		*dst = out
-		return true
 	}
+	if scratch != nil {
+		*scratch = out
+		out = append(make([]T, 0, len(out)), out...)
+	} else if out == nil {
+		out = []T{}
+	}
+	*dst = out
+	return true
 }
 
 // strs decodes an array of strings.
@@ -711,7 +699,9 @@ func (d *fastDecoder) strs(dst *[]string) bool {
 }
 
 // timeline decodes the cell's timeline events.
-func (d *fastDecoder) timeline(dst *[]TimelineEvent) bool { return array(d, dst, d.event) }
+func (d *fastDecoder) timeline(dst *[]TimelineEvent) bool {
+	return arrayIn(d, dst, &d.events, d.event)
+}
 
 // toolCalls decodes tool_call_details as timeline does the timeline: most
 // lines of a tool prompt have one, and encoding/json took longer over it
@@ -725,7 +715,7 @@ func (d *fastDecoder) toolCall(c *ToolCall) bool {
 		case "name":
 			ok = d.str(&c.Name, slotToolName)
 		case "arguments":
-			ok = d.rawMessage(&c.Arguments)
+			ok = d.bulkyMessage(&c.Arguments)
 		case "source":
 			ok = d.str(&c.Source, slotSource)
 		case "match":
@@ -822,7 +812,7 @@ func (d *fastDecoder) skipValue(depth int) bool {
 	}
 	switch d.b[d.i] {
 	case '"':
-		end, _, ok := scanString(d.b, d.i)
+		end, ok := skipString(d.b, d.i)
 		d.i = end
 		return ok
 	case '{':
@@ -838,7 +828,7 @@ func (d *fastDecoder) skipValue(depth int) bool {
 			if d.i >= len(d.b) || d.b[d.i] != '"' {
 				return false
 			}
-			end, _, ok := scanString(d.b, d.i)
+			end, ok := skipString(d.b, d.i)
 			if !ok {
 				return false
 			}

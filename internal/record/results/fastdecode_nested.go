@@ -1,11 +1,7 @@
 package results
 
 import (
-	"bytes"
-	"encoding/hex"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 )
 
 // The fast decoder's nested values: the judge and its samples, check
@@ -170,7 +166,7 @@ func (d *fastDecoder) itl(dst **ITL) bool {
 		case "max":
 			return f.once(4) && d.float64(&it.Max)
 		case "hist":
-			return f.once(5) && array(d, &it.Hist, func(v *int64) bool {
+			return f.once(5) && arrayIn(d, &it.Hist, &d.hist, func(v *int64) bool {
 				n, ok := d.parseInt()
 				*v = n
 				return ok
@@ -195,9 +191,9 @@ func (d *fastDecoder) turn(t *Turn) bool {
 		case "ttft_ms":
 			return f.once(2) && d.float64Ptr(&t.TTFTMS)
 		case "text":
-			return f.once(3) && d.str(&t.Text, noIntern)
+			return f.once(3) && d.str(&t.Text, bulky)
 		case "reasoning":
-			return f.once(4) && d.str(&t.Reasoning, noIntern)
+			return f.once(4) && d.str(&t.Reasoning, bulky)
 		case "calls":
 			return f.once(5) && array(d, &t.Calls, d.turnCall)
 		case "error":
@@ -216,9 +212,9 @@ func (d *fastDecoder) turnCall(c *TurnCall) bool {
 		case "name":
 			return f.once(1) && d.str(&c.Name, slotToolName)
 		case "arguments":
-			return f.once(2) && d.rawMessage(&c.Arguments)
+			return f.once(2) && d.bulkyMessage(&c.Arguments)
 		case "result":
-			return f.once(3) && d.str(&c.Result, noIntern)
+			return f.once(3) && d.str(&c.Result, bulky)
 		case "result_hash":
 			return f.once(4) && d.str(&c.ResultHash, noIntern)
 		case "is_error":
@@ -246,81 +242,4 @@ func (d *fastDecoder) turnCall(c *TurnCall) bool {
 		}
 		return d.other(key, turnCallFold)
 	})
-}
-
-// unquote is the text of the JSON string body raw (scanString has checked
-// its escapes) as encoding/json unquotes it: invalid UTF-8 and a lone
-// surrogate become U+FFFD, a surrogate pair one rune. Answers are mostly
-// escaped (every newline is), and encoding/json validated each such
-// string again before unquoting it.
-func unquote(raw []byte) string {
-	var b strings.Builder
-	b.Grow(len(raw))
-	for len(raw) > 0 {
-		i := bytes.IndexByte(raw, '\\')
-		if i < 0 {
-			i = len(raw)
-		}
-		writeValid(&b, raw[:i])
-		if raw = raw[i:]; len(raw) == 0 {
-			break
-		}
-		switch c := raw[1]; c {
-		case 'u':
-			r := rune4(raw[2:6])
-			raw = raw[6:]
-			if utf16.IsSurrogate(r) {
-				if len(raw) >= 6 && raw[0] == '\\' && raw[1] == 'u' {
-					if dec := utf16.DecodeRune(r, rune4(raw[2:6])); dec != utf8.RuneError {
-						b.WriteRune(dec)
-						raw = raw[6:]
-						continue
-					}
-				}
-				r = utf8.RuneError
-			}
-			b.WriteRune(r)
-			continue
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		default: // '"', '\\', '/'
-			b.WriteByte(c)
-		}
-		raw = raw[2:]
-	}
-	return b.String()
-}
-
-// writeValid writes p with each byte that is not valid UTF-8 replaced by
-// U+FFFD, as encoding/json does.
-func writeValid(b *strings.Builder, p []byte) {
-	if utf8.Valid(p) {
-		b.Write(p)
-		return
-	}
-	for len(p) > 0 {
-		r, size := utf8.DecodeRune(p)
-		if r == utf8.RuneError && size == 1 {
-			b.WriteRune(utf8.RuneError)
-		} else {
-			b.Write(p[:size])
-		}
-		p = p[size:]
-	}
-}
-
-// rune4 is the value of a \u escape's four hex digits (scanString has
-// checked them).
-func rune4(p []byte) rune {
-	var v [2]byte
-	hex.Decode(v[:], p[:4])
-	return rune(v[0])<<8 | rune(v[1])
 }

@@ -226,18 +226,40 @@ func FuzzFastDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) { checkSame(t, data) })
 }
 
-func TestHasControl(t *testing.T) {
-	for i := range 40 {
-		for _, c := range []byte{0x00, 0x1f, 0x09} {
-			s := bytes.Repeat([]byte{0x20}, 40)
-			s[i] = c
-			if !hasControl(s) {
-				t.Errorf("missed %#x at %d", c, i)
+// nextSpecial finds the first quote, backslash or control byte (and, when
+// asked, byte of 0x80 and above) at every offset of a word and of the
+// tail, past bytes next to them in value and past earlier specials'
+// borrows.
+func TestNextSpecial(t *testing.T) {
+	plain := []byte{0x7f, 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x5c ^ 0x80, 'a', 0x01 ^ 0x20, '~'}
+	for n := range 41 {
+		for i := range n {
+			for _, c := range []byte{'"', '\\', 0x00, 0x1f, 0x09, 0x80, 0xff} {
+				s := make([]byte, n)
+				for k := range s {
+					s[k] = plain[k%len(plain)]
+					if s[k] >= 0x80 {
+						s[k] = 'x'
+					}
+				}
+				s[i] = c
+				if i+1 < n {
+					s[i+1] = '"' // a second special after the first
+				}
+				high := c >= 0x80
+				if got := nextSpecial(s, 0, high); got != i {
+					t.Fatalf("%#x at %d of %q (high %v): found at %d", c, i, s, high, got)
+				}
+				if c >= 0x80 && i+1 < n {
+					if got := nextSpecial(s, 0, false); got != i+1 {
+						t.Fatalf("%#x at %d of %q, high bytes not asked for: found at %d", c, i, s, got)
+					}
+				}
 			}
 		}
-		s := bytes.Repeat([]byte{0x7f, 0x20, 0xff, 0x80, 'a'}, 8)[:i]
-		if hasControl(s) {
-			t.Errorf("false positive in %q", s)
+		s := bytes.Repeat(plain, 5)[:n]
+		if got := nextSpecial(s, 0, false); got != n {
+			t.Errorf("false find at %d in %q", got, s)
 		}
 	}
 }

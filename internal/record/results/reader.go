@@ -43,6 +43,7 @@ func (p Problem) String() string {
 // large file holds one line in memory, not the file. Malformed lines are
 // skipped and remembered as Problems.
 type Reader struct {
+	src      io.Reader
 	br       *bufio.Reader
 	line     int
 	buf      []byte
@@ -60,7 +61,7 @@ type Reader struct {
 
 // NewReader reads records from r.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 1<<20)}
+	return &Reader{src: r, br: bufio.NewReaderSize(r, 1<<20)}
 }
 
 // Next decodes the next usable record into rec (which it zeroes first) and
@@ -215,16 +216,21 @@ func (r *Reader) ProblemCount() int { return r.nProblem }
 // error from fn, aborts. With skipBulk the bulky fields are left empty
 // (Aggregates); otherwise every field is decoded.
 func ReadFile(path string, skipBulk bool, fn func(line int, rec *Record) error) (problems []Problem, nProblems int, err error) {
+	o := ScanOptions{}
+	if skipBulk {
+		o.Detail = Aggregates
+	}
+	return ScanFile(path, o, fn)
+}
+
+// ScanFile is ReadFile reading what o says (see ScanOptions).
+func ScanFile(path string, o ScanOptions, fn func(line int, rec *Record) error) (problems []Problem, nProblems int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, fmt.Errorf("open results: %w", err)
 	}
 	defer f.Close()
 	rd := NewReader(f)
-	o := ScanOptions{}
-	if skipBulk {
-		o.Detail = Aggregates
-	}
 	if err := rd.Scan(o, fn); err != nil {
 		return rd.Problems(), rd.ProblemCount(), fmt.Errorf("%s: %w", path, err)
 	}

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -272,8 +273,14 @@ func sameAsSequential(t *testing.T, data []byte, workers int) {
 		problems []Problem
 		n        int
 	}
+	// The whole record, taken while fn has it (a borrowing scan's texts
+	// are valid only then).
 	show := func(line int, rec *Record) string {
-		return fmt.Sprintf("%d:%s/%s/%s", line, rec.Provider, rec.Model, rec.PromptID)
+		b, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%d:%s", line, b)
 	}
 	var seq got
 	rd := NewReader(bytes.NewReader(data))
@@ -289,24 +296,26 @@ func sameAsSequential(t *testing.T, data []byte, workers int) {
 		seq.lines = append(seq.lines, show(line, &rec))
 	}
 	seq.problems, seq.n = rd.Problems(), rd.ProblemCount()
-	var par got
-	rd = NewReader(bytes.NewReader(data))
-	err := rd.scan(workers, ScanOptions{}, func(line int, rec *Record) error {
-		par.lines = append(par.lines, show(line, rec))
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("workers=%d: %v", workers, err)
-	}
-	par.problems, par.n = rd.Problems(), rd.ProblemCount()
-	if !reflect.DeepEqual(seq, par) {
-		t.Fatalf("parallel read differs:\nsequential %+v\nparallel   %+v", seq, par)
+	for _, borrow := range []bool{false, true} {
+		var par got
+		rd = NewReader(bytes.NewReader(data))
+		err := rd.scan(workers, ScanOptions{Borrow: borrow}, func(line int, rec *Record) error {
+			par.lines = append(par.lines, show(line, rec))
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("workers=%d: %v", workers, err)
+		}
+		par.problems, par.n = rd.Problems(), rd.ProblemCount()
+		if !reflect.DeepEqual(seq, par) {
+			t.Fatalf("parallel read (borrowing %v) differs:\nsequential %+v\nparallel   %+v", borrow, seq, par)
+		}
 	}
 }
 
 func TestParallelReadMatchesSequential(t *testing.T) {
 	var b bytes.Buffer
-	for i := 0; i < 20000; i++ { // ~4 MiB: several batches
+	for i := 0; i < 20000; i++ { // ~6 MiB: several batches
 		switch {
 		case i%997 == 0:
 			b.WriteString("{not json\n")
@@ -315,7 +324,17 @@ func TestParallelReadMatchesSequential(t *testing.T) {
 		case i%2003 == 0:
 			b.WriteString(`{"record_type":"summary","provider":"p","model":"m","availability_status":"ok"}` + "\n")
 		default:
-			fmt.Fprintf(&b, `{"record_type":"result","provider":"p%d","model":"m","prompt_id":"P%d","availability_status":"ok","raw_output":%q}`+"\n", i%3, i, strings.Repeat("x", i%300))
+			// Plain answers, escaped ones (a borrowing scan unquotes them
+			// into its arena), and a few longer than a batch.
+			raw := strings.Repeat("x", i%300)
+			switch {
+			case i%7 == 0:
+				raw += "\n\"é\u0001\u2028" + string([]byte{0xff}) + "\\"
+			case i%4999 == 0:
+				raw = strings.Repeat("long line\n", 70_000)
+			}
+			q, _ := json.Marshal(raw)
+			fmt.Fprintf(&b, `{"record_type":"result","provider":"p%d","model":"m","prompt_id":"P%d","availability_status":"ok","raw_output":%s,"reasoning":%s}`+"\n", i%3, i, q, q)
 		}
 	}
 	b.WriteString(goodA[:40]) // killed mid-line

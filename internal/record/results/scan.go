@@ -30,6 +30,12 @@ type ScanOptions struct {
 	// SchemaVersion. Otherwise an unusable line is a Problem and the scan
 	// goes on.
 	Strict bool
+	// Borrow says fn may see the bulky texts (raw_output, reasoning, a
+	// turn's text, reasoning and calls' results, calls' arguments) not as
+	// copies but in the scan's own buffers: valid only until fn returns.
+	// A reader that keeps none of them (bench report, which cuts and
+	// copies what answers.html shows) is spared copying most of each line.
+	Borrow bool
 }
 
 // SchemaVersion is the results schema this bench writes and reads: the
@@ -77,15 +83,16 @@ func (r *Reader) Scan(o ScanOptions, fn func(line int, rec *Record) error) error
 	return r.scan(runtime.GOMAXPROCS(0), o, fn)
 }
 
-// A batch is a run of consecutive lines, decoded by one worker and handed
-// to fn in file order. Its lines are copied into one buffer, and batches
-// are reused once fn has seen them, so reading allocates per batch, not per
-// line.
+// A batch is a run of consecutive lines, read straight into its buffer,
+// decoded by one worker and handed to fn in file order. Batches are reused
+// once fn has seen them, so reading allocates per batch, not per line.
 type batch struct {
 	buf   []byte
 	lines []rawLine
 	recs  []Record
 	errs  []error // per line: the decode problem, or nil for a record
+	// arena holds the texts a borrowing decode unquoted (Borrow).
+	arena []byte
 	done  chan struct{}
 }
 
@@ -95,7 +102,13 @@ type rawLine struct {
 	complete, tooLong bool
 }
 
-const batchBytes = 256 << 10
+const (
+	// batchBytes is about how much of the file a batch holds.
+	batchBytes = 256 << 10
+	// minRead is the least room a read gets: a batch's buffer grows (a
+	// line longer than the batch) rather than read less.
+	minRead = 64 << 10
+)
 
 func (r *Reader) scan(workers int, o ScanOptions, fn func(line int, rec *Record) error) error {
 	workers = max(1, workers)
@@ -106,38 +119,20 @@ func (r *Reader) scan(workers int, o ScanOptions, fn func(line int, rec *Record)
 	free := make(chan *batch, 8*workers)
 	stop := make(chan struct{})
 	var readErr error
-	go func() { // reader: one goroutine owns the bufio.Reader
+	go func() { // reader: one goroutine owns the input
 		defer close(ordered)
 		defer close(todo)
-		for eof := false; !eof; {
+		lr := lineReader{r: r, pick: o.Lines}
+		for !lr.eof {
 			var b *batch
 			select {
 			case b = <-free:
-				b.buf, b.lines = b.buf[:0], b.lines[:0]
+				b.lines = b.lines[:0]
 			default:
-				b = &batch{buf: make([]byte, 0, batchBytes+batchBytes/4)}
+				b = &batch{buf: make([]byte, 0, batchBytes+batchBytes/2)}
 			}
 			b.done = make(chan struct{})
-			for len(b.buf) < batchBytes && !eof {
-				data, complete, tooLong, err := r.readLine()
-				if err != nil && !errors.Is(err, io.EOF) {
-					readErr = fmt.Errorf("read results line %d: %w", r.line+1, err)
-					eof = true
-					break
-				}
-				if data == nil && !tooLong && errors.Is(err, io.EOF) {
-					eof = true
-					break
-				}
-				r.line++
-				eof = errors.Is(err, io.EOF)
-				if (!tooLong && len(bytes.TrimSpace(data)) == 0) || (o.Lines != nil && !o.Lines(r.line)) {
-					continue
-				}
-				start := len(b.buf)
-				b.buf = append(b.buf, data...)
-				b.lines = append(b.lines, rawLine{n: r.line, start: start, end: len(b.buf), complete: complete, tooLong: tooLong})
-			}
+			lr.fill(b)
 			if len(b.lines) == 0 {
 				continue
 			}
@@ -148,20 +143,24 @@ func (r *Reader) scan(workers int, o ScanOptions, fn func(line int, rec *Record)
 			}
 			todo <- b
 		}
+		readErr = lr.err
 	}()
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			fd := newFastDecoder()
+			fd.borrow = o.Borrow
 			for b := range todo {
 				if cap(b.recs) < len(b.lines) {
 					b.recs = make([]Record, len(b.lines))
 					b.errs = make([]error, len(b.lines))
 				}
 				b.recs, b.errs = b.recs[:len(b.lines)], b.errs[:len(b.lines)]
+				fd.arena = b.arena[:0]
 				for j, l := range b.lines {
 					b.errs[j] = decodeLine(b.buf[l.start:l.end], l, &b.recs[j], fd, o)
 				}
+				b.arena, fd.arena = fd.arena, nil
 				close(b.done)
 			}
 		})
@@ -185,7 +184,7 @@ func (r *Reader) scan(workers int, o ScanOptions, fn func(line int, rec *Record)
 		if fnErr != nil {
 			break
 		}
-		if cap(b.buf) <= 4*batchBytes { // not a batch a huge line grew
+		if cap(b.buf) <= 4*batchBytes && cap(b.arena) <= 4*batchBytes { // not a batch a huge line grew
 			select {
 			case free <- b:
 			default:
@@ -203,6 +202,102 @@ func (r *Reader) scan(workers int, o ScanOptions, fn func(line int, rec *Record)
 		return fnErr
 	}
 	return readErr
+}
+
+// lineReader reads a Scan's input into batches, a batch's lines ending
+// where its bytes do (the start of a line the batch cannot end is carried
+// to the next): no line is copied out of bufio first. The lines and their
+// numbers are what readLine gives Next, a line longer than MaxLineBytes
+// included (counted, its bytes dropped).
+type lineReader struct {
+	r     *Reader
+	pick  func(line int) bool
+	carry []byte // the unfinished line the last batch read the start of
+	// skipping says the unfinished line is past MaxLineBytes: its bytes
+	// are dropped up to its newline.
+	skipping bool
+	eof      bool
+	err      error
+}
+
+// fill reads into b until it holds about batchBytes of lines or the input
+// ends (or fails: err, and eof).
+func (lr *lineReader) fill(b *batch) {
+	b.buf = append(b.buf[:0], lr.carry...)
+	lr.carry = lr.carry[:0]
+	start, scanned := 0, 0 // b.buf[start:] is the unfinished line, searched up to scanned
+	for {
+		for {
+			nl := bytes.IndexByte(b.buf[scanned:], '\n')
+			if nl < 0 {
+				break
+			}
+			end := scanned + nl
+			lr.line(b, start, end, true, lr.skipping)
+			lr.skipping = false
+			start, scanned = end+1, end+1
+		}
+		scanned = len(b.buf)
+		if lr.skipping || len(b.buf)-start > MaxLineBytes+1 {
+			lr.skipping = true
+			b.buf, scanned = b.buf[:start], start
+		}
+		if start >= batchBytes || lr.eof {
+			break
+		}
+		if cap(b.buf)-len(b.buf) < minRead {
+			grown := make([]byte, len(b.buf), 2*cap(b.buf)+minRead)
+			copy(grown, b.buf)
+			b.buf = grown
+		}
+		n, err := lr.read(b.buf[len(b.buf):cap(b.buf)])
+		b.buf = b.buf[:len(b.buf)+n]
+		switch {
+		case errors.Is(err, io.EOF):
+			lr.eof = true
+		case err != nil:
+			// The lines read whole are used; the one cut short is not.
+			lr.err = fmt.Errorf("read results line %d: %w", lr.r.line+1, err)
+			lr.eof, lr.skipping = true, false
+			b.buf = b.buf[:start]
+			return
+		}
+	}
+	if lr.eof {
+		if len(b.buf) > start || lr.skipping {
+			lr.line(b, start, len(b.buf), false, lr.skipping)
+		}
+		return
+	}
+	lr.carry = append(lr.carry, b.buf[start:]...)
+	b.buf = b.buf[:start]
+}
+
+// line numbers the line b.buf[start:end] (complete: it ended with a
+// newline) and adds it to b unless it is blank or not picked.
+func (lr *lineReader) line(b *batch, start, end int, complete, tooLong bool) {
+	lr.r.line++
+	n := lr.r.line
+	data := b.buf[start:end]
+	// With its newline a line may hold MaxLineBytes, without (the last)
+	// one more: what readLine allows.
+	tooLong = tooLong || (complete && len(data) > MaxLineBytes)
+	if (!tooLong && len(bytes.TrimSpace(data)) == 0) || (lr.pick != nil && !lr.pick(n)) {
+		return
+	}
+	if tooLong {
+		end = start
+	}
+	b.lines = append(b.lines, rawLine{n: n, start: start, end: end, complete: complete, tooLong: tooLong})
+}
+
+// read reads what the Reader's bufio holds (from a Next before the Scan)
+// and then its source itself.
+func (lr *lineReader) read(p []byte) (int, error) {
+	if n := lr.r.br.Buffered(); n > 0 {
+		return lr.r.br.Read(p[:min(len(p), n)])
+	}
+	return lr.r.src.Read(p)
 }
 
 // decodeLine decodes one line as Next does (strictly when o says so); it
