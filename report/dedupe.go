@@ -153,17 +153,17 @@ func plural(n int, one, many string) string {
 }
 
 // aggregate reads a results file into an aggregator, each cell counted by
-// its last record, handing records to the func start returns per pass (see
-// LoadEach). The common file has no duplicate and is read once; one with
-// duplicates is read again, keeping only last records.
-func aggregate(path string, slo *slo.SLO, start func() func(*results.Record)) (*aggregator, *dedupe, []results.Problem, int, error) {
+// its last record, handing records (read as o says) to the func start
+// returns per pass (see Load). The common file has no duplicate and is
+// read once; one with duplicates is read again, keeping only last records.
+func aggregate(path string, slo *slo.SLO, o results.ScanOptions, start func() func(int, *results.Record)) (*aggregator, *dedupe, []results.Problem, int, error) {
 	a, d := newAggregator(), newDedupe()
 	a.slo = slo
 	each := pass(start)
-	problems, nProblems, err := results.ReadFile(path, true, func(line int, r *results.Record) error {
+	problems, nProblems, err := results.ScanFile(path, o, func(line int, r *results.Record) error {
 		d.see(line, r)
 		a.Add(r)
-		each(r)
+		each(line, r)
 		return nil
 	})
 	if err != nil {
@@ -177,22 +177,21 @@ func aggregate(path string, slo *slo.SLO, start func() func(*results.Record)) (*
 	}
 	a, each = newAggregator(), pass(start)
 	a.slo = slo
-	_, _, err = results.ReadFile(path, true, func(line int, r *results.Record) error {
-		if d.last(line) {
-			a.Add(r)
-			each(r)
-		}
+	o.Lines = d.last
+	_, _, err = results.ScanFile(path, o, func(line int, r *results.Record) error {
+		a.Add(r)
+		each(line, r)
 		return nil
 	})
 	return a, d, problems, nProblems, err
 }
 
 // pass is the func a pass hands records to: start's, or one that drops them.
-func pass(start func() func(*results.Record)) func(*results.Record) {
+func pass(start func() func(int, *results.Record)) func(int, *results.Record) {
 	if start != nil {
 		if f := start(); f != nil {
 			return f
 		}
 	}
-	return func(*results.Record) {}
+	return func(int, *results.Record) {}
 }

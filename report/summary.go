@@ -299,17 +299,20 @@ func (s *Summary) EachCounted(fn func(*results.Record)) error {
 }
 
 // EachCountedLine is EachCounted with each record's line in results.jsonl,
-// and its bulky fields too unless skipBulk: a report of every answer
+// and its bulky fields too unless skipBulk (all but parsed_output and
+// provider_metrics, results.Reports): a report of every answer
 // (answers.html) then sees each cell once, with no index of the cells to
 // find a later record of one.
 func (s *Summary) EachCountedLine(skipBulk bool, fn func(line int, r *results.Record)) error {
 	if s.counted == nil {
 		return fmt.Errorf("report: the summary of %s was not read from a run directory", s.RunID)
 	}
-	_, _, err := results.ReadFile(s.path, skipBulk, func(line int, r *results.Record) error {
-		if s.counted(line) {
-			fn(line, r)
-		}
+	o := results.ScanOptions{Detail: results.Reports, Lines: s.counted}
+	if skipBulk {
+		o.Detail = results.Aggregates
+	}
+	_, _, err := results.ScanFile(s.path, o, func(line int, r *results.Record) error {
+		fn(line, r)
 		return nil
 	})
 	return err
@@ -1171,11 +1174,44 @@ func Summarize(records []results.Record) *Summary {
 // finds which lines those are, dedupe.go): what the first pass's func
 // collected is then to be dropped.
 func LoadEach(runDir string, start func() func(*results.Record)) (*Summary, error) {
+	o := LoadOptions{}
+	if start != nil {
+		o.Start = func() func(int, *results.Record) {
+			if f := start(); f != nil {
+				return func(_ int, r *results.Record) { f(r) }
+			}
+			return nil
+		}
+	}
+	return Load(runDir, o)
+}
+
+// LoadOptions say what Load hands the other reports of a run.
+type LoadOptions struct {
+	// Start is LoadEach's start, its func given each record's line in
+	// results.jsonl too.
+	Start func() func(line int, r *results.Record)
+	// Answers says the records handed carry answers.html's fields too
+	// (results.Reports: raw_output, reasoning, tool_call_details; only
+	// parsed_output and provider_metrics are left empty), so the page is
+	// made in the summary's pass rather than in a read of its own. Their
+	// bulky texts are borrowed (results.ScanOptions.Borrow): valid only
+	// during the call.
+	Answers bool
+}
+
+// Load is LoadEach with its options: one read of results.jsonl for every
+// report of the run (issue 31).
+func Load(runDir string, o LoadOptions) (*Summary, error) {
 	slo, err := readSLO(runDir)
 	if err != nil {
 		return nil, fmt.Errorf("report %s: %w", runDir, err)
 	}
-	a, d, problems, nProblems, err := aggregate(rundir.Path(runDir, rundir.ResultsFile), slo, start)
+	so := results.ScanOptions{Detail: results.Aggregates}
+	if o.Answers {
+		so = results.ScanOptions{Detail: results.Reports, Borrow: true}
+	}
+	a, d, problems, nProblems, err := aggregate(rundir.Path(runDir, rundir.ResultsFile), slo, so, o.Start)
 	if err != nil {
 		return nil, fmt.Errorf("report %s: %w", runDir, err)
 	}

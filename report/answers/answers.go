@@ -41,6 +41,10 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"bench/internal/format"
@@ -161,10 +165,107 @@ type Cell struct {
 }
 
 // MarshalJSON writes the cell as the array described above.
-func (c Cell) MarshalJSON() ([]byte, error) {
-	return json.Marshal([18]any{int(c.group), int(c.prompt), int(c.rep), int(c.line), int(c.status), int(c.verdict),
-		int(c.text), int(c.textBytes), int(c.keptBytes), int(c.reasoning), int(c.violation), int(c.errText),
-		c.ttft, c.e2e, c.out, c.cost, c.calls, c.turns})
+func (c Cell) MarshalJSON() ([]byte, error) { return c.appendJSON(nil) }
+
+// appendJSON appends the cell's array to b as encoding/json writes it
+// ([18]any of its values): by hand, since a page of a million cells spent
+// more time in json.Marshal's reflection than reading their answers.
+func (c *Cell) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, '[')
+	for _, v := range [...]int32{c.group, c.prompt, c.rep, c.line, c.status, c.verdict, c.text, c.textBytes, c.keptBytes, c.reasoning, c.violation, c.errText} {
+		b = strconv.AppendInt(b, int64(v), 10)
+		b = append(b, ',')
+	}
+	b = appendPtr(b, c.ttft, func(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) })
+	b = strconv.AppendInt(append(b, ','), c.e2e, 10)
+	b = appendPtr(append(b, ','), c.out, func(b []byte, v int) []byte { return strconv.AppendInt(b, int64(v), 10) })
+	b = append(b, ',')
+	if c.cost == nil {
+		b = append(b, "null"...)
+	} else {
+		f := *c.cost
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, &json.UnsupportedValueError{Value: reflect.ValueOf(f), Str: strconv.FormatFloat(f, 'g', -1, 64)}
+		}
+		b = appendFloat(b, f)
+	}
+	b = append(b, ',')
+	if c.calls == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, call := range c.calls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendInts(b, call[:])
+		}
+		b = append(b, ']')
+	}
+	b = append(b, ',')
+	if c.turns == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, t := range c.turns {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			switch t := t.(type) {
+			case int: // the turns not shown
+				b = strconv.AppendInt(b, int64(t), 10)
+			case []any: // [text, error, calls, more_calls]
+				b = strconv.AppendInt(append(strconv.AppendInt(append(b, '['), int64(t[0].(int)), 10), ','), int64(t[1].(int)), 10)
+				b = append(b, ",["...)
+				for j, call := range t[2].([][4]int) {
+					if j > 0 {
+						b = append(b, ',')
+					}
+					b = appendInts(b, call[:])
+				}
+				b = strconv.AppendInt(append(b, "],"...), int64(t[3].(int)), 10)
+				b = append(b, ']')
+			}
+		}
+		b = append(b, ']')
+	}
+	return append(b, ']'), nil
+}
+
+func appendPtr[T any](b []byte, p *T, f func([]byte, T) []byte) []byte {
+	if p == nil {
+		return append(b, "null"...)
+	}
+	return f(b, *p)
+}
+
+func appendInts(b []byte, vs []int) []byte {
+	b = append(b, '[')
+	for i, v := range vs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(v), 10)
+	}
+	return append(b, ']')
+}
+
+// appendFloat writes f as encoding/json writes a float64: the shortest
+// decimal, in exponent form below 1e-6 and from 1e21, its exponent
+// without a leading zero.
+func appendFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
 
 // Builder collects the cells of a run, one record at a time.
@@ -183,6 +284,11 @@ type Builder struct {
 	// the records come each cell once (Build over a summary's counted
 	// lines), so a run of 100,000 cells holds no index of them.
 	cells map[results.Key]int
+	// sink, when set, takes each cell instead of page.Cells (a Pass's
+	// replays of its tape); frozen says the page's texts are all interned:
+	// text looks them up only (a replay that writes the cells).
+	sink   func(Cell)
+	frozen bool
 }
 
 // NewBuilder starts the page of the run s summarises; cells is how many
@@ -228,11 +334,16 @@ func (b *Builder) text(s string, n int) int32 {
 	if i, ok := b.index[s]; ok {
 		return i
 	}
+	if b.frozen {
+		// Not interned: it was dropped, and counted, the first time.
+		return -1
+	}
 	if b.used+len(s) > BudgetBytes {
 		b.page.Dropped++
 		return -1
 	}
 	b.used += len(s)
+	s = strings.Clone(s) // s may be a borrowed text's (results.ScanOptions.Borrow)
 	b.index[s] = int32(len(b.page.Strings))
 	b.page.Strings = append(b.page.Strings, s)
 	return b.index[s]
@@ -241,6 +352,18 @@ func (b *Builder) text(s string, n int) int32 {
 // cut keeps at most n bytes of s, ending on a whole rune, with invalid
 // bytes replaced by U+FFFD (JSON cannot carry them).
 func cut(s string, n int) string {
+	if len(s) > n {
+		// Only the start is kept: when it is valid up to a whole rune
+		// that spans byte n, the rest (a 3 KB answer cut at 128 bytes)
+		// need not be checked, as it cannot change the start.
+		k := n
+		for k > 0 && !utf8.RuneStart(s[k]) {
+			k--
+		}
+		if r, size := utf8.DecodeRuneInString(s[k:]); k > 0 && (r != utf8.RuneError || size > 1) && k+size > n && utf8.ValidString(s[:k]) {
+			return s[:k]
+		}
+	}
 	if !utf8.ValidString(s) {
 		s = string(bytes.ToValidUTF8([]byte(s), []byte("\uFFFD")))
 	}
@@ -256,15 +379,53 @@ func cut(s string, n int) string {
 // Add takes one record (with its bulky fields: answer, reasoning, tool
 // calls) found at line of results.jsonl. It keeps no reference to r.
 func (b *Builder) Add(line int, r *results.Record) {
-	gi := b.find.Find(r.Provider, r.Model, r.ThinkingLevel)
-	if gi < 0 {
+	e := entryOf(line, r, MaxTextBytes)
+	if b.cells != nil {
+		b.add(&e, r.Key())
 		return
 	}
-	g := b.rank[gi]
-	p, ok := b.prompt[r.PromptID]
-	if !ok {
-		return
-	}
+	b.add(&e, results.Key{})
+}
+
+// entry is what the page takes of one record: its texts (cut at a cap of
+// at least the page's, see entryOf), numbers, calls and turns. Builder.Add
+// makes one of each record it is given; a Collector keeps them on a tape
+// while results.jsonl is read and hands them to a Builder once the
+// summary (the groups' order, the cells' count and so the cap) stands.
+type entry struct {
+	provider, model, promptID string
+	thinking                  *string
+	line, rep, verdict        int
+	status, text              string
+	textBytes, keptBytes      int
+	reasoning, violation, err string
+	ttft                      *int64
+	e2e                       int64
+	out                       *int
+	cost                      *float64
+	// calls are a single-turn cell's first MaxCalls tool calls; turns an
+	// agentic cell's first MaxTurns, moreTurns those past them.
+	calls     []entryCall
+	turns     []entryTurn
+	moreTurns int
+}
+
+type entryCall struct {
+	name, args, result string
+	flags              int
+}
+
+type entryTurn struct {
+	text, err string
+	calls     []entryCall
+	moreCalls int
+}
+
+// entryOf is the entry of r, found at line, its texts cut as a page of
+// answer cap textCap would cut them at most (the page cuts them again at
+// its own cap, which is no larger: cut(cut(s, a), b) is cut(s, b) for
+// b <= a).
+func entryOf(line int, r *results.Record, textCap int) entry {
 	status := r.AvailabilityStatus
 	if r.FailureType != nil && *r.FailureType != "" {
 		status += ": " + *r.FailureType
@@ -286,59 +447,35 @@ func (b *Builder) Add(line int, r *results.Record) {
 			verdict = 0
 		}
 	}
-	small := max(b.cap/2, 64)
-	c := Cell{group: int32(g), prompt: int32(p), rep: int32(r.Repetition), line: int32(line), status: b.text(status, 200), verdict: int32(verdict),
-		text: b.text(r.RawOutput, b.cap), textBytes: int32(max(r.RawOutputBytes, len(r.RawOutput))), keptBytes: int32(len(r.RawOutput)),
-		reasoning: b.text(r.Reasoning, small), violation: b.text(deref(r.Violation), small), errText: b.text(errText, small),
-		ttft: r.TTFTMS, e2e: r.E2EMS, out: r.OutputTokens, cost: r.CostUSD, calls: b.calls(r), turns: b.turns(r)}
-	if b.cells != nil {
-		if i, ok := b.cells[r.Key()]; ok {
-			b.page.Cells[i] = c
-			return
-		}
-		b.cells[r.Key()] = len(b.page.Cells)
-	}
-	b.page.Cells = append(b.page.Cells, c)
-	b.page.Reps = max(b.page.Reps, r.Repetition+1)
-}
-
-// calls are a single-turn cell's tool calls: [[name, args, flags]] (an
-// unsafe action, arguments that fail the tool's schema).
-func (b *Builder) calls(r *results.Record) [][3]int {
-	if len(r.TurnDetails) > 0 || len(r.ToolCallDetails) == 0 {
-		return nil
-	}
-	small := max(b.cap/2, 64)
-	var out [][3]int
-	for i, c := range r.ToolCallDetails {
-		if i == MaxCalls {
-			break
-		}
-		flags := 0
-		if c.Unsafe {
-			flags |= flagUnsafe
-		}
-		if c.SchemaValid != nil && !*c.SchemaValid {
-			flags |= flagSchemaInvalid
-		}
-		out = append(out, [3]int{int(b.text(c.Name, 200)), int(b.text(argsText(c.Arguments), small)), flags})
-	}
-	return out
-}
-
-// turns are an agentic cell's trajectory.
-func (b *Builder) turns(r *results.Record) []any {
+	small, part := max(textCap/2, 64), max(textCap/4, 64)
+	e := entry{provider: r.Provider, model: r.Model, thinking: r.ThinkingLevel, promptID: r.PromptID, line: line, rep: r.Repetition, verdict: verdict,
+		status: cut(status, 200), text: cut(r.RawOutput, textCap), textBytes: max(r.RawOutputBytes, len(r.RawOutput)), keptBytes: len(r.RawOutput),
+		reasoning: cut(r.Reasoning, small), violation: cut(deref(r.Violation), small), err: cut(errText, small),
+		ttft: r.TTFTMS, e2e: r.E2EMS, out: r.OutputTokens, cost: r.CostUSD, moreTurns: -1}
 	if len(r.TurnDetails) == 0 {
-		return nil
+		// A single-turn cell's tool calls: [[name, args, flags]] (an
+		// unsafe action, arguments that fail the tool's schema).
+		for i, c := range r.ToolCallDetails {
+			if i == MaxCalls {
+				break
+			}
+			flags := 0
+			if c.Unsafe {
+				flags |= flagUnsafe
+			}
+			if c.SchemaValid != nil && !*c.SchemaValid {
+				flags |= flagSchemaInvalid
+			}
+			e.calls = append(e.calls, entryCall{name: cut(c.Name, 200), args: cut(argsText(c.Arguments), small), flags: flags})
+		}
+		return e
 	}
-	part := max(b.cap/4, 64)
-	var out []any
 	for i, t := range r.TurnDetails {
 		if i == MaxTurns {
-			out = append(out, len(r.TurnDetails)-MaxTurns)
+			e.moreTurns = len(r.TurnDetails) - MaxTurns
 			break
 		}
-		calls := [][4]int{}
+		et := entryTurn{text: cut(t.Text, part), err: cut(t.Error, part), calls: []entryCall{}, moreCalls: max(0, len(t.Calls)-MaxCalls)}
 		for j, c := range t.Calls {
 			if j == MaxCalls {
 				break
@@ -353,9 +490,71 @@ func (b *Builder) turns(r *results.Record) []any {
 					flags |= f.bit
 				}
 			}
-			calls = append(calls, [4]int{int(b.text(c.Name, 200)), int(b.text(argsText(c.Arguments), part)), int(b.text(c.Result, part)), flags})
+			et.calls = append(et.calls, entryCall{name: cut(c.Name, 200), args: cut(argsText(c.Arguments), part), result: cut(c.Result, part), flags: flags})
 		}
-		out = append(out, []any{int(b.text(t.Text, part)), int(b.text(t.Error, part)), calls, max(0, len(t.Calls)-MaxCalls)})
+		e.turns = append(e.turns, et)
+	}
+	return e
+}
+
+// add makes e a cell of the page (a later entry of key, when the Builder
+// indexes its cells, replaces the earlier). The texts are interned in the
+// order the page has always taken them: status, answer, reasoning,
+// violation, error, then the calls, then each turn's calls before its
+// text and error.
+func (b *Builder) add(e *entry, key results.Key) {
+	gi := b.find.Find(e.provider, e.model, e.thinking)
+	if gi < 0 {
+		return
+	}
+	g := b.rank[gi]
+	p, ok := b.prompt[e.promptID]
+	if !ok {
+		return
+	}
+	small := max(b.cap/2, 64)
+	c := Cell{group: int32(g), prompt: int32(p), rep: int32(e.rep), line: int32(e.line), status: b.text(e.status, 200), verdict: int32(e.verdict),
+		text: b.text(e.text, b.cap), textBytes: int32(e.textBytes), keptBytes: int32(e.keptBytes),
+		reasoning: b.text(e.reasoning, small), violation: b.text(e.violation, small), errText: b.text(e.err, small),
+		ttft: e.ttft, e2e: e.e2e, out: e.out, cost: e.cost, calls: b.calls(e), turns: b.turns(e)}
+	if b.cells != nil {
+		if i, ok := b.cells[key]; ok {
+			b.page.Cells[i] = c
+			return
+		}
+		b.cells[key] = len(b.page.Cells)
+	}
+	if b.sink != nil {
+		b.sink(c)
+	} else {
+		b.page.Cells = append(b.page.Cells, c)
+	}
+	b.page.Reps = max(b.page.Reps, e.rep+1)
+}
+
+// calls are a single-turn cell's tool calls: [[name, args, flags]].
+func (b *Builder) calls(e *entry) [][3]int {
+	small := max(b.cap/2, 64)
+	var out [][3]int
+	for _, c := range e.calls {
+		out = append(out, [3]int{int(b.text(c.name, 200)), int(b.text(c.args, small)), c.flags})
+	}
+	return out
+}
+
+// turns are an agentic cell's trajectory.
+func (b *Builder) turns(e *entry) []any {
+	part := max(b.cap/4, 64)
+	var out []any
+	for _, t := range e.turns {
+		calls := [][4]int{}
+		for _, c := range t.calls {
+			calls = append(calls, [4]int{int(b.text(c.name, 200)), int(b.text(c.args, part)), int(b.text(c.result, part)), c.flags})
+		}
+		out = append(out, []any{int(b.text(t.text, part)), int(b.text(t.err, part)), calls, t.moreCalls})
+	}
+	if e.moreTurns >= 0 {
+		out = append(out, e.moreTurns)
 	}
 	return out
 }
@@ -365,11 +564,33 @@ func argsText(a json.RawMessage) string {
 	if len(a) == 0 {
 		return ""
 	}
+	if !spaceOutsideStrings(a) {
+		// Compact already, as the writer writes them (or not JSON, which
+		// is shown as it is): json.Compact would give a back.
+		return string(a)
+	}
 	var b bytes.Buffer
 	if json.Compact(&b, a) == nil {
 		return b.String()
 	}
 	return string(a)
+}
+
+// spaceOutsideStrings says whether a has JSON whitespace outside its
+// strings (as far as a is JSON: a string's escapes are stepped over).
+func spaceOutsideStrings(a []byte) bool {
+	in := false
+	for i := 0; i < len(a); i++ {
+		switch c := a[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return true
+		}
+	}
+	return false
 }
 
 func deref(s *string) string {
@@ -405,16 +626,17 @@ type view struct {
 	ReportRef string
 }
 
-func newView(p *Page) view {
+// newView is the template's view of p, a page of n cells.
+func newView(p *Page, n int) view {
 	return view{RunID: p.RunID, Cap: p.Cap, Budget: fmt.Sprintf("%d MiB", p.Budget>>20), Dropped: p.Dropped, Data: p,
 		AppJS: template.JS(appJS), AppCSS: template.CSS(appCSS), ReportRef: rundir.ReportHTML,
-		Counts: fmt.Sprintf("%s, %s, %s", format.Plural(len(p.Cells), "cell"), format.Plural(len(p.Groups), "group"), format.Plural(len(p.Prompts), "prompt"))}
+		Counts: fmt.Sprintf("%s, %s, %s", format.Plural(n, "cell"), format.Plural(len(p.Groups), "group"), format.Plural(len(p.Prompts), "prompt"))}
 }
 
 // Write renders answers.html of p to w, the page built whole in memory
 // (WriteFile streams the same bytes to a file).
 func Write(w io.Writer, p *Page) error {
-	v := newView(p)
+	v := newView(p, len(p.Cells))
 	var buf bytes.Buffer
 	if err := pageTemplate.Execute(&buf, v); err != nil {
 		return fmt.Errorf("render %s: %w", rundir.AnswersHTML, err)
@@ -423,58 +645,41 @@ func Write(w io.Writer, p *Page) error {
 	return err
 }
 
-// Pass is answers.html's pass over a run, started (Start) and not yet
-// finished.
-type Pass struct {
-	dir string
-	s   *report.Summary
-	b   *Builder
-}
-
-// Start begins answers.html's pass over the run s summarises: what the
-// page needs of the summary's groups (their labels, keys and ranking
-// order) is taken now, so the caller may let them go
-// (report.Summary.DropGroups) before Finish reads the answers.
-func Start(dir string, s *report.Summary) *Pass {
-	n := s.NRecords - s.NDuplicateLines
-	p := &Pass{dir: dir, s: s, b: NewBuilder(s, n)}
-	p.b.Questions(dir)
-	if s.FromRunDir() {
-		p.b.cells = nil
-		p.b.page.Cells = make([]Cell, 0, max(n, 0))
-	}
-	return p
-}
-
-// Finish reads the answers and writes dir/answers.html.
-func (p *Pass) Finish() error {
-	var err error
-	if p.s.FromRunDir() {
-		err = p.s.EachCountedLine(false, p.b.Add)
-	} else {
-		_, _, err = results.ReadFile(rundir.Path(p.dir, rundir.ResultsFile), false, func(line int, r *results.Record) error {
-			p.b.Add(line, r)
-			return nil
-		})
-	}
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", rundir.AnswersHTML, p.dir, err)
-	}
-	return WriteFile(rundir.Path(p.dir, rundir.AnswersHTML), p.b.Page())
-}
-
 // WriteFile writes answers.html of p to path (atomically), as Write
 // would, byte for byte, but streamed: the page's data is encoded an item
 // at a time into the file, so the ~15 MB page of 100,000 cells is never
 // held whole, nor its JSON, nor the template's escaped copy of it (issue
 // 21, item 7).
 func WriteFile(path string, p *Page) error {
+	return writeFile(path, p, cellsOf(p))
+}
+
+// cells are a page's cells in order: how many, and each handed to yield
+// (a Pass's come from its tape, not from Page.Cells).
+type cells struct {
+	n    int
+	each func(yield func(Cell) error) error
+}
+
+// cellsOf are p.Cells.
+func cellsOf(p *Page) cells {
+	return cells{n: len(p.Cells), each: func(yield func(Cell) error) error {
+		for _, c := range p.Cells {
+			if err := yield(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
+
+func writeFile(path string, p *Page, cs cells) error {
 	f, err := rundir.CreateAtomic(path)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 256<<10)
-	if err := writeStreamed(w, p); err != nil {
+	if err := writeStreamed(w, p, cs); err != nil {
 		f.Abort()
 		return err
 	}
@@ -495,11 +700,12 @@ type marker struct{}
 func (marker) MarshalJSON() ([]byte, error) { return json.Marshal(dataMarker) }
 
 // writeStreamed renders the page around a marker and writes the data in
-// its place, the arrays of groups, prompts, strings and cells one item at
-// a time: the bytes are those of Write, which html/template gives
-// json.Marshal's output (already escaping <, >, &, U+2028 and U+2029).
-func writeStreamed(w io.Writer, p *Page) error {
-	v := newView(p)
+// its place, the arrays of groups, prompts, strings and cells (cs, in
+// Cells' place) one item at a time: the bytes are those of Write, which
+// html/template gives json.Marshal's output (already escaping <, >, &,
+// U+2028 and U+2029).
+func writeStreamed(w io.Writer, p *Page, cs cells) error {
+	v := newView(p, cs.n)
 	v.Data = marker{}
 	var page bytes.Buffer
 	if err := pageTemplate.Execute(&page, v); err != nil {
@@ -509,7 +715,15 @@ func writeStreamed(w io.Writer, p *Page) error {
 	head, tail, ok := bytes.Cut(page.Bytes(), mark)
 	if !ok || bytes.Contains(tail, mark) {
 		// The run's own text holds the marker: the page the plain way.
-		return Write(w, p)
+		whole := *p
+		whole.Cells = make([]Cell, 0, cs.n)
+		if err := cs.each(func(c Cell) error {
+			whole.Cells = append(whole.Cells, c)
+			return nil
+		}); err != nil {
+			return err
+		}
+		return Write(w, &whole)
 	}
 	if _, err := w.Write(head); err != nil {
 		return err
@@ -522,18 +736,29 @@ func writeStreamed(w io.Writer, p *Page) error {
 	if err != nil {
 		return fmt.Errorf("render %s: %w", rundir.AnswersHTML, err)
 	}
+	each := func(n int, item func(i int) any) func(yield func(any) error) error {
+		return func(yield func(any) error) error {
+			for i := range n {
+				if err := yield(item(i)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
 	arrays := []struct {
 		key  string
-		n    int
-		item func(i int) any
+		null bool
+		each func(yield func(any) error) error
 	}{
-		{"groups", len(p.Groups), func(i int) any { return &p.Groups[i] }},
-		{"prompts", len(p.Prompts), func(i int) any { return &p.Prompts[i] }},
-		{"strings", len(p.Strings), func(i int) any { return p.Strings[i] }},
-		{"cells", len(p.Cells), func(i int) any { return p.Cells[i] }},
+		{"groups", p.Groups == nil, each(len(p.Groups), func(i int) any { return &p.Groups[i] })},
+		{"prompts", p.Prompts == nil, each(len(p.Prompts), func(i int) any { return &p.Prompts[i] })},
+		{"strings", p.Strings == nil, each(len(p.Strings), func(i int) any { return p.Strings[i] })},
+		{"cells", p.Cells == nil, func(yield func(any) error) error {
+			return cs.each(func(c Cell) error { return yield(&c) })
+		}},
 	}
-	nils := []bool{p.Groups == nil, p.Prompts == nil, p.Strings == nil, p.Cells == nil}
-	for k, a := range arrays {
+	for _, a := range arrays {
 		null := []byte(`"` + a.key + `":null`)
 		at := bytes.Index(data, null)
 		if at < 0 {
@@ -544,22 +769,33 @@ func writeStreamed(w io.Writer, p *Page) error {
 			return err
 		}
 		data = data[at+len("null"):]
-		if nils[k] {
+		if a.null {
 			io.WriteString(w, "null")
 			continue
 		}
 		io.WriteString(w, "[")
-		for i := range a.n {
-			item, err := json.Marshal(a.item(i))
+		first := true
+		var buf []byte
+		if err := a.each(func(v any) error {
+			var item []byte
+			var err error
+			if c, ok := v.(*Cell); ok {
+				buf, err = c.appendJSON(buf[:0])
+				item = buf
+			} else {
+				item, err = json.Marshal(v)
+			}
 			if err != nil {
 				return fmt.Errorf("render %s: %w", rundir.AnswersHTML, err)
 			}
-			if i > 0 {
+			if !first {
 				io.WriteString(w, ",")
 			}
-			if _, err := w.Write(item); err != nil {
-				return err
-			}
+			first = false
+			_, err = w.Write(item)
+			return err
+		}); err != nil {
+			return err
 		}
 		io.WriteString(w, "]")
 	}

@@ -1,7 +1,7 @@
 // Package rebuild writes every report of a run directory from its
-// results.jsonl: summary.json, summary.md, tiers.json, report.html and
-// junit.xml in one pass, then answers.html in a second that reads the
-// answers themselves (rundir.Layout marks them all Report). bench
+// results.jsonl: summary.json, summary.md, tiers.json, report.html,
+// answers.html and junit.xml, all from one read of the file (rundir.Layout
+// marks them all Report). bench
 // report, bench merge and the end of bench run (its last output) all come
 // here, so the three can never disagree on what a report is.
 //
@@ -70,24 +70,34 @@ func All(dir string, o Options) (*report.Summary, error) {
 		o.Warn = io.Discard
 	}
 	var ju *junitxml.Builder
+	var an *answers.Collector
 	defer func() {
 		if ju != nil {
 			ju.Close()
 		}
+		if an != nil {
+			an.Close()
+		}
 	}()
-	// Each cell once, by its last record: a second pass (a resumed run's
-	// duplicate cells) starts the collectors afresh. junit.xml is built in
-	// the summary's pass, unless the run has more than onePassGroups
-	// groups: then its builder is let go, and it is built in a pass of its
-	// own once the summary stands, so the two never hold a suite each per
-	// group at once (issue 21, item 7: 100,000 one-cell groups).
+	// One read of results.jsonl feeds every page (issue 31): the summary,
+	// junit.xml and answers.html's entries. Each cell once, by its last
+	// record: a second pass (a resumed run's duplicate cells) starts the
+	// collectors afresh. junit.xml is built in this pass unless the run
+	// has more than onePassGroups groups: then its builder is let go, and
+	// it is built in a pass of its own once the summary stands, so the two
+	// never hold a suite each per group at once (issue 21, item 7: 100,000
+	// one-cell groups).
 	later := false
-	s, err := report.LoadEach(dir, func() func(*results.Record) {
+	s, err := report.Load(dir, report.LoadOptions{Answers: true, Start: func() func(int, *results.Record) {
 		if ju != nil {
 			ju.Close()
 		}
-		ju, later = junitxml.New(), false
-		return func(r *results.Record) {
+		if an != nil {
+			an.Close()
+		}
+		ju, an, later = junitxml.New(), answers.NewCollector(), false
+		return func(line int, r *results.Record) {
+			an.Add(line, r)
 			if later {
 				return
 			}
@@ -96,7 +106,7 @@ func All(dir string, o Options) (*report.Summary, error) {
 				ju, later = nil, true
 			}
 		}
-	})
+	}})
 	if err != nil {
 		return nil, err
 	}
@@ -125,14 +135,12 @@ func All(dir string, o Options) (*report.Summary, error) {
 		return nil, err
 	}
 	if later {
-		// What only the files above needed goes before the passes below:
+		// What only the files above needed goes before the page below:
 		// the summary's groups and answers.html's page, then junit.xml's
 		// suites, are then all it holds.
 		s.DropDetail()
 	}
-	// A pass of its own: the summary's reads past the answers, which are
-	// most of a results line; this one keeps only what the page shows.
-	pass := answers.Start(dir, s)
+	pass := an.Start(dir, s)
 	if later {
 		// Every file that lists every group is written, and the page has
 		// what it needs of them: the groups past the terminal table's go
@@ -142,6 +150,8 @@ func All(dir string, o Options) (*report.Summary, error) {
 	if err := pass.Finish(); err != nil {
 		return nil, err
 	}
+	an.Close()
+	an = nil
 	if later {
 		ju = junitxml.New()
 		if err := s.EachCounted(ju.Add); err != nil {
