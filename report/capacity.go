@@ -139,7 +139,7 @@ func (a *aggregator) addCapacity(g *acc, r *results.Record, speed bool) {
 		if !serving && !judged && r.Stage == "" {
 			return
 		}
-		c = &capacityAcc{tpot: &exact{}, prefill: &exact{}}
+		c = &capacityAcc{tpot: newExact(a.sp), prefill: newExact(a.sp)}
 		g.cap = c
 	}
 	if serving {
@@ -168,7 +168,7 @@ func (a *aggregator) addCapacity(g *acc, r *results.Record, speed bool) {
 			c.stages = map[string]*Stage{}
 		}
 		st = &Stage{Stage: r.Stage, Mode: r.StageMode, Warmup: r.Stage == "warmup",
-			acc: &stageAcc{ttft: &exact{}, itl: &exact{}, tpot: &exact{}, e2e: &exact{}, slip: &exact{}, wait: &exact{}, firstSent: math.Inf(1), firstDue: math.Inf(1)}}
+			acc: &stageAcc{ttft: newExact(a.sp), itl: newExact(a.sp), tpot: newExact(a.sp), e2e: newExact(a.sp), slip: newExact(a.sp), wait: newExact(a.sp), firstSent: math.Inf(1), firstDue: math.Inf(1)}}
 		c.stages[r.Stage] = st
 		c.order = append(c.order, r.Stage)
 	}
@@ -301,6 +301,7 @@ func (a *aggregator) finishCapacity(g *acc) {
 		gr.Stages = append(gr.Stages, st)
 	}
 	gr.Saturation = FindSaturation(gr.Stages)
+	g.cap = nil // its values too: only the groups plotted keep theirs, for their Dists
 }
 
 // percentileTargets judges the SLO's percentile targets on a stage.

@@ -175,6 +175,7 @@ func aggregate(path string, slo *slo.SLO, o results.ScanOptions, start func() fu
 	if err := d.resolve(path); err != nil || d.lines == 0 {
 		return a, d, problems, nProblems, err
 	}
+	a.close()
 	a, each = newAggregator(), pass(start)
 	a.slo = slo
 	o.Lines = d.last

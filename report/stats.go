@@ -1,8 +1,11 @@
 package report
 
 import (
+	"encoding/binary"
 	"math"
 	"slices"
+
+	"bench/internal/tape"
 
 	mstats "github.com/aclements/go-moremath/stats"
 )
@@ -34,13 +37,120 @@ type estimator interface {
 
 // exact keeps every value and computes exact percentiles. Whole values
 // that fit (the millisecond figures) are held as 4 bytes, until the first
-// that does not: then all as 8. A million cells' three figures hold 16 MB.
+// that does not: then all as 8. Past spillAt values, an estimator given
+// a spill tape moves them there (see spill) and holds a chunk's worth:
+// its figures read them back, one estimator at a time.
 type exact struct {
 	ints []int32
 	xs   []float64
+
+	sp      *spill
+	spilled []tape.Ref // the chunks on sp's tape; nil before the values go there
+	buf     []float64  // the values since the last chunk
+	whole   bool       // every value put on the tape was whole: they come back as ints
 }
 
+// spill is an aggregator's tape for its estimators' values (internal/tape:
+// a few MB in memory, then an unlinked temporary file). A million cells'
+// dozen figures (a load stage's besides the group's) were 60 to 120 MB of
+// heap while results.jsonl was read, most of bench report's peak (issue
+// 31); on the tape, each estimator holds one chunk of them.
+type spill struct {
+	tape    tape.Tape
+	scratch []byte
+	// err is the first failure to read the values back: the summary's
+	// figures are then not to be written (LoadEach returns it).
+	err error
+}
+
+// spillAt is how many values an estimator holds before it spills,
+// spillChunk how many go to the tape at a time (vars for a test).
+var spillAt, spillChunk = 1 << 13, 1 << 11
+
+// newExact is an estimator whose values go to sp past spillAt (sp nil:
+// never).
+func newExact(sp *spill) *exact { return &exact{sp: sp} }
+
 func (e *exact) Add(v float64) {
+	if e.spilled != nil {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return
+		}
+		e.whole = e.whole && v == math.Trunc(v) && math.Abs(v) <= math.MaxInt32
+		if e.buf = append(e.buf, v); len(e.buf) == spillChunk {
+			e.flush()
+		}
+		return
+	}
+	e.add(v)
+	if e.sp != nil && len(e.ints)+len(e.xs) >= spillAt {
+		// The values so far go to the tape, as they were added.
+		e.spilled, e.whole = []tape.Ref{}, e.xs == nil
+		e.buf = make([]float64, 0, spillChunk)
+		for _, n := range e.ints {
+			e.buf = append(e.buf, float64(n))
+			if len(e.buf) == spillChunk {
+				e.flush()
+			}
+		}
+		for _, x := range e.xs {
+			e.buf = append(e.buf, x)
+			if len(e.buf) == spillChunk {
+				e.flush()
+			}
+		}
+		e.ints, e.xs = nil, nil
+	}
+}
+
+func (e *exact) flush() {
+	if len(e.buf) == 0 {
+		return
+	}
+	p := e.sp.scratch[:0]
+	for _, x := range e.buf {
+		p = binary.LittleEndian.AppendUint64(p, math.Float64bits(x))
+	}
+	e.sp.scratch = p
+	e.spilled = append(e.spilled, e.sp.tape.Put(p))
+	e.buf = e.buf[:0]
+}
+
+// load brings spilled values back into ints or xs, in the order they were
+// added (so they sort, and sum, as if they had never left).
+func (e *exact) load() {
+	if e.spilled == nil {
+		return
+	}
+	var xs []float64
+	for _, ref := range e.spilled {
+		p, err := e.sp.tape.Get(ref)
+		if err != nil {
+			if e.sp.err == nil {
+				e.sp.err = err
+			}
+			break
+		}
+		for ; len(p) >= 8; p = p[8:] {
+			xs = append(xs, math.Float64frombits(binary.LittleEndian.Uint64(p)))
+		}
+	}
+	xs = append(xs, e.buf...)
+	e.spilled, e.buf, e.sp = nil, nil, nil
+	if e.whole {
+		e.ints = make([]int32, len(xs))
+		for i, x := range xs {
+			e.ints[i] = int32(x)
+		}
+		return
+	}
+	if xs == nil {
+		xs = []float64{}
+	}
+	e.xs = xs
+}
+
+func (e *exact) add(v float64) {
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
 	case e.xs == nil && v == math.Trunc(v) && math.Abs(v) <= math.MaxInt32:
@@ -58,6 +168,7 @@ func (e *exact) Add(v float64) {
 }
 
 func (e *exact) Quantile(p float64) float64 {
+	e.load()
 	if e.xs != nil {
 		if len(e.xs) == 0 {
 			return math.NaN()
@@ -104,6 +215,7 @@ func (e *exact) stats() Stats {
 }
 
 func (e *exact) Stats() Stats {
+	e.load()
 	if e.xs != nil {
 		return stats(e.xs)
 	}
@@ -149,6 +261,7 @@ type Dist struct {
 
 // Dist is the Dist of e's values, which Stats has sorted.
 func (e *exact) Dist() Dist {
+	e.load()
 	if e.xs != nil {
 		return dist(e.xs)
 	}

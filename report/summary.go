@@ -523,6 +523,8 @@ type aggregator struct {
 	last *acc
 	// slo is the run's slo: block, for goodput (nil: none).
 	slo *slo.SLO
+	// sp holds the estimators' values past spillAt.
+	sp *spill
 }
 
 type acc struct {
@@ -550,8 +552,11 @@ type acc struct {
 
 func newAggregator() *aggregator {
 	return &aggregator{groups: map[groupKey]*acc{}, prompts: map[string]string{}, notRun: map[Failure]int{},
-		causes: NewCauses("failure"), maxRep: map[string]int{}}
+		causes: NewCauses("failure"), maxRep: map[string]int{}, sp: &spill{}}
 }
+
+// close drops the estimators' tape (summary does, once it has read them).
+func (a *aggregator) close() { a.sp.tape.Close() }
 
 // Add counts one record. It keeps no reference to r.
 func (a *aggregator) Add(r *results.Record) {
@@ -605,7 +610,7 @@ func (a *aggregator) Add(r *results.Record) {
 		}
 		if r.ReasoningTokensPerS != nil {
 			if g.rtps == nil {
-				g.rtps = &exact{}
+				g.rtps = newExact(a.sp)
 			}
 			g.rtps.Add(*r.ReasoningTokensPerS)
 		}
@@ -733,6 +738,7 @@ func (a *aggregator) group(r *results.Record) *acc {
 		g = &acc{
 			n:     groupCounts{Provider: r.Provider, Model: r.Model, ThinkingLevel: cloneStr(r.ThinkingLevel)},
 			cells: &Cells{},
+			lat:   exact{sp: a.sp}, ttft: exact{sp: a.sp}, tps: exact{sp: a.sp},
 		}
 		a.groups[k] = g
 	}
@@ -918,6 +924,7 @@ func cloneStr(s *string) *string {
 // summary turns the counters into a Summary, groups sorted by provider,
 // model and thinking level (null first).
 func (a *aggregator) summary() *Summary {
+	defer a.close()
 	s := &Summary{RunID: a.runID, Source: rundir.ResultsFile, NRecords: a.nRecords, Methods: methods, SkippedLines: []results.Problem{}, Groups: []*Group{}}
 	// The accumulators in a list, the maps let go: 100,000 groups' and
 	// prompts' entries are garbage before the groups are made.
@@ -1213,9 +1220,13 @@ func Load(runDir string, o LoadOptions) (*Summary, error) {
 	}
 	a, d, problems, nProblems, err := aggregate(rundir.Path(runDir, rundir.ResultsFile), slo, so, o.Start)
 	if err != nil {
+		a.close()
 		return nil, fmt.Errorf("report %s: %w", runDir, err)
 	}
 	s := a.summary()
+	if err := a.sp.err; err != nil {
+		return nil, fmt.Errorf("report %s: the figures' values: %w", runDir, err)
+	}
 	if slo != nil {
 		s.SLO = sloText(slo)
 	}

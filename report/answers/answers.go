@@ -655,10 +655,12 @@ func WriteFile(path string, p *Page) error {
 }
 
 // cells are a page's cells in order: how many, and each handed to yield
-// (a Pass's come from its tape, not from Page.Cells).
+// (a Pass's come from its tape, not from Page.Cells); json, when not nil,
+// writes them as the array's items, already encoded and separated.
 type cells struct {
 	n    int
 	each func(yield func(Cell) error) error
+	json func(w io.Writer) error
 }
 
 // cellsOf are p.Cells.
@@ -774,6 +776,13 @@ func writeStreamed(w io.Writer, p *Page, cs cells) error {
 			continue
 		}
 		io.WriteString(w, "[")
+		if a.key == "cells" && cs.json != nil {
+			if err := cs.json(w); err != nil {
+				return err
+			}
+			io.WriteString(w, "]")
+			continue
+		}
 		first := true
 		var buf []byte
 		if err := a.each(func(v any) error {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"unsafe"
 
@@ -138,28 +139,65 @@ func (p *Pass) finish() error {
 		}
 	}
 	c.flush()
-	// The first replay interns the texts (in the order the page takes
-	// them, the budget spent as it always was) and counts the cells; the
-	// second writes them, every text then found or dropped as it was the
-	// first time.
+	// The replay interns the texts (in the order the page takes them, the
+	// budget spent as it always was) and puts each cell's JSON on a tape
+	// of its own (the page's strings come before its cells), which the
+	// page then copies.
+	var out tape.Tape
+	defer out.Close()
+	var refs []tape.Ref
+	var buf []byte
+	var jerr error
 	n := 0
-	p.b.sink = func(Cell) { n++ }
+	p.b.sink = func(cl Cell) {
+		if n > 0 {
+			buf = append(buf, ',')
+		}
+		n++
+		var err error
+		if buf, err = cl.appendJSON(buf); err != nil && jerr == nil {
+			jerr = fmt.Errorf("render %s: %w", rundir.AnswersHTML, err)
+		}
+		if len(buf) >= chunkBytes {
+			refs, buf = append(refs, out.Put(buf)), buf[:0]
+		}
+	}
 	if err := c.replay(p.b.add); err != nil {
 		return err
 	}
+	if jerr != nil {
+		return jerr
+	}
+	refs = append(refs, out.Put(buf))
 	p.b.frozen = true
-	return writeFile(path, p.b.page, cells{n: n, each: func(yield func(Cell) error) error {
-		var yerr error
-		p.b.sink = func(cl Cell) {
-			if yerr == nil {
-				yerr = yield(cl)
+	return writeFile(path, p.b.page, cells{n: n,
+		json: func(w io.Writer) error {
+			for _, ref := range refs {
+				chunk, err := out.Get(ref)
+				if err != nil {
+					return err
+				}
+				if _, err := w.Write(chunk); err != nil {
+					return err
+				}
 			}
-		}
-		if err := c.replay(p.b.add); err != nil {
-			return err
-		}
-		return yerr
-	}})
+			return nil
+		},
+		// The page the plain way (its texts hold writeStreamed's
+		// marker): the cells again from the entries, every text found
+		// or dropped as it was the first time.
+		each: func(yield func(Cell) error) error {
+			var yerr error
+			p.b.sink = func(cl Cell) {
+				if yerr == nil {
+					yerr = yield(cl)
+				}
+			}
+			if err := c.replay(p.b.add); err != nil {
+				return err
+			}
+			return yerr
+		}})
 }
 
 // The tape's entries: a byte of flags, then the fields as uvarints,

@@ -118,6 +118,18 @@ func All(dir string, o Options) (*report.Summary, error) {
 		return nil, e
 	}
 	report.Warn(o.Warn, s)
+	// junit.xml, built in the pass, needs nothing more of the summary: it
+	// is written beside the other pages, on the other core.
+	var junitDone chan error
+	if !later {
+		junitDone = make(chan error, 1)
+		go func() { junitDone <- writeJUnit(ju, dir, o.JUnitCopy) }()
+		defer func() {
+			if junitDone != nil {
+				<-junitDone
+			}
+		}()
+	}
 	// tiers.json and report.html show the same tiers, from the summary in
 	// hand: report.html reads neither file back.
 	tiers := report.TierRanking(s)
@@ -152,21 +164,35 @@ func All(dir string, o Options) (*report.Summary, error) {
 	}
 	an.Close()
 	an = nil
-	if later {
-		ju = junitxml.New()
-		if err := s.EachCounted(ju.Add); err != nil {
+	if !later {
+		err := <-junitDone
+		junitDone = nil
+		if err != nil {
 			return nil, err
 		}
+		return s, nil
 	}
-	if err := ju.WriteFile(rundir.Path(dir, rundir.JUnitFile)); err != nil {
+	ju = junitxml.New()
+	if err := s.EachCounted(ju.Add); err != nil {
 		return nil, err
 	}
-	if o.JUnitCopy != "" {
-		if err := ju.WriteFile(o.JUnitCopy); err != nil {
-			return nil, fmt.Errorf("--junit: %w", err)
-		}
+	if err := writeJUnit(ju, dir, o.JUnitCopy); err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// writeJUnit writes junit.xml of ju into dir, and to copyPath when not "".
+func writeJUnit(ju *junitxml.Builder, dir, copyPath string) error {
+	if err := ju.WriteFile(rundir.Path(dir, rundir.JUnitFile)); err != nil {
+		return err
+	}
+	if copyPath != "" {
+		if err := ju.WriteFile(copyPath); err != nil {
+			return fmt.Errorf("--junit: %w", err)
+		}
+	}
+	return nil
 }
 
 // WritePaths lists where a run's reports are (bench run and bench report
