@@ -45,10 +45,11 @@ type fastDecoder struct {
 	// text is where a string that is not plain is unquoted before it is
 	// copied.
 	text []byte
-	// events and hist are reused to build the timeline and the ITL
-	// histogram, which are then allocated once at their length.
-	events []TimelineEvent
-	hist   []int64
+	// own's scratch is where arrays are built (then allocated once at
+	// their length, or copied into lent); lent, when the decoder borrows,
+	// is the batch's pools, which hold what the records point to.
+	own  pools
+	lent *pools
 }
 
 // Interning slots: the fields whose values repeat from line to line. noIntern
@@ -178,9 +179,9 @@ var hotFields = map[string]fieldDec{
 	"cold_start":             func(d *fastDecoder, r *Record) bool { return d.bool(&r.ColdStart) },
 	"load_ms":                func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.LoadMS) },
 	"started_at_us":          func(d *fastDecoder, r *Record) bool { return d.int64(&r.StartedAtUS) },
-	"turn_details":           func(d *fastDecoder, r *Record) bool { return array(d, &r.TurnDetails, d.turn) },
+	"turn_details":           func(d *fastDecoder, r *Record) bool { return array(d, &r.TurnDetails, pickTurns, d.turn) },
 	"judge":                  func(d *fastDecoder, r *Record) bool { return d.judge(&r.Judge) },
-	"check_errors":           func(d *fastDecoder, r *Record) bool { return array(d, &r.CheckErrors, d.checkError) },
+	"check_errors":           func(d *fastDecoder, r *Record) bool { return array(d, &r.CheckErrors, pickChecks, d.checkError) },
 	"itl_ms":                 func(d *fastDecoder, r *Record) bool { return d.itl(&r.ITLMS) },
 	"tpot_ms":                func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.TPOTMS) },
 	"prefill_tokens_per_s":   func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.PrefillTokensPerS) },
@@ -375,7 +376,7 @@ func (d *fastDecoder) strPtr(dst **string, slot int) bool {
 	}
 	s, ok := d.string(slot)
 	if ok {
-		*dst = &s
+		*dst = ptr(d, func(p *pools) *pool[string] { return &p.strings }, s)
 	}
 	return ok
 }
@@ -531,7 +532,7 @@ func (d *fastDecoder) int64Ptr(dst **int64) bool {
 	}
 	v, ok := d.parseInt()
 	if ok {
-		*dst = &v
+		*dst = ptr(d, func(p *pools) *pool[int64] { return &p.int64s }, v)
 	}
 	return ok
 }
@@ -545,8 +546,7 @@ func (d *fastDecoder) intPtr(dst **int) bool {
 	if !ok || int64(int(v)) != v {
 		return false
 	}
-	n := int(v)
-	*dst = &n
+	*dst = ptr(d, func(p *pools) *pool[int] { return &p.ints }, int(v))
 	return true
 }
 
@@ -577,7 +577,7 @@ func (d *fastDecoder) float64Ptr(dst **float64) bool {
 	}
 	v, ok := d.parseFloat()
 	if ok {
-		*dst = &v
+		*dst = ptr(d, func(p *pools) *pool[float64] { return &p.floats }, v)
 	}
 	return ok
 }
@@ -610,7 +610,7 @@ func (d *fastDecoder) boolPtr(dst **bool) bool {
 	}
 	v, ok := d.parseBool()
 	if ok {
-		*dst = &v
+		*dst = ptr(d, func(p *pools) *pool[bool] { return &p.bools }, v)
 	}
 	return ok
 }
@@ -640,15 +640,10 @@ func (d *fastDecoder) bulkyMessage(dst *json.RawMessage) bool {
 
 // array decodes a JSON array into *dst as encoding/json does: null is nil,
 // [] is empty but not nil, a null element is T's zero value; elem decodes
-// one element that is not null.
-func array[T any](d *fastDecoder, dst *[]T, elem func(*T) bool) bool {
-	return arrayIn(d, dst, nil, elem)
-}
-
-// arrayIn is array building the elements in *scratch (when not nil), then
-// copying them to a slice of their number: one allocation for the long
-// arrays (the timeline, the ITL histogram), not one per doubling.
-func arrayIn[T any](d *fastDecoder, dst *[]T, scratch *[]T, elem func(*T) bool) bool {
+// one element that is not null. The elements are built in the pool pick
+// gives of the decoder's own, then allocated at their number (one
+// allocation, not one per doubling), or copied into the lent pool.
+func array[T any](d *fastDecoder, dst *[]T, pick func(*pools) *pool[T], elem func(*T) bool) bool {
 	if d.null() {
 		*dst = nil
 		return true
@@ -656,10 +651,8 @@ func arrayIn[T any](d *fastDecoder, dst *[]T, scratch *[]T, elem func(*T) bool) 
 	if !d.eat('[') {
 		return false
 	}
-	var out []T
-	if scratch != nil {
-		out = (*scratch)[:0]
-	}
+	scratch := &pick(&d.own).scratch
+	out := (*scratch)[:0]
 	d.ws()
 	if !d.eat(']') {
 		for {
@@ -679,19 +672,18 @@ func arrayIn[T any](d *fastDecoder, dst *[]T, scratch *[]T, elem func(*T) bool) 
 			break
 		}
 	}
-	if scratch != nil {
-		*scratch = out
-		out = append(make([]T, 0, len(out)), out...)
-	} else if out == nil {
-		out = []T{}
+	*scratch = out
+	if d.lent != nil {
+		*dst = pick(d.lent).copyOf(out)
+	} else {
+		*dst = append(make([]T, 0, len(out)), out...)
 	}
-	*dst = out
 	return true
 }
 
 // strs decodes an array of strings.
 func (d *fastDecoder) strs(dst *[]string) bool {
-	return array(d, dst, func(s *string) bool {
+	return array(d, dst, func(p *pools) *pool[string] { return &p.strings }, func(s *string) bool {
 		var ok bool
 		*s, ok = d.string(slotToolName)
 		return ok
@@ -700,13 +692,15 @@ func (d *fastDecoder) strs(dst *[]string) bool {
 
 // timeline decodes the cell's timeline events.
 func (d *fastDecoder) timeline(dst *[]TimelineEvent) bool {
-	return arrayIn(d, dst, &d.events, d.event)
+	return array(d, dst, func(p *pools) *pool[TimelineEvent] { return &p.events }, d.event)
 }
 
 // toolCalls decodes tool_call_details as timeline does the timeline: most
 // lines of a tool prompt have one, and encoding/json took longer over it
 // than the fast decoder over all the rest of the line.
-func (d *fastDecoder) toolCalls(dst *[]ToolCall) bool { return array(d, dst, d.toolCall) }
+func (d *fastDecoder) toolCalls(dst *[]ToolCall) bool {
+	return array(d, dst, func(p *pools) *pool[ToolCall] { return &p.calls }, d.toolCall)
+}
 
 // toolCall decodes one call; a repeated key wins, as with encoding/json.
 func (d *fastDecoder) toolCall(c *ToolCall) bool {

@@ -58,13 +58,16 @@ func (d *fastDecoder) other(key []byte, fold map[string]bool) bool {
 	return ok
 }
 
+func pickTurns(p *pools) *pool[Turn]        { return &p.turns }
+func pickChecks(p *pools) *pool[CheckError] { return &p.checks }
+
 // judge decodes the judge object.
 func (d *fastDecoder) judge(dst **Judge) bool {
 	if d.null() {
 		*dst = nil
 		return true
 	}
-	j := &Judge{}
+	j := ptr(d, func(p *pools) *pool[Judge] { return &p.judges }, Judge{})
 	f := fields{d: d}
 	ok := d.object(func(key []byte) bool {
 		switch string(key) {
@@ -93,7 +96,7 @@ func (d *fastDecoder) judge(dst **Judge) bool {
 		case "spec":
 			return f.once(11) && d.str(&j.Spec, slotSpec)
 		case "samples":
-			return f.once(12) && array(d, &j.Samples, d.judgeSample)
+			return f.once(12) && array(d, &j.Samples, func(p *pools) *pool[JudgeSample] { return &p.samples }, d.judgeSample)
 		}
 		return d.other(key, judgeFold)
 	})
@@ -151,7 +154,7 @@ func (d *fastDecoder) itl(dst **ITL) bool {
 		*dst = nil
 		return true
 	}
-	it := &ITL{}
+	it := ptr(d, func(p *pools) *pool[ITL] { return &p.itls }, ITL{})
 	f := fields{d: d}
 	ok := d.object(func(key []byte) bool {
 		switch string(key) {
@@ -166,7 +169,7 @@ func (d *fastDecoder) itl(dst **ITL) bool {
 		case "max":
 			return f.once(4) && d.float64(&it.Max)
 		case "hist":
-			return f.once(5) && arrayIn(d, &it.Hist, &d.hist, func(v *int64) bool {
+			return f.once(5) && array(d, &it.Hist, func(p *pools) *pool[int64] { return &p.int64s }, func(v *int64) bool {
 				n, ok := d.parseInt()
 				*v = n
 				return ok
@@ -195,7 +198,7 @@ func (d *fastDecoder) turn(t *Turn) bool {
 		case "reasoning":
 			return f.once(4) && d.str(&t.Reasoning, bulky)
 		case "calls":
-			return f.once(5) && array(d, &t.Calls, d.turnCall)
+			return f.once(5) && array(d, &t.Calls, func(p *pools) *pool[TurnCall] { return &p.turnCalls }, d.turnCall)
 		case "error":
 			return f.once(6) && d.str(&t.Error, noIntern)
 		}

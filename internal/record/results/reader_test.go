@@ -321,6 +321,13 @@ func TestParallelReadMatchesSequential(t *testing.T) {
 			b.WriteString("{not json\n")
 		case i%1499 == 0:
 			b.WriteString("\n")
+		case i%101 == 0:
+			// Every field, every pointer and slice set (a borrowing
+			// scan's come from its batch's pools).
+			rec := filled(reflect.TypeFor[Record](), i).Interface().(Record)
+			rec.RecordType = RecordType
+			b.Write(encodeLine(t, &rec))
+			b.WriteString("\n")
 		case i%2003 == 0:
 			b.WriteString(`{"record_type":"summary","provider":"p","model":"m","availability_status":"ok"}` + "\n")
 		default:

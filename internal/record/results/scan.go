@@ -91,8 +91,10 @@ type batch struct {
 	lines []rawLine
 	recs  []Record
 	errs  []error // per line: the decode problem, or nil for a record
-	// arena holds the texts a borrowing decode unquoted (Borrow).
+	// arena holds the texts a borrowing decode unquoted, pools what its
+	// records point to (Borrow).
 	arena []byte
+	pools pools
 	done  chan struct{}
 }
 
@@ -156,11 +158,15 @@ func (r *Reader) scan(workers int, o ScanOptions, fn func(line int, rec *Record)
 					b.errs = make([]error, len(b.lines))
 				}
 				b.recs, b.errs = b.recs[:len(b.lines)], b.errs[:len(b.lines)]
-				fd.arena = b.arena[:0]
+				if o.Borrow {
+					fd.arena = b.arena[:0]
+					b.pools.reset()
+					fd.lent = &b.pools
+				}
 				for j, l := range b.lines {
 					b.errs[j] = decodeLine(b.buf[l.start:l.end], l, &b.recs[j], fd, o)
 				}
-				b.arena, fd.arena = fd.arena, nil
+				b.arena, fd.arena, fd.lent = fd.arena, nil, nil
 				close(b.done)
 			}
 		})
