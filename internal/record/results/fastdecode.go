@@ -469,6 +469,35 @@ func (d *fastDecoder) number() (tok []byte, integer, ok bool) {
 
 // parseInt reads a number written as an integer that fits an int64.
 func (d *fastDecoder) parseInt() (int64, bool) {
+	// The common number in one pass: under 18 digits, no leading zero,
+	// neither a fraction nor an exponent after them.
+	b, i := d.b, d.i
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	start := i
+	var u uint64
+	for i < len(b) && i-start < 18 {
+		c := b[i] - '0'
+		if c > 9 {
+			break
+		}
+		u = u*10 + uint64(c)
+		i++
+	}
+	if n := i - start; n > 0 && n < 18 && (b[start] != '0' || n == 1) && (i == len(b) || (b[i] != '.' && b[i] != 'e' && b[i] != 'E')) {
+		d.i = i
+		if neg {
+			return -int64(u), true
+		}
+		return int64(u), true
+	}
+	return d.parseIntToken()
+}
+
+// parseIntToken is parseInt from the number's token, for any number.
+func (d *fastDecoder) parseIntToken() (int64, bool) {
 	tok, integer, ok := d.number()
 	if !ok || !integer {
 		return 0, false

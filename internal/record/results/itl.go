@@ -3,7 +3,6 @@ package results
 import (
 	"math"
 	"slices"
-	"sort"
 	"time"
 )
 
@@ -79,24 +78,92 @@ func NewITL(gaps []time.Duration) *ITL {
 	return it
 }
 
-// ITLMerge merges cells' histograms: the gaps of a group or a stage.
+// ITLMerge merges cells' histograms: the gaps of a group or a stage. The
+// counts are by bucket in one slice from the lowest bucket seen (a
+// group's gaps span a few hundred buckets: a map of them cost bench report
+// a hash per bucket of every line, issue 31), buckets far from the others
+// (a malformed histogram's) in a map.
 type ITLMerge struct {
-	counts map[int64]int64
-	n      int64
+	lo    int64   // the bucket of dense[0]
+	dense []int64 // counts of buckets lo, lo+1, ...
+	far   map[int64]int64
+	n     int64
 }
+
+const (
+	// maxDenseBucket bounds the buckets counted in dense (a gap's bucket
+	// of an hour is about 1,100), maxDenseSpan the slice's length.
+	maxDenseBucket = 1 << 16
+	maxDenseSpan   = 1 << 13
+)
 
 // Add adds a cell's gaps; a malformed histogram is ignored.
 func (m *ITLMerge) Add(it *ITL) {
 	if it == nil || len(it.Hist)%2 != 0 {
 		return
 	}
-	if m.counts == nil {
-		m.counts = map[int64]int64{}
-	}
 	for i := 0; i < len(it.Hist); i += 2 {
 		if c := it.Hist[i+1]; c > 0 {
-			m.counts[it.Hist[i]] += c
+			m.add(it.Hist[i], c)
 			m.n += c
+		}
+	}
+}
+
+func (m *ITLMerge) add(k, c int64) {
+	if k >= 0 && k < maxDenseBucket {
+		switch hi := m.lo + int64(len(m.dense)); {
+		case len(m.dense) == 0:
+			m.lo, m.dense = k, append(m.dense, c)
+			return
+		case k >= m.lo && k < hi:
+			m.dense[k-m.lo] += c
+			return
+		case k >= hi && k-m.lo < maxDenseSpan:
+			m.dense = append(m.dense, make([]int64, k-hi+1)...)
+			m.dense[k-m.lo] += c
+			return
+		case k < m.lo && hi-k <= maxDenseSpan:
+			grown := make([]int64, hi-k, max(hi-k, int64(cap(m.dense))))
+			copy(grown[m.lo-k:], m.dense)
+			m.lo, m.dense = k, grown
+			m.dense[0] += c
+			return
+		}
+	}
+	if m.far == nil {
+		m.far = map[int64]int64{}
+	}
+	m.far[k] += c
+}
+
+// each calls fn with every bucket that has gaps and its count, buckets
+// ascending, until fn says stop.
+func (m *ITLMerge) each(fn func(k, c int64) bool) {
+	far := make([]int64, 0, len(m.far))
+	for k := range m.far {
+		far = append(far, k)
+	}
+	slices.Sort(far)
+	i := 0
+	for j, c := range m.dense {
+		k := m.lo + int64(j)
+		for ; i < len(far) && far[i] < k; i++ {
+			if !fn(far[i], m.far[far[i]]) {
+				return
+			}
+		}
+		if i < len(far) && far[i] == k {
+			c += m.far[k]
+			i++
+		}
+		if c > 0 && !fn(k, c) {
+			return
+		}
+	}
+	for ; i < len(far); i++ {
+		if !fn(far[i], m.far[far[i]]) {
+			return
 		}
 	}
 }
@@ -110,20 +177,21 @@ func (m *ITLMerge) Quantile(p float64) float64 {
 	if m.n == 0 {
 		return math.NaN()
 	}
-	keys := make([]int64, 0, len(m.counts))
-	for k := range m.counts {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	rank := max(int64(math.Ceil(p*float64(m.n))), 1)
-	var seen int64
-	for _, k := range keys {
-		seen += m.counts[k]
-		if seen >= rank {
-			return ITLValue(k)
+	var seen, at, last int64
+	found := false
+	m.each(func(k, c int64) bool {
+		last = k
+		if seen += c; seen >= rank {
+			at, found = k, true
+			return false
 		}
+		return true
+	})
+	if !found {
+		at = last
 	}
-	return ITLValue(keys[len(keys)-1])
+	return ITLValue(at)
 }
 
 // Mean is the gaps' mean (ms) from the bucket values, within ITLRelErr.
@@ -132,8 +200,9 @@ func (m *ITLMerge) Mean() float64 {
 		return math.NaN()
 	}
 	var sum float64
-	for k, c := range m.counts {
+	m.each(func(k, c int64) bool {
 		sum += ITLValue(k) * float64(c)
-	}
+		return true
+	})
 	return sum / float64(m.n)
 }

@@ -66,3 +66,69 @@ func TestNewITL(t *testing.T) {
 		t.Error("no gaps gave an ITL")
 	}
 }
+
+// The merge by slice gives what a map of every bucket gives (keys in
+// order), with buckets far apart, below the first seen, negative or past
+// any gap (a malformed file's) mixed in.
+func TestITLMergeLikeAMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 300 {
+		var m ITLMerge
+		ref := map[int64]int64{}
+		var n int64
+		for range 1 + rng.IntN(20) {
+			var hist []int64
+			base := int64(300 + rng.IntN(800))
+			for range rng.IntN(40) {
+				k := base + int64(rng.IntN(200)) - 100
+				switch rng.IntN(40) {
+				case 0:
+					k = -int64(rng.IntN(5)) - 1
+				case 1:
+					k = maxDenseBucket + int64(rng.IntN(1e6))
+				case 2:
+					k = int64(rng.IntN(maxDenseBucket))
+				case 3:
+					k = math.MaxInt64 - int64(rng.IntN(3))
+				}
+				c := int64(rng.IntN(5)) - 1 // none, negative and zero counts are not gaps
+				hist = append(hist, k, c)
+				if c > 0 {
+					ref[k] += c
+					n += c
+				}
+			}
+			m.Add(&ITL{Hist: hist})
+		}
+		if m.N() != n {
+			t.Fatalf("round %d: %d gaps, want %d", round, m.N(), n)
+		}
+		keys := make([]int64, 0, len(ref))
+		for k := range ref {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, p := range []float64{0, 0.01, 0.25, 0.5, 0.9, 0.99, 1} {
+			want := math.NaN()
+			if n > 0 {
+				rank, seen := max(int64(math.Ceil(p*float64(n))), 1), int64(0)
+				for _, k := range keys {
+					if seen += ref[k]; seen >= rank {
+						want = ITLValue(k)
+						break
+					}
+				}
+			}
+			if got := m.Quantile(p); got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+				t.Fatalf("round %d: p%g = %g, want %g", round, p, got, want)
+			}
+		}
+		var sum float64
+		for _, k := range keys {
+			sum += ITLValue(k) * float64(ref[k])
+		}
+		if want, got := sum/float64(n), m.Mean(); n > 0 && got != want {
+			t.Fatalf("round %d: mean %g, want %g", round, got, want)
+		}
+	}
+}
