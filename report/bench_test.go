@@ -22,14 +22,9 @@ import (
 // and 20 prompts.
 func writeLargeRun(tb testing.TB, dir string, n int) int64 {
 	tb.Helper()
-	path := filepath.Join(dir, "results.jsonl")
-	w, err := results.Create(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	raw := strings.Repeat("The free command shows memory; run `free -h` to see it. ", 16)
 	levels := []*string{nil, ptr("low"), ptr("high")}
-	for i := range n {
+	return resultstest.Write(tb, filepath.Join(dir, "results.jsonl"), n, func(i int) *results.Record {
 		g := i % 12
 		pass := i%5 != 0
 		ttft := int64(100 + i%700)
@@ -60,18 +55,8 @@ func writeLargeRun(tb testing.TB, dir string, n int) int64 {
 		if !pass {
 			r.Violation = ptr("expected exactly 4 bullets, got 3")
 		}
-		if err := w.Write(r); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return fi.Size()
+		return r
+	})
 }
 
 // writeDistinctRun writes a results.jsonl of n short lines, each of a
@@ -79,11 +64,7 @@ func writeLargeRun(tb testing.TB, dir string, n int) int64 {
 // pass matrix whose dense form would have n² (issue 21, item 7).
 func writeDistinctRun(tb testing.TB, dir string, n int) {
 	tb.Helper()
-	w, err := results.Create(filepath.Join(dir, "results.jsonl"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for i := range n {
+	resultstest.Write(tb, filepath.Join(dir, "results.jsonl"), n, func(i int) *results.Record {
 		ttft, out, tps := int64(100+i%700), 50+i%300, 20+float64(i%90)/3
 		pass := i%3 != 0
 		r := &results.Record{
@@ -96,13 +77,8 @@ func writeDistinctRun(tb testing.TB, dir string, n int) {
 		if !pass {
 			r.Violation = ptr("expected exactly 4 bullets, got 3")
 		}
-		if err := w.Write(r); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		tb.Fatal(err)
-	}
+		return r
+	})
 }
 
 // BenchmarkBuild100k builds the three reports from a generated results.jsonl

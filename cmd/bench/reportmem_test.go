@@ -8,21 +8,27 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"bench/internal/record/results"
+	"bench/internal/record/results/resultstest"
 	"bench/internal/record/rundir"
 )
 
 // BenchmarkReportRSS runs the built bench binary's `bench report` on
 // generated runs of 100,000 lines and reports the child process's peak
 // RSS (getrusage's ru_maxrss, what /usr/bin/time -v calls "Maximum
-// resident set size") as peak-RSS-MiB, and report.html's size as
-// html-MiB: "distinct" gives every line a model and a prompt of its own
-// (100,000 groups and prompts, issue 21 item 7's worst case; the target is
-// under 200 MiB of RSS and a report.html under 20 MiB), "groups" is the
-// ordinary run, 12 groups and 20 prompts. RSS is not timing: a loaded
-// machine changes it little, though a GC starved of CPU lets the heap
-// overshoot more. Run:
+// resident set size") as peak-RSS-MiB, its CPU time (user and system) as
+// cpu-s/op, report.html's size as html-MiB, and results.jsonl's bytes a
+// second as MB/s: "distinct" gives every line a model and a prompt of its
+// own (100,000 groups and prompts, issue 21 item 7's worst case; the
+// target is under 200 MiB of RSS and a report.html under 20 MiB), "groups"
+// is the ordinary run, 12 groups and 20 prompts, "rich" lines of every
+// field a run writes, about 7 KB each (resultstest.Rich: issue 31's goal
+// is 1 GB/s under 100 MB). RSS is not timing: a loaded machine changes it
+// little, though a GC starved of CPU lets the heap overshoot more; MB/s is
+// the machine's as much as bench's (cpu-s/op says less about the
+// neighbours). Run:
 //
 //	go test ./cmd/bench -run '^$' -bench ReportRSS -benchtime 3x
 func BenchmarkReportRSS(b *testing.B) {
@@ -32,20 +38,28 @@ func BenchmarkReportRSS(b *testing.B) {
 	}{
 		{"distinct", writeDistinctLines},
 		{"groups", writeGroupLines},
+		{"rich", func(tb testing.TB, path string, n int) { resultstest.Write(tb, path, n, resultstest.Rich) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			dir := b.TempDir()
 			c.write(b, filepath.Join(dir, rundir.ResultsFile), 100_000)
+			fi, err := os.Stat(filepath.Join(dir, rundir.ResultsFile))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(fi.Size())
 			var peak int64
+			var cpu time.Duration
 			for b.Loop() {
 				cmd := exec.Command(benchBin, "report", dir)
 				if out, err := cmd.CombinedOutput(); err != nil {
 					b.Fatalf("bench report: %v\n%s", err, out)
 				}
 				peak = max(peak, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) // KiB on Linux
+				cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 			}
-			fi, err := os.Stat(filepath.Join(dir, rundir.ReportHTML))
-			if err != nil {
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+			if fi, err = os.Stat(filepath.Join(dir, rundir.ReportHTML)); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportMetric(float64(peak)/1024, "peak-RSS-MiB")
@@ -80,11 +94,7 @@ func writeGroupLines(tb testing.TB, path string, n int) {
 }
 
 func writeLines(tb testing.TB, path string, n int, vary func(int, *results.Record)) {
-	w, err := results.Create(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for i := range n {
+	resultstest.Write(tb, path, n, func(i int) *results.Record {
 		ttft, out, tps := int64(100+i%700), 50+i%300, 20+float64(i%90)/3
 		pass := i%3 != 0
 		r := &results.Record{
@@ -98,11 +108,6 @@ func writeLines(tb testing.TB, path string, n int, vary func(int, *results.Recor
 			v := "expected exactly 4 bullets, got 3"
 			r.Violation = &v
 		}
-		if err := w.Write(r); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		tb.Fatal(err)
-	}
+		return r
+	})
 }
