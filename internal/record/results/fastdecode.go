@@ -114,9 +114,8 @@ var (
 	// encoding/json matches keys case-insensitively, so a key that folds to
 	// a name is left to it.
 	recordFold   map[string]bool
-	timelineFold = map[string]bool{"event": true, "at_ms": true, "attempt": true, "call": true, "wait_ms": true, "detail": true}
-	toolCallFold = map[string]bool{"name": true, "arguments": true, "source": true, "match": true, "id": true,
-		"schema_valid": true, "schema_error": true, "unsafe": true}
+	timelineFold = foldOf[TimelineEvent]()
+	toolCallFold = foldOf[ToolCall]()
 )
 
 // hotFields decode the fields without reflection. A field not here (one
@@ -176,12 +175,16 @@ var hotFields = map[string]fieldDec{
 	"cost_source":            func(d *fastDecoder, r *Record) bool { return d.str(&r.CostSource, slotCost) },
 	"cost_missing":           func(d *fastDecoder, r *Record) bool { return d.str(&r.CostMissing, slotCost) },
 	"queue_ms":               func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.QueueMS) },
+	"limit_wait_ms":          func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.LimitWaitMS) },
+	"concurrency_limit":      func(d *fastDecoder, r *Record) bool { return d.intPtr(&r.ConcurrencyLimit) },
+	"rate_limit_refusals":    func(d *fastDecoder, r *Record) bool { return d.int(&r.RateLimitRefusals) },
 	"cold_start":             func(d *fastDecoder, r *Record) bool { return d.bool(&r.ColdStart) },
 	"load_ms":                func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.LoadMS) },
 	"started_at_us":          func(d *fastDecoder, r *Record) bool { return d.int64(&r.StartedAtUS) },
 	"turn_details":           func(d *fastDecoder, r *Record) bool { return array(d, &r.TurnDetails, pickTurns, d.turn) },
 	"judge":                  func(d *fastDecoder, r *Record) bool { return d.judge(&r.Judge) },
 	"check_errors":           func(d *fastDecoder, r *Record) bool { return array(d, &r.CheckErrors, pickChecks, d.checkError) },
+	"external_checks":        func(d *fastDecoder, r *Record) bool { return d.int(&r.ExternalChecks) },
 	"itl_ms":                 func(d *fastDecoder, r *Record) bool { return d.itl(&r.ITLMS) },
 	"tpot_ms":                func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.TPOTMS) },
 	"prefill_tokens_per_s":   func(d *fastDecoder, r *Record) bool { return d.float64Ptr(&r.PrefillTokensPerS) },

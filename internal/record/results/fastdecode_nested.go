@@ -1,6 +1,7 @@
 package results
 
 import (
+	"reflect"
 	"strings"
 )
 
@@ -13,19 +14,33 @@ import (
 // (encoding/json decodes the second into what the first made, merging
 // slices element by element): the writer writes neither.
 
+// The fold sets are the structs' own JSON names, so a field added to one
+// later is never read past as unknown: its key folds to a name, and the
+// line goes to encoding/json until the decoder learns the field.
 var (
-	judgeFold       = foldSet("verdict", "score", "reason", "provider", "model", "input_tokens", "output_tokens", "started_at_ms", "latency_ms", "cost_usd", "answer_cut", "spec", "samples")
-	judgeSampleFold = foldSet("verdict", "score", "reason", "error", "reply", "input_tokens", "output_tokens", "latency_ms")
-	checkErrorFold  = foldSet("type", "check", "index", "message")
-	itlFold         = foldSet("n", "p50", "p95", "p99", "max", "hist")
-	turnFold        = foldSet("start_ms", "end_ms", "ttft_ms", "text", "reasoning", "calls", "error")
-	turnCallFold    = foldSet("id", "name", "arguments", "result", "result_hash", "is_error", "unknown", "rule", "fail_first", "wrong_args", "unanswered", "schema_valid", "schema_error", "unsafe", "start_ms", "end_ms")
+	judgeFold       = foldOf[Judge]()
+	judgeSampleFold = foldOf[JudgeSample]()
+	checkErrorFold  = foldOf[CheckError]()
+	itlFold         = foldOf[ITL]()
+	turnFold        = foldOf[Turn]()
+	turnCallFold    = foldOf[TurnCall]()
 )
 
-func foldSet(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
+// foldOf is the lower-cased JSON names of T's fields (encoding/json
+// matches keys case-insensitively).
+func foldOf[T any]() map[string]bool {
+	t := reflect.TypeFor[T]()
+	m := make(map[string]bool, t.NumField())
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		m[strings.ToLower(name)] = true
 	}
 	return m
 }
@@ -91,6 +106,10 @@ func (d *fastDecoder) judge(dst **Judge) bool {
 			return f.once(8) && d.int64(&j.LatencyMS)
 		case "cost_usd":
 			return f.once(9) && d.float64Ptr(&j.CostUSD)
+		case "cost_missing":
+			return f.once(13) && d.str(&j.CostMissing, noIntern)
+		case "tokens_missing":
+			return f.once(14) && d.str(&j.TokensMissing, noIntern)
 		case "answer_cut":
 			return f.once(10) && d.bool(&j.AnswerCut)
 		case "spec":
