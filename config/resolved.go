@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"bench/internal/record/rundir"
 	"bench/internal/yamlerr"
 	"bench/prompts"
 )
@@ -29,7 +29,7 @@ import (
 // result; Provider.Unsaved says which entries had some, and Restore takes
 // them from the current config.
 func LoadResolved(path string, kinds Kinds) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := rundir.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read the run's config: %w", err)
 	}

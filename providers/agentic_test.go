@@ -55,7 +55,7 @@ func compactJSON(t *testing.T, v any) string {
 // one gets a stand-in), and each result is a tool message with the
 // tool_call_id of its call, in order.
 func TestChatMessagesMultiTurn(t *testing.T) {
-	c := newChatCompletions(&httpOptions{BaseURL: "http://x"}, nil)
+	c := newChatCompletions(&httpOptions{BaseURL: "http://x"}, Secrets{}, nil)
 	b, err := c.body(agenticRequest())
 	if err != nil {
 		t.Fatal(err)

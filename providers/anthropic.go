@@ -13,6 +13,7 @@ import (
 
 	"bench/config"
 	"bench/internal/record/results"
+	"bench/internal/record/secrets"
 )
 
 // anthropicKind is the anthropic type: Anthropic's Messages API, streamed.
@@ -73,10 +74,15 @@ func (anthropicKind) Resolve(p *config.Provider, problem func(key, msg string)) 
 	o.resolve(p, problem)
 }
 
-func (anthropicKind) New(p *config.Provider) (Provider, error) {
+// secretSpec: the key, base_url's password and the secret headers.
+func (o *anthropicOptions) secretSpec() (all, own secrets.Spec) {
+	return o.extraHeaders.secretSpec(o.httpOptions.secretSpec())
+}
+
+func (anthropicKind) New(p *config.Provider, s Secrets) (Provider, error) {
 	o := options[anthropicOptions](p)
 	a := &Anthropic{opts: o, url: o.BaseURL + "/messages", budgets: o.ThinkingBudgets.with(anthropicBudgets)}
-	a.secrets = o.credentials(o.extraHeaders.secrets()...).secrets
+	a.secrets = o.credentials(s).secrets
 	a.http = o.endpoint(a.secrets)
 	a.http.errorBody = anthropicErrorBody
 	return a, nil

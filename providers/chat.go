@@ -60,8 +60,8 @@ func (c *chatCompletions) setMaxTokens(cr *openai.ChatCompletionRequest, n int) 
 	cr.MaxTokens = n
 }
 
-func newChatCompletions(o *httpOptions, request func(*openai.ChatCompletionRequest)) *chatCompletions {
-	cr := o.credentials()
+func newChatCompletions(o *httpOptions, s Secrets, request func(*openai.ChatCompletionRequest)) *chatCompletions {
+	cr := o.credentials(s)
 	c := &chatCompletions{url: o.BaseURL + "/chat/completions", secrets: cr.secrets, key: cr.key, request: request}
 	c.http = o.endpoint(c.secrets)
 	c.http.errorBody = chatErrorBody

@@ -3,6 +3,8 @@ package providers
 import (
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"bench/internal/jsonvalue"
 )
 
 // decodeChunk is the fast path of readChatStream: a decoder written for
@@ -364,18 +366,18 @@ func (s *chunkScanner) str(keep bool) (string, bool) {
 			case 't':
 				buf = append(buf, '\t')
 			case 'u':
-				r, ok := hex4(s.b, j)
+				r, ok := jsonvalue.Hex4(s.b, j)
 				if !ok {
 					return "", false
 				}
 				j += 4
 				if utf16.IsSurrogate(r) {
 					// Only a high half followed by an escaped low half.
-					if !utf16IsHigh(r) || len(s.b)-j < 6 || s.b[j] != '\\' || s.b[j+1] != 'u' {
+					if !jsonvalue.IsHighSurrogate(r) || len(s.b)-j < 6 || s.b[j] != '\\' || s.b[j+1] != 'u' {
 						return "", false
 					}
-					lo, ok := hex4(s.b, j+2)
-					if !ok || !utf16IsLow(lo) {
+					lo, ok := jsonvalue.Hex4(s.b, j+2)
+					if !ok || !jsonvalue.IsLowSurrogate(lo) {
 						return "", false
 					}
 					j += 6

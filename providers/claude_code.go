@@ -19,6 +19,7 @@ import (
 
 	"bench/config"
 	"bench/internal/record/results"
+	"bench/internal/record/secrets"
 )
 
 // claudeCodeKind is the claude_code_cli type: the Claude Code CLI as a
@@ -69,8 +70,8 @@ func (claudeCodeKind) Resolve(p *config.Provider, problem func(key, msg string))
 	p.Server = config.Server{Command: o.Command}
 }
 
-func (claudeCodeKind) New(p *config.Provider) (Provider, error) {
-	return &ClaudeCode{opts: options[claudeCodeOptions](p)}, nil
+func (claudeCodeKind) New(p *config.Provider, s Secrets) (Provider, error) {
+	return &ClaudeCode{opts: options[claudeCodeOptions](p), secrets: s}, nil
 }
 
 func (claudeCodeKind) Hint(p *config.Provider, failureType string, models []string) (string, bool) {
@@ -102,9 +103,7 @@ func (claudeCodeKind) Hint(p *config.Provider, failureType string, models []stri
 // A missing CLI is recorded per cell as skipped_unavailable (cli_not_found),
 // so the rest of a sweep still runs.
 type ClaudeCode struct {
-	opts *claudeCodeOptions
-
-	once    sync.Once
+	opts    *claudeCodeOptions
 	secrets Secrets
 }
 
@@ -119,15 +118,8 @@ const claudeReapGrace = 20 * time.Millisecond
 // claudeStderrTail is how much of the CLI's stderr is kept for messages.
 const claudeStderrTail = 4 << 10
 
-// Secrets are the credentials the CLI's process can see: every env value
-// that came from a ${VAR} or is named like a credential (secretName), and
-// the credentials it inherits from bench's own environment (an
-// ANTHROPIC_API_KEY exported in the shell: see EnvCredentials). Compiled
-// once, on first use.
-func (c *ClaudeCode) Secrets() Secrets {
-	c.once.Do(func() { c.secrets = ProviderSecrets(c.envSecrets()...) })
-	return c.secrets
-}
+// Secrets are the run's secrets and the CLI's own (secretSpec).
+func (c *ClaudeCode) Secrets() Secrets { return c.secrets }
 
 // Probe runs `<command> --version` in its own process group, bounded.
 func (c *ClaudeCode) Probe(ctx context.Context) *Probe {
@@ -192,31 +184,49 @@ func (c *ClaudeCode) OwnsToolLoop() bool { return claudeCodeKind{}.OwnsToolLoop(
 // own, not a child of that one), plus the configured env with ${VAR}
 // expanded.
 func (c *ClaudeCode) environ() (env []string) {
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "CLAUDECODE=") {
-			env = append(env, kv)
-		}
-	}
+	env = c.opts.inherited()
 	for _, k := range slices.Sorted(maps.Keys(c.opts.Env)) {
-		env = append(env, k+"="+os.Expand(c.opts.Env[k], os.Getenv)) // exec keeps the last value of a key
+		env = append(env, k+"="+os.Expand(c.opts.Env[k], os.Getenv))
 	}
 	return env
 }
 
-// envSecrets are the secrets among env's values: every value that came
-// from a ${VAR}, any value of a variable named like a credential, and the
-// password of a URL among them.
-func (c *ClaudeCode) envSecrets() []string {
-	var out []string
-	for k, raw := range c.opts.Env {
-		v := os.Expand(raw, os.Getenv)
-		if v != raw || secretName(k) {
-			out = append(out, v)
+// inherited is what of bench's environment the CLI's process receives:
+// all of it but CLAUDECODE and the variables env sets.
+func (o *claudeCodeOptions) inherited() (env []string) {
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, set := o.Env[k]; !set && k != "CLAUDECODE" {
+			env = append(env, kv)
 		}
-		// ANTHROPIC_BASE_URL: http://user:password@host
-		out = append(out, URLSecrets(v)...)
 	}
-	return out
+	return env
+}
+
+// secretSpec: the run's secrets are every env value that came from a
+// ${VAR} (and the variables it read) or whose name marks it as a
+// credential (secretName), and the password of a URL among them
+// (ANTHROPIC_BASE_URL: http://user:password@host); the entry's own are
+// the credentials its process inherits from bench's environment (an
+// ANTHROPIC_API_KEY exported in the shell, which the CLI sends without
+// the config naming it: secrets.Inherited). An inherited variable env
+// sets (to "" or anything) is not inherited.
+func (o *claudeCodeOptions) secretSpec() (all, own secrets.Spec) {
+	for _, k := range slices.Sorted(maps.Keys(o.Env)) {
+		raw := o.Env[k]
+		v := os.Expand(raw, func(name string) string {
+			if !slices.Contains(all.Env, name) {
+				all.Env = append(all.Env, name)
+			}
+			return os.Getenv(name)
+		})
+		if v != raw || secretName(k) {
+			all.Values = append(all.Values, v)
+		}
+		all.Values = append(all.Values, secrets.URLSecrets(v)...)
+	}
+	own.Env = secrets.Inherited(o.inherited())
+	return all, own
 }
 
 // secretName says whether an environment variable's name marks its value

@@ -16,6 +16,7 @@ import (
 
 	"bench/config"
 	"bench/internal/record/results"
+	"bench/internal/record/secrets"
 )
 
 // geminiKind is the gemini type: the Gemini API's streamGenerateContent.
@@ -63,10 +64,15 @@ func (geminiKind) Resolve(p *config.Provider, problem func(key, msg string)) {
 	o.resolve(p, problem)
 }
 
-func (geminiKind) New(p *config.Provider) (Provider, error) {
+// secretSpec: the key, base_url's password and the secret headers.
+func (o *geminiOptions) secretSpec() (all, own secrets.Spec) {
+	return o.extraHeaders.secretSpec(o.httpOptions.secretSpec())
+}
+
+func (geminiKind) New(p *config.Provider, s Secrets) (Provider, error) {
 	o := options[geminiOptions](p)
 	g := &Gemini{opts: o, budgets: o.ThinkingBudgets.with(geminiBudgets), signatures: newSignatures()}
-	g.secrets = o.credentials(o.extraHeaders.secrets()...).secrets
+	g.secrets = o.credentials(s).secrets
 	g.http = o.endpoint(g.secrets)
 	g.http.errorBody = geminiErrorBody
 	g.http.refine = geminiRefine

@@ -16,7 +16,7 @@ func newKind(t testing.TB, typ string, opts any) Provider {
 	}
 	p := &config.Provider{Name: typ, Type: typ, Models: []string{"m"}, Options: opts}
 	k.Resolve(p, func(key, msg string) { t.Fatalf("%s: %s: %s", typ, key, msg) })
-	pv, err := k.New(p)
+	pv, err := k.New(p, EntrySecrets(p))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"bench/config"
 	"bench/internal/record/results"
+	"bench/internal/record/secrets"
 )
 
 // MaxRetriesLimit bounds max_retries: each retry is a request and a line
@@ -95,12 +96,27 @@ type creds struct {
 	secrets Secrets
 }
 
-// credentials are the entry's key and its secrets: the key, the
-// credentials in base_url's userinfo, those of the environment, and the
-// extra values given (secret headers).
-func (o *httpOptions) credentials(extra ...string) creds {
-	key := o.key()
-	return creds{key: key, secrets: ProviderSecrets(append(append([]string{key}, URLSecrets(o.BaseURL)...), extra...)...)}
+// credentials are the entry's key and the secrets its calls scrub (the
+// run's: New's).
+func (o *httpOptions) credentials(s Secrets) creds {
+	return creds{key: o.key(), secrets: s}
+}
+
+// secretSpec: the key (the variable api_key_env names) and base_url's
+// password are the run's secrets; the password of a proxy URL bench's
+// HTTP client sends (HTTPS_PROXY=http://user:password@proxy) is this
+// entry's.
+func (o *httpOptions) secretSpec() (all, own secrets.Spec) {
+	all = secrets.Spec{Values: secrets.URLSecrets(o.BaseURL)}
+	if o.APIKeyEnv != "" {
+		all.Env = []string{o.APIKeyEnv}
+	}
+	for _, n := range secrets.ProxyEnv {
+		if len(secrets.URLSecrets(os.Getenv(n))) > 0 {
+			own.Env = append(own.Env, n)
+		}
+	}
+	return all, own
 }
 
 // key returns the API key from the named variable ("" when none is named).
@@ -352,16 +368,22 @@ func (h *extraHeaders) header(into http.Header) http.Header {
 	return into
 }
 
-// secrets are the header values that must never be written: those that
-// came from a ${VAR} and those of headers named like credentials.
-func (h *extraHeaders) secrets() []string {
-	var out []string
-	for k, raw := range h.Headers {
-		if v := os.Expand(raw, os.Getenv); v != raw || secretName(k) {
-			out = append(out, v)
+// secretSpec adds the headers' secrets to all, the entry's http
+// secrets (httpOptions.secretSpec): a value that came from a ${VAR} (and
+// the variables it read, which run.json names) and the value of a header
+// named like a credential (secretName), as a CLI's env values are.
+func (h *extraHeaders) secretSpec(all, own secrets.Spec) (secrets.Spec, secrets.Spec) {
+	for _, k := range slices.Sorted(maps.Keys(h.Headers)) {
+		raw := h.Headers[k]
+		v := os.Expand(raw, func(name string) string {
+			all.Add(secrets.Spec{Env: []string{name}})
+			return os.Getenv(name)
+		})
+		if v != raw || secretName(k) {
+			all.Values = append(all.Values, v)
 		}
 	}
-	return out
+	return all, own
 }
 
 // thinkingBudgets maps the thinking levels to the token budget a

@@ -20,8 +20,9 @@ import (
 // record's provider_type, through Lookup).
 type Kind interface {
 	config.Kind
-	// New builds the provider of a checked entry.
-	New(p *config.Provider) (Provider, error)
+	// New builds the provider of a checked entry, scrubbing with s (the
+	// run's secrets: NewAll; the entry's own: New).
+	New(p *config.Provider, s Secrets) (Provider, error)
 	// Hint tells the user, in one clause, what to start, export, install or
 	// pull when every cell of the entry for models failed with failureType
 	// without reaching a model. absent says the server (or CLI, or key) is
@@ -78,14 +79,21 @@ func Lookup(name string) (Kind, bool) {
 	return registry[i], true
 }
 
-// New builds the provider for a config entry, by its type.
+// New builds the provider for a config entry, by its type, scrubbing
+// with the entry's own secrets (EntrySecrets); a run builds its
+// providers with NewAll.
 func New(p *config.Provider) (Provider, error) {
+	return NewWith(p, EntrySecrets(p))
+}
+
+// NewWith builds the provider for a config entry, scrubbing with s.
+func NewWith(p *config.Provider, s Secrets) (Provider, error) {
 	k, ok := Lookup(p.Type)
 	if !ok {
 		// config.Load rejects unknown types.
 		return nil, fmt.Errorf("provider %s: unknown type %q", p.Name, p.Type)
 	}
-	return k.New(p)
+	return k.New(p, s)
 }
 
 // options returns the entry's options as the kind's type T: what Resolve

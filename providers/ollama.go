@@ -64,13 +64,13 @@ func (ollamaKind) Resolve(p *config.Provider, problem func(key, msg string)) {
 	}
 }
 
-func (ollamaKind) New(p *config.Provider) (Provider, error) {
+func (ollamaKind) New(p *config.Provider, s Secrets) (Provider, error) {
 	o := options[ollamaOptions](p)
 	pr := &Ollama{
 		name:    p.Name,
 		opts:    o,
 		base:    nativeRoot(o.BaseURL),
-		side:    o.credentials(),
+		side:    o.credentials(s),
 		options: map[string]any{},
 		missing: map[string]string{},
 	}

@@ -40,10 +40,10 @@ func (ollamaOpenAIKind) Resolve(p *config.Provider, problem func(key, msg string
 	options[ollamaOpenAIOptions](p).resolve(p, problem, "ollama")
 }
 
-func (ollamaOpenAIKind) New(p *config.Provider) (Provider, error) {
+func (ollamaOpenAIKind) New(p *config.Provider, s Secrets) (Provider, error) {
 	o := options[ollamaOpenAIOptions](p)
 	var chat *chatCompletions
-	chat = newChatCompletions(&o.httpOptions, func(cr *openai.ChatCompletionRequest) {
+	chat = newChatCompletions(&o.httpOptions, s, func(cr *openai.ChatCompletionRequest) {
 		// Ollama's OpenAI-compatible API (0.9.6) reads max_tokens only:
 		// completionTokens stays false.
 		chat.setMaxTokens(cr, o.MaxTokens)

@@ -9,6 +9,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"bench/config"
+	"bench/internal/record/secrets"
 )
 
 // openAIChatKind is the openai_chat type: chat completions against any
@@ -87,10 +88,15 @@ func (openAIChatKind) Resolve(p *config.Provider, problem func(key, msg string))
 	o.resolve(p, problem)
 }
 
-func (openAIChatKind) New(p *config.Provider) (Provider, error) {
+// secretSpec: the key, base_url's password and the secret headers.
+func (o *openAIChatOptions) secretSpec() (all, own secrets.Spec) {
+	return o.extraHeaders.secretSpec(o.httpOptions.secretSpec())
+}
+
+func (openAIChatKind) New(p *config.Provider, s Secrets) (Provider, error) {
 	o := options[openAIChatOptions](p)
 	var chat *chatCompletions
-	chat = newChatCompletions(&o.httpOptions, func(cr *openai.ChatCompletionRequest) {
+	chat = newChatCompletions(&o.httpOptions, s, func(cr *openai.ChatCompletionRequest) {
 		chat.setMaxTokens(cr, o.MaxTokens)
 		cr.Seed = o.Seed
 		if o.Temperature != nil {
@@ -106,9 +112,6 @@ func (openAIChatKind) New(p *config.Provider) (Provider, error) {
 		chat.header.Set(o.APIKeyHeader, chat.key)
 		chat.keyInHeader = true
 	}
-	// The secret headers join the key and the URL's credentials.
-	chat.secrets = o.credentials(o.extraHeaders.secrets()...).secrets
-	chat.http.secrets = chat.secrets
 	return &OpenAIChat{chatCompletions: chat, opts: o}, nil
 }
 

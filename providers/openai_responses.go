@@ -48,10 +48,10 @@ func (responsesKind) Resolve(p *config.Provider, problem func(key, msg string)) 
 	o.resolve(p, problem)
 }
 
-func (responsesKind) New(p *config.Provider) (Provider, error) {
+func (responsesKind) New(p *config.Provider, s Secrets) (Provider, error) {
 	o := options[responsesOptions](p)
 	r := &OpenAIResponses{opts: o, url: o.BaseURL + "/responses"}
-	r.secrets = o.credentials().secrets
+	r.secrets = o.credentials(s).secrets
 	r.http = o.endpoint(r.secrets)
 	r.http.errorBody = responsesErrorBody
 	return r, nil

@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"bench/internal/record/secrets"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -44,7 +45,7 @@ func TestProbeCleanCoversProbe(t *testing.T) {
 	var p Probe
 	fillStrings(t, reflect.ValueOf(&p).Elem(), key)
 	p.BaseURL = "http://bob:" + key + "@127.0.0.1:11434"
-	p.Clean(NewSecrets(key))
+	p.Clean(secrets.New(key))
 	b, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)

@@ -1,158 +1,25 @@
 package providers
 
 import (
-	"bytes"
-	"encoding/base64"
-	"encoding/json"
+	"fmt"
 	"io"
 	"net/url"
 	"os"
-	"slices"
-	"sort"
 	"strings"
-	"unicode/utf8"
 
-	"bench/internal/record/results"
+	"bench/config"
+	"bench/internal/record/secrets"
+	"bench/prompts"
+	"bench/validators"
 )
 
 // Redacted replaces a secret in any text bench keeps.
-const Redacted = "[redacted]"
-
-// minSecret is the shortest value treated as a secret: shorter values (an
-// env flag such as "1") would redact ordinary text and cannot be a key.
-const minSecret = 4
-
-// fragment is the shortest piece of a secret removed when it stands alone
-// (a server quoting part of a key, a tail that starts inside one).
-const fragment = 8
-
-// Values of variables bench's process inherited (not named in the config)
-// are secrets when their name says so (credentialName) and they are at
-// least minInherited bytes long: shorter ones are flags ("1", "true").
-// Only a token-like one (no space, at most maxPieceValue bytes) is also
-// scrubbed piece by piece; a long or spaced value (a PEM key, a JSON
-// credential file) only whole, as its 8-byte pieces ("-----BEG",
-// `"type": `) are ordinary text.
-const (
-	minInherited  = 8
-	maxPieceValue = 512
-)
+const Redacted = secrets.Redacted
 
 // Secrets are the values a provider must never let into a record, a log, a
-// trace or an error (its API key, the CLI's env values, the credentials
-// the process inherited), compiled once for scanning: every 8-byte piece
-// of a secret is in a hash set behind a bit filter, so a text is scanned
-// in one pass whatever the number of secrets. The zero value holds none.
-type Secrets struct{ set *secretSet }
-
-type secretSet struct {
-	// values are the distinct secrets, sorted.
-	values []string
-	// whole are found whole only: those shorter than a piece, and long or
-	// spaced inherited values.
-	whole []string
-	// grams are every 8-byte piece of the other secrets, filter a bit per
-	// hash of a piece: most windows of a text are ruled out by one bit.
-	grams  map[uint64]struct{}
-	filter []uint64
-	// quads has a bit per hash of each 4-byte piece of those secrets: a
-	// text is sampled every 5 bytes against it (see spans), and only
-	// around a hit are its 8-byte windows looked up.
-	quads []uint64
-	// inSecret marks the bytes some secret holds: a JSON escape that
-	// stands for none of them (\n in most texts) cannot hide a secret.
-	inSecret [256]bool
-	// heads and tails index the piece-scrubbed secrets by their first and
-	// last 4 bytes, for a piece left at a text's edge (trimEdges); edge is
-	// the longest of those secrets.
-	heads, tails map[uint32][]string
-	edge         int
-	// edges has a bit per hash of each head and tail, for mayHold's scan.
-	edges []uint64
-}
-
-const (
-	filterBits = 16
-	quadBits   = 16
-	edgeBits   = 12
-	gramMul    = 0x9E3779B97F4A7C15
-	edgeMul    = 0x9E3779B1
-)
-
-// NewSecrets compiles values: each is scrubbed whole and by any piece of 8
-// bytes or more. Values shorter than 4 bytes are ignored.
-func NewSecrets(values ...string) Secrets {
-	return compile(values, nil)
-}
-
-// ProviderSecrets are a provider's own secrets (values, as NewSecrets
-// takes them) and the credentials in bench's environment
-// (EnvCredentials), which every provider's process can see.
-func ProviderSecrets(values ...string) Secrets {
-	pieces, whole := EnvCredentials(os.Environ())
-	return compile(append(pieces, values...), whole)
-}
-
-// EnvCredentials are the values of the variables in environ (KEY=VALUE
-// entries, as os.Environ gives them) named like credentials
-// (credentialName) and at least minInherited bytes long: pieces are
-// scrubbed by any 8-byte piece, whole only whole (see maxPieceValue).
-// The password of any URL among the values is one too (HTTPS_PROXY=
-// http://user:password@proxy, which a client's errors may quote).
-func EnvCredentials(environ []string) (pieces, whole []string) {
-	for _, kv := range environ {
-		k, v, ok := strings.Cut(kv, "=")
-		if ok && strings.Contains(v, "://") && strings.Contains(v, "@") {
-			pieces = append(pieces, URLSecrets(v)...)
-		}
-		if !ok || len(v) < minInherited || !credentialName(k) {
-			continue
-		}
-		if len(v) > maxPieceValue || strings.ContainsAny(v, " \t\r\n\"") {
-			whole = append(whole, v)
-		} else {
-			pieces = append(pieces, v)
-		}
-	}
-	return pieces, whole
-}
-
-// credentialName says whether a variable's name marks its value as a
-// credential: one of its words (split at "_", any case) is TOKEN, SECRET,
-// PASSWORD, PASSWD, APIKEY or CREDENTIAL(S), or the last is KEY, AUTH,
-// PASS or PAT. Words, not substrings: TOKENIZERS_PARALLELISM and
-// SSH_AUTH_SOCK are not credentials; OPENAI_API_KEY, GITHUB_TOKEN,
-// AWS_SECRET_ACCESS_KEY and ANTHROPIC_AUTH_TOKEN are.
-func credentialName(name string) bool {
-	words := strings.Split(strings.ToUpper(name), "_")
-	for _, w := range words {
-		switch w {
-		case "TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "CREDENTIAL", "CREDENTIALS":
-			return true
-		}
-	}
-	switch words[len(words)-1] {
-	case "KEY", "AUTH", "PASS", "PAT":
-		return true
-	}
-	return false
-}
-
-// URLSecrets are the credentials a URL's userinfo carries: the password,
-// user:password, and its base64 (an Authorization: Basic header a server
-// may echo).
-func URLSecrets(raw string) []string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return nil
-	}
-	var out []string
-	if p, ok := u.User.Password(); ok && p != "" {
-		ui := u.User.Username() + ":" + p
-		out = append(out, p, ui, base64.StdEncoding.EncodeToString([]byte(ui)))
-	}
-	return out
-}
+// trace or an error: the run's secrets (see RunSecrets), compiled once
+// (package secrets). The zero value holds none.
+type Secrets = secrets.Set
 
 // StripUserinfo is raw without the userinfo of its URL (a base_url's
 // user:password@), as every file and message bench writes shows a URL.
@@ -166,517 +33,86 @@ func StripUserinfo(raw string) string {
 	return u.String()
 }
 
-func compile(pieces, whole []string) Secrets {
-	t := &secretSet{}
-	seen := map[string]bool{}
-	add := func(v string, piecewise bool) {
-		if len(v) < minSecret || seen[v] {
-			return
-		}
-		seen[v] = true
-		t.values = append(t.values, v)
-		for i := range len(v) {
-			t.inSecret[v[i]] = true
-		}
-		if !piecewise || len(v) < fragment {
-			t.whole = append(t.whole, v)
-		}
-		if !piecewise {
-			return
-		}
-		if len(v) >= fragment {
-			if t.grams == nil {
-				t.grams = map[uint64]struct{}{}
-				t.filter = make([]uint64, 1<<filterBits/64)
-				t.quads = make([]uint64, 1<<quadBits/64)
-			}
-			for i := 0; i+4 <= len(v); i++ {
-				h := load32(v, i) * edgeMul >> (32 - quadBits)
-				t.quads[h>>6] |= 1 << (h & 63)
-			}
-			for i := 0; i+fragment <= len(v); i++ {
-				w := load64(v, i)
-				t.grams[w] = struct{}{}
-				h := w * gramMul >> (64 - filterBits)
-				t.filter[h>>6] |= 1 << (h & 63)
-			}
-		}
-		if t.heads == nil {
-			t.heads, t.tails = map[uint32][]string{}, map[uint32][]string{}
-			t.edges = make([]uint64, 1<<edgeBits/64)
-		}
-		for _, w := range []uint32{load32(v, 0), load32(v, len(v)-minSecret)} {
-			h := w * edgeMul >> (32 - edgeBits)
-			t.edges[h>>6] |= 1 << (h & 63)
-		}
-		t.heads[load32(v, 0)] = append(t.heads[load32(v, 0)], v)
-		t.tails[load32(v, len(v)-minSecret)] = append(t.tails[load32(v, len(v)-minSecret)], v)
-		t.edge = max(t.edge, len(v))
-	}
-	for _, v := range pieces {
-		add(v, true)
-	}
-	for _, v := range whole {
-		add(v, false)
-	}
-	if len(t.values) == 0 {
-		return Secrets{}
-	}
-	sort.Strings(t.values)
-	// Longest first, so a secret that contains another is found whole.
-	sort.SliceStable(t.whole, func(i, j int) bool { return len(t.whole[i]) > len(t.whole[j]) })
-	return Secrets{t}
+// secretSource is implemented by every kind's options: which values of
+// the entry are secrets. all are the entry's config-named ones (its key,
+// its env values, its URL's password), scrubbed from every record of the
+// run; own are what only the entry's process receives (the credentials
+// a CLI inherits from bench's environment), scrubbed from its records.
+type secretSource interface {
+	secretSpec() (all, own secrets.Spec)
 }
 
-// load64 and load32 read 8 and 4 bytes of s at i, little-endian (the
-// compiler makes each one load).
-func load64(s string, i int) uint64 {
-	_ = s[i+7]
-	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+// EntrySecrets are the entry's own secrets, compiled: what New gives a
+// provider built alone (a test, a probe), where NewAll gives every
+// provider the run's.
+func EntrySecrets(p *config.Provider) Secrets {
+	all, own := entrySpec(p)
+	return secrets.RunSpec{All: all, Own: map[string]secrets.Spec{p.Name: own}}.Compile(nil).For(p.Name)
 }
 
-func load32(s string, i int) uint32 {
-	_ = s[i+3]
-	return uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24
+func entrySpec(p *config.Provider) (all, own secrets.Spec) {
+	if src, ok := p.Options.(secretSource); ok {
+		return src.secretSpec()
+	}
+	return secrets.Spec{}, secrets.Spec{}
 }
 
-// Clean is the one way text from a server or a CLI is made safe to keep:
-// every secret, and any piece of one of 8 bytes or more, is replaced by
-// [redacted], in the text as it is and in the text its JSON escapes stand
-// for (a key written as \u0073\u006b... is found); then the text is cut to
-// max bytes (0 = no cut) on a rune boundary with "..." appended, and a
-// piece of a secret left at either edge (a cut inside a key, a tail that
-// began inside one) is removed too. Scrubbing before cutting matters: a
-// cut inside a key would otherwise leave most of it where no whole key is
-// left to find.
-func (s Secrets) Clean(text string, max int) string {
-	text, _ = s.clean(text, max, "...")
-	return text
+// RunSecrets are which values of a run are secrets: every entry's
+// config-named ones (its key, a CLI's env values, a base_url's password)
+// and each command validator's credentials (the variables of its env
+// that are named like credentials or hold a URL with a password) for
+// every record; each entry's inherited ones for its own records. Not a
+// credential-looking variable of bench's environment that no process of
+// the run receives.
+func RunSecrets(cfg *config.Config) secrets.RunSpec {
+	var r secrets.RunSpec
+	for i := range cfg.Providers {
+		p := &cfg.Providers[i]
+		all, own := entrySpec(p)
+		r.Add(secrets.RunSpec{All: all, Own: map[string]secrets.Spec{p.Name: own}})
+	}
+	r.All.Add(CommandSecrets(cfg.PromptSet))
+	return r
 }
 
-// Text is Clean without a cut: results.Record.Scrub's Cleaner.
-func (s Secrets) Text(text string) string { return s.Clean(text, 0) }
-
-// Cut is Clean for kept output (an answer, reasoning): the same scrub,
-// then cut, without the "..." marker; cut says whether text was cut.
-func (s Secrets) Cut(text string, max int) (_ string, cut bool) {
-	return s.clean(text, max, "")
-}
-
-func (s Secrets) clean(text string, max int, marker string) (string, bool) {
-	t := s.set
-	changed := false
-	if t != nil {
-		var r string
-		r, changed = t.redact(text)
-		text = r
-	}
-	cut := false
-	if max > 0 && len(text) > max {
-		i := max
-		for i > 0 && !utf8.RuneStart(text[i]) {
-			i--
-		}
-		text, cut = text[:i], true
-	}
-	if t != nil {
-		before := len(text)
-		text = t.trimEdges(text)
-		changed = changed || len(text) != before
-	}
-	if cut {
-		text += marker
-	}
-	if t != nil && (changed || cut) {
-		// Once more over the text as it will be kept: a piece of a secret
-		// that a [redacted] or the cut's marker now stands next to is a
-		// piece too.
-		text, _ = t.redact(text)
-	}
-	return text, cut
-}
-
-// span is a range of a text to redact.
-type span struct{ i, j int }
-
-// redact replaces every span of text that holds a secret or a piece of one
-// with Redacted, and says whether there was any. A [redacted] already in
-// the text that a span overlaps becomes part of it, and the bytes next to
-// each marker that would form a piece with the marker's own bytes (a
-// secret holding "]" or "[") are taken into it, so no pass leaves a piece
-// at a marker's edge for the next to find.
-func (t *secretSet) redact(text string) (string, bool) {
-	spans := t.spans(text, nil)
-	if t.escaped(text) {
-		if view, pos, ok := jsonView(text); ok {
-			for _, sp := range t.spans(string(view), nil) {
-				spans = append(spans, span{int(pos[sp.i]), unitEnd(pos, sp.j)})
-			}
-		}
-	}
-	if len(spans) == 0 {
-		return text, false
-	}
-	for off := 0; ; {
-		k := strings.Index(text[off:], Redacted)
-		if k < 0 {
-			break
-		}
-		spans = append(spans, span{off + k, off + k + len(Redacted)})
-		off += k + len(Redacted)
-	}
-	slices.SortFunc(spans, func(a, b span) int { return a.i - b.i })
-	var b strings.Builder
-	b.Grow(len(text))
-	last := 0
-	for k := 0; k < len(spans); {
-		i, j := max(spans[k].i, last), spans[k].j
-		for n := t.pieceBefore(text[last:i]); n > 0; n = t.pieceBefore(text[last:i]) {
-			i -= n
-		}
-		// Overlapping spans are one; touching ones (a key twice) stay two.
-		for k++; ; k++ {
-			if k < len(spans) && spans[k].i < j {
-				j = max(j, spans[k].j)
+// CommandSecrets are the command validators' credentials in set: the
+// variables each one's env names that are credentials of the process
+// that receives them (secrets.Inherited).
+func CommandSecrets(set []prompts.Prompt) secrets.Spec {
+	var env []string
+	for i := range set {
+		for _, s := range set[i].Checks() {
+			if s.Type != validators.TypeCommand {
 				continue
 			}
-			n := t.pieceAfter(text[j:])
-			if n == 0 {
-				break
-			}
-			j += n
-			k--
-		}
-		b.WriteString(text[last:i])
-		b.WriteString(Redacted)
-		last = j
-	}
-	b.WriteString(text[last:])
-	return b.String(), true
-}
-
-// pieceBefore is how many bytes at the end of text form a piece of a
-// secret with the first bytes of a Redacted written after them (0: none).
-func (t *secretSet) pieceBefore(text string) int {
-	for n := min(fragment-1, len(text)); n > 0 && t.grams != nil; n-- {
-		if _, ok := t.grams[load64(text[len(text)-n:]+Redacted[:fragment-n], 0)]; ok {
-			return n
-		}
-	}
-	return 0
-}
-
-// pieceAfter is how many bytes at the start of text form a piece of a
-// secret with the last bytes of a Redacted written before them.
-func (t *secretSet) pieceAfter(text string) int {
-	for n := min(fragment-1, len(text)); n > 0 && t.grams != nil; n-- {
-		if _, ok := t.grams[load64(Redacted[len(Redacted)-(fragment-n):]+text[:n], 0)]; ok {
-			return n
-		}
-	}
-	return 0
-}
-
-// spans appends to out where text holds a whole secret or a piece of one;
-// the pieces come in order, overlapping ones merged.
-//
-// An 8-byte piece that starts at a holds the 4 bytes at every p from a to
-// a+4, one of which is a multiple of 5: so the text is sampled every 5
-// bytes, each sample's 4 bytes against the secrets' 4-byte pieces (one bit
-// of quads), and only after a hit are the 8-byte windows that could hold
-// the sample looked up. Ordinary text is ruled out at a fifth of a lookup
-// a byte.
-func (t *secretSet) spans(text string, out []span) []span {
-	if t.grams != nil {
-		quads, filter := t.quads, t.filter
-		for p := 0; p+4 <= len(text); p += fragment - 4 + 1 {
-			if h := load32(text, p) * edgeMul >> (32 - quadBits); quads[h>>6]&(1<<(h&63)) == 0 {
-				continue
-			}
-			for i := max(0, p-4); i <= p && i+fragment <= len(text); i++ {
-				w := load64(text, i)
-				h := w * gramMul >> (64 - filterBits)
-				if filter[h>>6]&(1<<(h&63)) == 0 {
-					continue
-				}
-				if _, ok := t.grams[w]; !ok {
-					continue
-				}
-				if n := len(out); n > 0 && out[n-1].j > i {
-					out[n-1].j = i + fragment
-				} else {
-					out = append(out, span{i, i + fragment})
+			for _, n := range s.Env {
+				if v, ok := os.LookupEnv(n); ok {
+					env = append(env, n+"="+v)
 				}
 			}
 		}
 	}
-	for _, v := range t.whole {
-		for off := 0; ; {
-			k := strings.Index(text[off:], v)
-			if k < 0 {
-				break
-			}
-			out = append(out, span{off + k, off + k + len(v)})
-			off += k + len(v)
-		}
-	}
-	return out
+	return secrets.Spec{Env: secrets.Inherited(env)}
 }
 
-// trimEdges replaces a prefix of a secret that ends text, and a suffix of
-// one that starts it, when at least minSecret bytes long (and shorter than
-// the secret: a whole one is gone already).
-func (t *secretSet) trimEdges(text string) string {
-	if t.heads == nil {
-		return text
+// NewAll builds every entry's provider, each with the run's secrets
+// (RunSecrets: the config's for every entry, and the entry's own), and
+// returns the scope the run's records are scrubbed with; where names an
+// entry in an error.
+func NewAll(cfg *config.Config, where func(p *config.Provider) string) (map[string]Provider, secrets.RunSpec, secrets.Scope, error) {
+	spec := RunSecrets(cfg)
+	scope := spec.Compile(nil)
+	provs := map[string]Provider{}
+	for i := range cfg.Providers {
+		p := &cfg.Providers[i]
+		pv, err := NewWith(p, scope.For(p.Name))
+		if err != nil {
+			return nil, secrets.RunSpec{}, secrets.Scope{}, fmt.Errorf("%s: providers: %s: %w", where(p), p.Name, err)
+		}
+		provs[p.Name] = pv
 	}
-	return t.trimHead(t.trimTail(text))
+	return provs, spec, scope, nil
 }
-
-// trimTail replaces the longest prefix of a secret that ends text: the
-// earliest start that matches.
-func (t *secretSet) trimTail(text string) string {
-	for p := max(0, len(text)-t.edge+1); p+minSecret <= len(text); p++ {
-		if !t.maybeEdge(load32(text, p)) {
-			continue
-		}
-		for _, v := range t.heads[load32(text, p)] {
-			if len(text)-p < len(v) && strings.HasPrefix(v, text[p:]) {
-				return text[:p] + Redacted
-			}
-		}
-	}
-	return text
-}
-
-// trimHead replaces the longest suffix of a secret that starts text.
-func (t *secretSet) trimHead(text string) string {
-	for k := min(len(text), t.edge-1); k >= minSecret; k-- {
-		if !t.maybeEdge(load32(text, k-minSecret)) {
-			continue
-		}
-		for _, v := range t.tails[load32(text, k-minSecret)] {
-			if k < len(v) && strings.HasSuffix(v, text[:k]) {
-				return Redacted + text[k:]
-			}
-		}
-	}
-	return text
-}
-
-// maybeEdge says whether w may be the first or last 4 bytes of a secret.
-func (t *secretSet) maybeEdge(w uint32) bool {
-	h := w * edgeMul >> (32 - edgeBits)
-	return t.edges[h>>6]&(1<<(h&63)) != 0
-}
-
-// escaped says whether text has a JSON escape that may stand for a byte
-// of a secret: any \uXXXX, or \/ \" \n ... when a secret holds what it
-// stands for, or such an escape escaped again (\\u0073, a JSON string
-// holding JSON). Only then is the text's escaped view scanned.
-func (t *secretSet) escaped(text string) bool {
-	for i := strings.IndexByte(text, '\\'); i >= 0 && i+1 < len(text); {
-		switch c := text[i+1]; {
-		case c == 'u' || t.inSecret[unescapeByte(c)]:
-			return true
-		case c == '\\' && i+2 < len(text):
-			if n := text[i+2]; n == 'u' || n == '\\' || t.inSecret[unescapeByte(n)] {
-				return true
-			}
-		}
-		k := strings.IndexByte(text[i+2:], '\\')
-		if k < 0 {
-			break
-		}
-		i += 2 + k
-	}
-	return false
-}
-
-// unescapeByte is what the JSON escape \c stands for (c itself for \/,
-// \" and \\, and for what is not an escape).
-func unescapeByte(c byte) byte {
-	switch c {
-	case 'b':
-		return '\b'
-	case 'f':
-		return '\f'
-	case 'n':
-		return '\n'
-	case 'r':
-		return '\r'
-	case 't':
-		return '\t'
-	}
-	return c
-}
-
-// mayHold says whether cleaning text as JSON could change it: a secret or
-// a piece of one in it, or in the text its escapes stand for, read once
-// (the strings JSON decodes) and twice (what Clean then reads in them), or
-// the first or last 4 bytes of a secret anywhere (a piece at the edge of a
-// string inside it).
-func (t *secretSet) mayHold(text string) bool {
-	if len(t.spans(text, nil)) > 0 {
-		return true
-	}
-	view := text
-	for range 2 {
-		if !t.escaped(view) {
-			break
-		}
-		v, _, ok := jsonView(view)
-		if !ok {
-			break
-		}
-		if view = string(v); len(t.spans(view, nil)) > 0 {
-			return true
-		}
-	}
-	if t.heads != nil {
-		for i := 0; i+minSecret <= len(view); i++ {
-			w := load32(view, i)
-			if !t.maybeEdge(w) {
-				continue
-			}
-			if t.heads[w] != nil || t.tails[w] != nil {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// JSON cleans a JSON value: decoded, every string in it (object keys
-// included) cleaned as Clean does, then encoded again. A value that needs
-// no cleaning is returned as it is, byte for byte, so a tool call's
-// arguments stay as the model sent them unless they held a secret (then
-// they are re-encoded: keys sorted, no HTML escaping). A value that is not
-// JSON is cleaned as text and returned as a JSON string.
-func (s Secrets) JSON(raw json.RawMessage) json.RawMessage {
-	t := s.set
-	if t == nil || len(raw) == 0 || !t.mayHold(string(raw)) {
-		return raw
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil || dec.InputOffset() != int64(len(bytes.TrimRight(raw, " \t\r\n"))) {
-		return encode(s.Text(string(raw)))
-	}
-	return encode(results.CleanValue(v, s))
-}
-
-// encode is v as JSON without HTML escaping (the record's writer escapes
-// what it writes itself).
-func encode(v any) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return json.RawMessage(`"` + Redacted + `"`)
-	}
-	return bytes.TrimRight(b.Bytes(), "\n")
-}
-
-// jsonView is what text's JSON escapes stand for: every \uXXXX (surrogate
-// pairs joined), \n, \t, \/, \", \\ ... decoded, the rest as it is; pos[k]
-// is the offset in text of the escape (or byte) view[k] came from, and
-// pos[len(view)] is len(text). ok is false when nothing was decoded.
-func jsonView(text string) (view []byte, pos []int32, ok bool) {
-	view = make([]byte, 0, len(text))
-	pos = make([]int32, 0, len(text)+1)
-	for i := 0; i < len(text); {
-		c := text[i]
-		if c != '\\' || i+1 >= len(text) {
-			view = append(view, c)
-			pos = append(pos, int32(i))
-			i++
-			continue
-		}
-		n, r := 2, rune(-1)
-		switch text[i+1] {
-		case '"', '\\', '/':
-			r = rune(text[i+1])
-		case 'b':
-			r = '\b'
-		case 'f':
-			r = '\f'
-		case 'n':
-			r = '\n'
-		case 'r':
-			r = '\r'
-		case 't':
-			r = '\t'
-		case 'u':
-			if u, good := hex4(text, i+2); good {
-				n, r = 6, u
-				if utf16IsHigh(r) {
-					if lo, good := hex4(text, i+8); good && text[i+6] == '\\' && text[i+7] == 'u' && utf16IsLow(lo) {
-						n, r = 12, (r-0xD800)<<10|(lo-0xDC00)+0x10000
-					} else {
-						r = utf8.RuneError
-					}
-				} else if utf16IsLow(r) {
-					r = utf8.RuneError
-				}
-			}
-		}
-		if r < 0 {
-			view = append(view, c)
-			pos = append(pos, int32(i))
-			i++
-			continue
-		}
-		ok = true
-		before := len(view)
-		view = utf8.AppendRune(view, r)
-		for range len(view) - before {
-			pos = append(pos, int32(i))
-		}
-		i += n
-	}
-	pos = append(pos, int32(len(text)))
-	return view, pos, ok
-}
-
-// unitEnd is the offset in the text where the view's byte j-1 ends: the
-// start of the next escape or byte.
-func unitEnd(pos []int32, j int) int {
-	k := j
-	for k < len(pos)-1 && pos[k] == pos[j-1] {
-		k++
-	}
-	return int(pos[k])
-}
-
-// hex4 reads the four hex digits at s[i:] (a \u escape's), in a string
-// or in bytes: the scrub and the chunk decoder both read escapes.
-func hex4[T string | []byte](s T, i int) (rune, bool) {
-	if i < 0 || i+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for k := i; k < i+4; k++ {
-		c := s[k]
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
-}
-
-func utf16IsHigh(r rune) bool { return r >= 0xD800 && r < 0xDC00 }
-func utf16IsLow(r rune) bool  { return r >= 0xDC00 && r < 0xE000 }
 
 // maxLogLine bounds a line a provider writes to the run's log.
 const maxLogLine = 1 << 10

@@ -427,7 +427,7 @@ func readSLO(runDir string) (*slo.SLO, error) {
 // readConfig decodes the run's config.json into doc (left as it is when
 // the file is missing); what names the part read, for errors.
 func readConfig(runDir, what string, doc any) error {
-	b, err := os.ReadFile(rundir.Path(runDir, rundir.ConfigFile))
+	b, err := rundir.ReadFile(rundir.Path(runDir, rundir.ConfigFile))
 	if os.IsNotExist(err) {
 		return nil
 	}

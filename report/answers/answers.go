@@ -137,7 +137,7 @@ type Question struct {
 //
 //	[group, prompt, repetition, line, status, verdict, text, text_bytes,
 //	 kept_bytes, reasoning, violation, error, ttft_ms, e2e_ms,
-//	 output_tokens, cost_usd, calls, turns]
+//	 output_tokens, cost_usd, calls, turns, redacted]
 //
 // status is a Strings index of the availability status (with the failure
 // type after a colon when there is one); verdict 1 passed, 0 failed its
@@ -145,8 +145,10 @@ type Question struct {
 // check gave no verdict (check_errors; error holds the first); the texts
 // are Strings indexes
 // (-1 none); text_bytes the answer's whole length as streamed, kept_bytes
-// what results.jsonl kept of it (max_output_bytes); calls [[name, args,
-// flags]];
+// what results.jsonl kept of it (they differ only for an answer cut at
+// max_output_bytes, raw_output_truncated: one only the scrub shortened is
+// whole); redacted 1 when bench replaced a secret in the answer
+// (raw_output_redacted); calls [[name, args, flags]];
 // turns [[text, error, [[name, args, result, flags]], more_calls]] and,
 // after the last turn shown, the number of turns not shown.
 //
@@ -156,19 +158,20 @@ type Question struct {
 type Cell struct {
 	group, prompt, rep, line, status, verdict, text, textBytes, keptBytes, reasoning, violation, errText int32
 
-	ttft  *int64
-	e2e   int64
-	out   *int
-	cost  *float64
-	calls [][3]int
-	turns []any
+	ttft     *int64
+	e2e      int64
+	out      *int
+	cost     *float64
+	calls    [][3]int
+	turns    []any
+	redacted bool
 }
 
 // MarshalJSON writes the cell as the array described above.
 func (c Cell) MarshalJSON() ([]byte, error) { return c.appendJSON(nil) }
 
 // appendJSON appends the cell's array to b as encoding/json writes it
-// ([18]any of its values): by hand, since a page of a million cells spent
+// ([19]any of its values): by hand, since a page of a million cells spent
 // more time in json.Marshal's reflection than reading their answers.
 func (c *Cell) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, '[')
@@ -228,6 +231,11 @@ func (c *Cell) appendJSON(b []byte) ([]byte, error) {
 			}
 		}
 		b = append(b, ']')
+	}
+	if c.redacted {
+		b = append(b, ",1"...)
+	} else {
+		b = append(b, ",0"...)
 	}
 	return append(b, ']'), nil
 }
@@ -398,6 +406,7 @@ type entry struct {
 	line, rep, verdict        int
 	status, text              string
 	textBytes, keptBytes      int
+	redacted                  bool
 	reasoning, violation, err string
 	ttft                      *int64
 	e2e                       int64
@@ -448,8 +457,14 @@ func entryOf(line int, r *results.Record, textCap int) entry {
 		}
 	}
 	small, part := max(textCap/2, 64), max(textCap/4, 64)
+	// The answer's whole length is the streamed one only when
+	// max_output_bytes cut it: one the scrub alone shortened is whole.
+	whole := len(r.RawOutput)
+	if r.RawOutputTruncated {
+		whole = max(r.RawOutputBytes, whole)
+	}
 	e := entry{provider: r.Provider, model: r.Model, thinking: r.ThinkingLevel, promptID: r.PromptID, line: line, rep: r.Repetition, verdict: verdict,
-		status: cut(status, 200), text: cut(r.RawOutput, textCap), textBytes: max(r.RawOutputBytes, len(r.RawOutput)), keptBytes: len(r.RawOutput),
+		status: cut(status, 200), text: cut(r.RawOutput, textCap), textBytes: whole, keptBytes: len(r.RawOutput), redacted: r.RawOutputRedacted,
 		reasoning: cut(r.Reasoning, small), violation: cut(deref(r.Violation), small), err: cut(errText, small),
 		ttft: r.TTFTMS, e2e: r.E2EMS, out: r.OutputTokens, cost: r.CostUSD, moreTurns: -1}
 	if len(r.TurnDetails) == 0 {
@@ -514,7 +529,7 @@ func (b *Builder) add(e *entry, key results.Key) {
 	}
 	small := max(b.cap/2, 64)
 	c := Cell{group: int32(g), prompt: int32(p), rep: int32(e.rep), line: int32(e.line), status: b.text(e.status, 200), verdict: int32(e.verdict),
-		text: b.text(e.text, b.cap), textBytes: int32(e.textBytes), keptBytes: int32(e.keptBytes),
+		text: b.text(e.text, b.cap), textBytes: int32(e.textBytes), keptBytes: int32(e.keptBytes), redacted: e.redacted,
 		reasoning: b.text(e.reasoning, small), violation: b.text(e.violation, small), errText: b.text(e.err, small),
 		ttft: e.ttft, e2e: e.e2e, out: e.out, cost: e.cost, calls: b.calls(e), turns: b.turns(e)}
 	if b.cells != nil {

@@ -50,9 +50,14 @@ func TestCellJSONIsEncodingJSONs(t *testing.T) {
 		case 3:
 			c.turns = []any{[]any{1, -1, [][4]int{{5, 6, 7, 8}}, 0}, 12}
 		}
-		want, err := json.Marshal([18]any{int(c.group), int(c.prompt), int(c.rep), int(c.line), int(c.status), int(c.verdict),
+		c.redacted = n%3 == 0
+		red := 0
+		if c.redacted {
+			red = 1
+		}
+		want, err := json.Marshal([19]any{int(c.group), int(c.prompt), int(c.rep), int(c.line), int(c.status), int(c.verdict),
 			int(c.text), int(c.textBytes), int(c.keptBytes), int(c.reasoning), int(c.violation), int(c.errText),
-			c.ttft, c.e2e, c.out, c.cost, c.calls, c.turns})
+			c.ttft, c.e2e, c.out, c.cost, c.calls, c.turns, red})
 		if err != nil {
 			t.Fatal(err)
 		}

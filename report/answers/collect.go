@@ -211,6 +211,7 @@ const (
 	hasOut
 	hasCost
 	hasTurns
+	redacted
 )
 
 func (c *Collector) encode(b []byte, e *entry) []byte {
@@ -225,7 +226,7 @@ func (c *Collector) encode(b []byte, e *entry) []byte {
 	for _, f := range []struct {
 		on  bool
 		bit byte
-	}{{e.thinking != nil, hasThinking}, {e.ttft != nil, hasTTFT}, {e.out != nil, hasOut}, {e.cost != nil, hasCost}, {e.moreTurns >= 0 || len(e.turns) > 0, hasTurns}} {
+	}{{e.thinking != nil, hasThinking}, {e.ttft != nil, hasTTFT}, {e.out != nil, hasOut}, {e.cost != nil, hasCost}, {e.moreTurns >= 0 || len(e.turns) > 0, hasTurns}, {e.redacted, redacted}} {
 		if f.on {
 			flags |= f.bit
 		}
@@ -331,6 +332,7 @@ func (d *entryReader) entry(e *entry) {
 	e.line, e.rep, e.verdict = int(d.uvarint()), int(d.varint()), int(d.varint())
 	e.status, e.text, e.reasoning, e.violation, e.err = d.string(), d.string(), d.string(), d.string(), d.string()
 	e.textBytes, e.keptBytes, e.e2e = int(d.varint()), int(d.varint()), d.varint()
+	e.redacted = flags&redacted != 0
 	e.ttft, e.out, e.cost = nil, nil, nil
 	if flags&hasTTFT != 0 {
 		v := d.varint()

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -373,7 +372,7 @@ func (r *runData) readSideFiles() error {
 // readJSON decodes path into v; ok is false when the file does not exist.
 // A file that does not parse is an InputError with the line.
 func readJSON(path string, v any) (ok bool, err error) {
-	data, err := os.ReadFile(path)
+	data, err := rundir.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -435,7 +434,7 @@ func (r *runData) readResults() error {
 // first lines, so the cells are allocated once rather than grown (0 when
 // the file cannot be read: the scan then says why).
 func estimateLines(path string) int {
-	f, err := os.Open(path)
+	f, err := rundir.Open(path, 0)
 	if err != nil {
 		return 0
 	}

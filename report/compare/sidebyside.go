@@ -33,8 +33,11 @@ type sideBySide struct {
 	NewLine  int
 	// Base and New are the answers as segments of a word diff.
 	Base, New []segment
-	// BaseCut and NewCut say the answer was longer than shown.
-	BaseCut, NewCut bool
+	// BaseCut and NewCut say the answer was longer than shown;
+	// BaseRedacted and NewRedacted that bench replaced a secret in it
+	// (raw_output_redacted).
+	BaseCut, NewCut           bool
+	BaseRedacted, NewRedacted bool
 	// Turns are an agentic cell's turns; Diverged the first that differs.
 	Turns    []turnRow
 	Diverged string
@@ -153,6 +156,7 @@ func sideBySides(r *Result) ([]sideBySide, error) {
 		nt, ncut := cutText(n.RawOutput, maxSideBytes)
 		s.Base, s.New = wordDiff(bt, nt)
 		s.BaseCut, s.NewCut = bcut || b.RawOutputTruncated, ncut || n.RawOutputTruncated
+		s.BaseRedacted, s.NewRedacted = b.RawOutputRedacted, n.RawOutputRedacted
 	}
 	return out, nil
 }

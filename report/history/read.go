@@ -200,7 +200,7 @@ func readRuns(dirs []string) []*runRead {
 
 // readJSON decodes a file of the run; a missing file is (false, nil).
 func readJSON(dir, name string, v any) (bool, error) {
-	b, err := os.ReadFile(filepath.Join(dir, name))
+	b, err := rundir.ReadFile(filepath.Join(dir, name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}

@@ -60,7 +60,7 @@ func ReadTimelines(runDir string) ([]*Timeline, []string, error) {
 	var warnings []string
 	for _, p := range paths {
 		samplesPath := rundir.SamplesOf(p)
-		f, err := os.Open(samplesPath)
+		f, err := rundir.Open(samplesPath, rundir.MaxFileBytes)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -80,7 +80,7 @@ func ReadTimelines(runDir string) ([]*Timeline, []string, error) {
 			Model         string  `json:"model"`
 			ThinkingLevel *string `json:"thinking_level"`
 		}
-		data, err := os.ReadFile(p)
+		data, err := rundir.ReadFile(p)
 		if err == nil {
 			err = json.Unmarshal(data, &id)
 		}

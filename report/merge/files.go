@@ -122,7 +122,7 @@ func (m *merger) mergeFile(rel string, from []*shard) error {
 // run.json, config.json and inventory.json under shards/.
 func (m *merger) describe() error {
 	first := m.shards[0]
-	raw, err := os.ReadFile(rundir.Path(first.dir, rundir.ConfigFile))
+	raw, err := rundir.ReadFile(rundir.Path(first.dir, rundir.ConfigFile))
 	if err != nil {
 		return err
 	}
@@ -199,7 +199,7 @@ func concatFiles(dst string, srcs []string) error {
 }
 
 func appendFile(w io.Writer, src string, endLine bool) error {
-	f, err := os.Open(src)
+	f, err := rundir.Open(src, 0)
 	if err != nil {
 		return err
 	}
@@ -243,12 +243,12 @@ func sameContent(a, b string) (bool, error) {
 	if sa.Size() != sb.Size() {
 		return false, nil
 	}
-	fa, err := os.Open(a)
+	fa, err := rundir.Open(a, 0)
 	if err != nil {
 		return false, err
 	}
 	defer fa.Close()
-	fb, err := os.Open(b)
+	fb, err := rundir.Open(b, 0)
 	if err != nil {
 		return false, err
 	}

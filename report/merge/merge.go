@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"bench/internal/record/rundir"
+	"bench/internal/record/secrets"
 	"bench/report"
 	"bench/report/rebuild"
 )
@@ -120,7 +121,7 @@ func Merge(out string, shardDirs []string, o Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := openTemp(abs)
+	dir, _, err := rundir.CreateTemp(abs, "merge")
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +147,9 @@ func Merge(out string, shardDirs []string, o Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := place(dir.Path, abs); err != nil {
+	if err := dir.Place(abs); errors.Is(err, rundir.ErrNotEmpty) {
+		return nil, refuse(OutExists, "%s is no longer empty: merge into a new directory", out)
+	} else if err != nil {
 		return nil, err
 	}
 	return &Result{Dir: abs, RunID: filepath.Base(abs), Records: m.records, Info: info, Summary: s}, nil
@@ -177,52 +180,6 @@ func checkOut(out string, shards []*shard) (string, error) {
 		return "", err
 	}
 	return abs, nil
-}
-
-// tempPattern names the temporary directory a merge into out writes.
-func tempPattern(out string) string { return "." + filepath.Base(out) + ".merge-*.tmp" }
-
-// openTemp creates and locks the temporary directory of a merge into out,
-// after removing those a killed merge into out left (a live merge holds
-// its own locked, so it is not touched).
-func openTemp(out string) (*rundir.Dir, error) {
-	parent := filepath.Dir(out)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", parent, err)
-	}
-	stale, _ := filepath.Glob(filepath.Join(parent, tempPattern(out)))
-	for _, d := range stale {
-		if st, err := os.Lstat(d); err != nil || !st.IsDir() {
-			continue
-		}
-		if l, err := rundir.Lock(d); err == nil {
-			l.Close()
-			os.RemoveAll(d)
-		}
-	}
-	tmp, err := os.MkdirTemp(parent, tempPattern(out))
-	if err != nil {
-		return nil, fmt.Errorf("create the merge's directory in %s: %w", parent, err)
-	}
-	os.Chmod(tmp, 0o755) // MkdirTemp makes it 0700; a run directory is shared
-	dir, err := rundir.Lock(tmp)
-	if err != nil {
-		os.RemoveAll(tmp)
-		return nil, err
-	}
-	return dir, nil
-}
-
-// place renames the finished merge into out: an empty directory there is
-// replaced, anything else (a merge that finished first) refuses.
-func place(tmp, out string) error {
-	if err := os.Remove(out); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return refuse(OutExists, "%s is no longer empty: merge into a new directory", out)
-	}
-	if err := os.Rename(tmp, out); err != nil {
-		return fmt.Errorf("place the merge at %s: %w", out, err)
-	}
-	return nil
 }
 
 // merger writes the merged directory.
@@ -257,6 +214,12 @@ func (m *merger) runInfo(count int, missing []int, version string) *rundir.RunIn
 		worst("interrupted")
 	}
 	ri.Merge.Problems = m.problems
+	// The merged run names every variable a shard scrubbed with.
+	var names secrets.RunSpec
+	for _, s := range m.shards {
+		names.Add(secrets.SpecOfRun(s.dir))
+	}
+	ri.SecretEnv, ri.ProviderSecretEnv = names.Names()
 	for i, s := range m.shards {
 		si := s.info
 		if i == 0 || si.StartedAt.Before(ri.StartedAt) {

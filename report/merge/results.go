@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
 	"bench/internal/record/results"
 	"bench/internal/record/rundir"
+	"bench/internal/record/secrets"
 )
 
 // maxListed bounds the overlapping cells an error names.
@@ -126,13 +126,17 @@ func (m *merger) results() error {
 // line as written; unusable lines are warned about and skipped.
 func eachLine(dir string, warn io.Writer, onProblem func(results.Problem), fn func(rec *results.Record, raw []byte) error) error {
 	path := rundir.Path(dir, rundir.ResultsFile)
-	f, err := os.Open(path)
+	f, err := rundir.Open(path, 0)
 	if err != nil {
 		return fmt.Errorf("open results: %w", err)
 	}
 	defer f.Close()
 	rd := results.NewReader(f)
 	rd.Detail = results.Aggregates
+	// Every line is the shard's record scrubbed with the secrets its run
+	// names, re-encoded where the scrub changed it: a merge never copies
+	// a secret a shard's results.jsonl holds.
+	rd.Scope = secrets.OfRun(dir)
 	rd.OnProblem = func(p results.Problem) {
 		fmt.Fprintf(warn, "warning: %s %s (not merged)\n", path, p)
 		if onProblem != nil {

@@ -118,7 +118,7 @@ func readShard(dir string) (*shard, error) {
 	}
 	s := &shard{dir: dir, info: info}
 	path := rundir.Path(dir, rundir.ConfigFile)
-	raw, err := os.ReadFile(path)
+	raw, err := rundir.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, refuse(Unusable, "%s has no %s: cannot tell which config it ran", dir, rundir.ConfigFile)
 	}

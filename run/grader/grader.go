@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"bench/internal/record/results"
+	"bench/internal/record/secrets"
 	"bench/prompts"
 	"bench/providers"
 	"bench/validators"
@@ -46,6 +47,11 @@ type Options struct {
 	// Getenv reads the variables a command validator is given; nil is
 	// os.LookupEnv.
 	Getenv func(string) (string, bool)
+	// Secrets are the run's (providers.NewAll; bench rescore's the same
+	// way): what a check brings back is cleaned with all of them, and
+	// every judge's, whatever the run's checks are (a run with command
+	// validators and no judge has no judge's secrets to clean with).
+	Secrets secrets.Scope
 }
 
 // Grader runs external checks; it is safe for concurrent use.
@@ -159,8 +165,11 @@ func (g *Grader) slot(ctx context.Context) (release func(), ok bool) {
 	}
 }
 
-// cleanText scrubs what a check brought back with every judge's secrets.
+// cleanText scrubs what a check brought back with every secret of the
+// run and every judge's (the record is scrubbed with its entry's after,
+// by the runner and by bench rescore: runner.Bound).
 func (g *Grader) cleanText(s string, max int) string {
+	s = g.o.Secrets.Any().Text(s)
 	for _, c := range g.clean {
 		s = c.Clean(s, 0)
 	}

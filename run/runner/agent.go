@@ -52,8 +52,10 @@ type agentLoop struct {
 	turns []results.Turn
 	// calls are every call the model made, in order, for the checks.
 	calls []toolparse.Call
-	// final is the last reply's text; reasoning every reply's, joined.
+	// final is the last reply's text; reasoning every reply's, joined;
+	// redacted says the scrub changed final.
 	final, reasoning string
+	redacted         bool
 	// end says why the loop stopped: "answered", "max_turns" or "error".
 	end string
 	// last is the last turn's response and err its error, classified as
@@ -172,7 +174,7 @@ func runLoop(ctx context.Context, cfg *config.Config, clock Clock, prov provider
 			resp = &providers.Response{}
 		}
 		clean(resp, secrets)
-		cleanText(resp, secrets)
+		redacted := cleanText(resp, secrets)
 		l.addTurnStats(k, resp)
 		if n == 1 {
 			l.first = k
@@ -180,7 +182,7 @@ func runLoop(ctx context.Context, cfg *config.Config, clock Clock, prov provider
 		t := results.Turn{StartMS: offset(start, turnStart), EndMS: offset(start, end), TTFTMS: turnTTFT(k),
 			Reasoning: cut(resp.Reasoning, cfg)}
 		t.Text = cut(resp.Text, cfg)
-		l.final, l.last, l.err = resp.Text, resp, err
+		l.final, l.redacted, l.last, l.err = resp.Text, redacted, resp, err
 		l.addReasoning(resp.Reasoning)
 
 		var calls []toolparse.Call
@@ -352,6 +354,7 @@ func fillAgentRecord(rec *results.Record, cfg *config.Config, l *agentLoop, star
 	rec.ProviderMetrics = l.last.Metrics
 	rec.RawOutputBytes = len(l.final)
 	rec.RawOutput, rec.RawOutputTruncated = truncate(l.final, cfg.Run.MaxOutputBytes)
+	rec.RawOutputRedacted = l.redacted
 	rec.Reasoning, _ = truncate(l.reasoning, cfg.Run.MaxOutputBytes)
 	rec.TokensPerS, rec.ReasoningTokensPerS = l.answerRate.rate(), l.reasoningRate.rate()
 	rec.Turns = len(l.turns)

@@ -57,7 +57,7 @@ func runOwnLoop(ctx context.Context, cfg *config.Config, clock Clock, prov provi
 	secrets := prov.Secrets()
 	clean(resp, secrets)
 	cleanText(resp, secrets)
-	cleanTurns(resp.Turns, secrets)
+	redacted := cleanTurns(resp.Turns, secrets)
 	l.addTurnStats(k, resp)
 	l.last, l.err = resp, err
 	log, lerr := readCallLog(filepath.Join(dir, "calls.jsonl"))
@@ -88,10 +88,10 @@ func runOwnLoop(ctx context.Context, cfg *config.Config, clock Clock, prov provi
 		l.turns = append(l.turns, results.Turn{StartMS: offset(start, from), EndMS: offset(start, end), Error: msg})
 	case n > 0 && len(l.turns[n-1].Calls) > 0:
 		l.end = loopMaxTurns
-		l.final = resp.Turns[n-1].Text
+		l.final, l.redacted = resp.Turns[n-1].Text, redacted[n-1]
 	case n > 0:
 		l.end = loopAnswered
-		l.final = resp.Turns[n-1].Text
+		l.final, l.redacted = resp.Turns[n-1].Text, redacted[n-1]
 	default:
 		l.end = loopAnswered // no reply at all: classified as an empty answer
 	}
@@ -251,10 +251,13 @@ func taskToolName(called string, offered []string) string {
 }
 
 // cleanTurns removes the provider's secrets from the turns it reported.
-func cleanTurns(turns []providers.Turn, secrets providers.Secrets) {
+func cleanTurns(turns []providers.Turn, secrets providers.Secrets) (redacted []bool) {
+	redacted = make([]bool, len(turns))
 	for i := range turns {
 		t := &turns[i]
-		t.Text, t.Reasoning = secrets.Clean(t.Text, 0), secrets.Clean(t.Reasoning, 0)
+		text := secrets.Clean(t.Text, 0)
+		redacted[i] = text != t.Text
+		t.Text, t.Reasoning = text, secrets.Clean(t.Reasoning, 0)
 		for j := range t.Calls {
 			c := &t.Calls[j]
 			c.Result = secrets.Clean(c.Result, 0)
@@ -263,4 +266,5 @@ func cleanTurns(turns []providers.Turn, secrets providers.Secrets) {
 			c.Call.Arguments = secrets.JSON(c.Call.Arguments)
 		}
 	}
+	return redacted
 }

@@ -16,6 +16,7 @@ import (
 
 	"bench/config"
 	"bench/internal/record/results"
+	"bench/internal/record/secrets"
 	"bench/providers"
 	"bench/run/output"
 	"bench/run/plan"
@@ -133,8 +134,12 @@ func BenchmarkFinish(b *testing.B) {
 	for i := range 12 {
 		env = append(env, fmt.Sprintf("SERVICE%d_TOKEN=tok-%d-Zq8Xw7Cv6Bn5Mm4Ll3Kk2Jj1Hh0Gg", i, i))
 	}
-	pieces, whole := providers.EnvCredentials(env)
-	withSecrets := providers.NewSecrets(append(pieces, whole...)...)
+	vals := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vals[k] = v
+	}
+	withSecrets := secrets.Spec{Env: secrets.Inherited(env)}.Compile(func(n string) (string, bool) { v, ok := vals[n]; return v, ok })
 	cfg := &config.Config{Run: config.Run{MaxOutputBytes: providers.DefaultMaxOutputBytes}}
 	for _, out := range []int{1 << 10, 64 << 10} {
 		for _, sec := range []struct {

@@ -348,21 +348,11 @@ func runCellTimed(parent context.Context, cfg *config.Config, clock Clock, prov 
 	return rec, cellTimes{sent: k.attempt, firstOrEnd: first, loadReported: resp.Load != nil}
 }
 
-// finish is the last step of every record: the one scrub every field
-// passes through (results.Record.Scrub with the provider's secrets: the
-// finish reason, the tool calls' names, ids and arguments decoded, the
-// metrics, the turns...), then the bounds. Fields cleaned earlier (the
-// answer before its cut, error messages) are scanned again, which finds
-// nothing and copies nothing.
+// finish is the last step of every record: its cost, then Bound (the
+// one scrub and the bounds).
 func finish(rec *results.Record, cfg *config.Config, secrets providers.Secrets) {
 	price(rec, cfg.Pricing)
-	rec.Scrub(secrets)
-	// parsed_output comes from raw_output, so about its size; one that
-	// re-encoding grew past max_output_bytes is left out, not cut.
-	if len(rec.ParsedOutput) > cfg.Run.MaxOutputBytes {
-		rec.ParsedOutput = nil
-	}
-	fit(rec, MaxRecordBytes)
+	Bound(rec, cfg, secrets)
 }
 
 // price sets the cell's cost: the provider's own figure when it gave one
@@ -425,10 +415,13 @@ func clean(resp *providers.Response, secrets providers.Secrets) {
 }
 
 // cleanText scrubs the answer and the reasoning whole, before an agentic
-// turn cuts them.
-func cleanText(resp *providers.Response, secrets providers.Secrets) {
-	resp.Text = secrets.Clean(resp.Text, 0)
+// turn cuts them; redacted says the answer changed.
+func cleanText(resp *providers.Response, secrets providers.Secrets) (redacted bool) {
+	text := secrets.Clean(resp.Text, 0)
+	redacted = text != resp.Text
+	resp.Text = text
 	resp.Reasoning = secrets.Clean(resp.Reasoning, 0)
+	return redacted
 }
 
 // keepOutput puts the answer and the reasoning into the record: scrubbed
@@ -437,10 +430,11 @@ func cleanText(resp *providers.Response, secrets providers.Secrets) {
 // cut removed. raw_output_bytes and whether the stream kept less are set
 // before (runCell), as scrubbing changes the length.
 func keepOutput(rec *results.Record, resp *providers.Response, secrets providers.Secrets, limit int) {
-	var cut bool
-	rec.RawOutput, cut = secrets.Cut(resp.Text, limit)
+	var cut, redacted bool
+	rec.RawOutput, cut, redacted = secrets.Cut(resp.Text, limit)
 	rec.RawOutputTruncated = rec.RawOutputTruncated || cut
-	rec.Reasoning, _ = secrets.Cut(resp.Reasoning, limit)
+	rec.RawOutputRedacted = rec.RawOutputRedacted || redacted
+	rec.Reasoning, _, _ = secrets.Cut(resp.Reasoning, limit)
 	// The checks judge what is recorded.
 	resp.Text, resp.Reasoning = rec.RawOutput, rec.Reasoning
 }

@@ -22,7 +22,12 @@ import (
 // An agentic cell's calls are the ones its loop answered, kept as
 // recorded (detecting them again could find calls the model never got an
 // answer to); a single reply's commands in text are detected again.
-func Rescore(rec *results.Record, p *prompts.Prompt, cfg *config.Config) {
+//
+// The record is scrubbed with secrets first (what it holds was written by
+// some bench, perhaps one that let a secret through) and last (Bound), as
+// the run scrubs the records it writes.
+func Rescore(rec *results.Record, p *prompts.Prompt, cfg *config.Config, secrets providers.Secrets) {
+	rec.Scrub(secrets)
 	rec.ObjectivePass, rec.Violation, rec.ParsedOutput = nil, nil, nil
 	rec.ToolCalls, rec.ToolCallCount, rec.ToolUseSuccess = []string{}, 0, nil
 	rec.CheckErrors, rec.ExternalChecks = nil, 0
@@ -44,13 +49,22 @@ func Rescore(rec *results.Record, p *prompts.Prompt, cfg *config.Config) {
 		}
 		score(rec, plan.Cell{Prompt: p}, &providers.Response{Text: rec.RawOutput, ToolCalls: native})
 	}
-	Bound(rec, cfg)
+	Bound(rec, cfg, secrets)
 }
 
-// Bound is the last step of a record whose verdicts were set again: the
-// bounds every record the run writes keeps (parsed_output at most
-// max_output_bytes, the line at most MaxRecordBytes).
-func Bound(rec *results.Record, cfg *config.Config) {
+// Bound is the last step of every record the run writes, and of one
+// whose verdicts were set again (bench rescore, after its checks): the
+// one scrub every field passes through (results.Record.Scrub with the
+// run's secrets for the record's entry: the finish reason, the tool
+// calls' names, ids and arguments decoded, the metrics, the turns, what
+// the checks brought back...), then the bounds (parsed_output at most
+// max_output_bytes, the line at most MaxRecordBytes). Fields cleaned
+// earlier (the answer before its cut, error messages) are scanned again,
+// which finds nothing and copies nothing.
+func Bound(rec *results.Record, cfg *config.Config, secrets providers.Secrets) {
+	rec.Scrub(secrets)
+	// parsed_output comes from raw_output, so about its size; one that
+	// re-encoding grew past max_output_bytes is left out, not cut.
 	if len(rec.ParsedOutput) > cfg.Run.MaxOutputBytes {
 		rec.ParsedOutput = nil
 	}

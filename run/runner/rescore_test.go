@@ -8,6 +8,7 @@ import (
 	"bench/config"
 	"bench/internal/record/results"
 	"bench/prompts"
+	"bench/providers"
 )
 
 // A record rescored again, and again, has the call checks' counts of one
@@ -44,7 +45,7 @@ func TestRescoreCountsCallsOnce(t *testing.T) {
 		{single, 1, nil},
 	} {
 		for range 3 {
-			Rescore(c.rec, find(c.rec.PromptID), cfg)
+			Rescore(c.rec, find(c.rec.PromptID), cfg, providers.Secrets{})
 		}
 		if c.rec.SchemaCheckedCalls != c.checked || !slices.Equal(c.rec.UnsafeActions, c.unsafe) {
 			t.Errorf("%s rescored three times: schema_checked_calls %d, unsafe_actions %v; want %d and %v",

@@ -12,6 +12,7 @@ import (
 
 	"bench/config"
 	"bench/internal/record/results"
+	"bench/internal/record/secrets"
 	"bench/prompts"
 	"bench/providers"
 	"bench/run/grader"
@@ -54,6 +55,10 @@ type Options struct {
 	// Budget, when not nil, is run.max_cost_usd: no cell starts that its
 	// spent and in-flight cost would take past it (budget.go).
 	Budget *Budget
+	// Secrets are the run's (providers.NewAll), by provider entry: what
+	// the external checks' output is cleaned with. Each provider's own
+	// Secrets are its entry's of them.
+	Secrets secrets.Scope
 }
 
 // Outcome says how a run went.
@@ -106,7 +111,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	if grader.HasExternal(o.Config.PromptSet) {
 		r.grader = grader.New(grader.Options{Judges: o.Providers, Concurrency: o.Config.Run.JudgeConcurrency,
-			Timeout: time.Duration(o.Config.Run.Timeout), Now: o.Clock.Now})
+			Timeout: time.Duration(o.Config.Run.Timeout), Now: o.Clock.Now, Secrets: o.Secrets})
 		r.backlog = make(chan struct{}, o.Config.Run.Concurrency+gradeBacklog*o.Config.Run.JudgeConcurrency)
 	}
 	for _, c := range o.Plan.Cells {

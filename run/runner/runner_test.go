@@ -16,6 +16,7 @@ import (
 
 	"bench/config"
 	"bench/internal/record/results"
+	"bench/internal/record/secrets"
 	"bench/prompts"
 	"bench/providers"
 	"bench/run/output"
@@ -594,7 +595,7 @@ func TestRecordAssembly(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newFakeClock()
-			p := &scripted{secrets: providers.NewSecrets("sk-test-0123456789abcdef")}
+			p := &scripted{secrets: secrets.New("sk-test-0123456789abcdef")}
 			p.stream = func(ctx context.Context, req providers.Request, emit providers.EmitFunc) (*providers.Response, error) {
 				return tc.stream(ctx, clk, emit)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"bench/config"
 	"bench/internal/record/results"
+	"bench/internal/record/secrets"
 	"bench/providers"
 	"bench/run/output"
 	"bench/run/plan"
@@ -218,7 +219,7 @@ func TestWarmup(t *testing.T) {
 	tr := &trace{}
 	loader := &warmingProvider{clk: clk, tr: tr, name: "loader"}
 	broken := &warmingProvider{clk: clk, tr: tr, name: "broken", fail: fmt.Errorf("model gone sk-test-0123456789abcdef")}
-	broken.secrets = providers.NewSecrets("sk-test-0123456789abcdef")
+	broken.secrets = secrets.New("sk-test-0123456789abcdef")
 	plain := tracedProvider(tr, "plain")
 	cold := tracedProvider(tr, "cold")
 	provs := []config.Provider{

@@ -26,6 +26,7 @@
 package agentsnap
 
 import (
+	"bench/internal/record/rundir"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -256,7 +257,7 @@ func Write(dir string, k Key, s *Snapshot) error {
 // syntax error, the line and column; for a bad field, its path
 // (tools[2].args).
 func Read(path string) (*Snapshot, error) {
-	data, err := os.ReadFile(path)
+	data, err := rundir.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}

@@ -155,6 +155,7 @@ var hotFields = map[string]fieldDec{
 	"reasoning_tokens":     func(d *fastDecoder, r *Record) bool { return d.intPtr(&r.ReasoningTokens) },
 	"raw_output_bytes":     func(d *fastDecoder, r *Record) bool { return d.int(&r.RawOutputBytes) },
 	"raw_output_truncated": func(d *fastDecoder, r *Record) bool { return d.bool(&r.RawOutputTruncated) },
+	"raw_output_redacted":  func(d *fastDecoder, r *Record) bool { return d.bool(&r.RawOutputRedacted) },
 	"reasoning":            func(d *fastDecoder, r *Record) bool { return d.str(&r.Reasoning, bulky) },
 	"finish_reason":        func(d *fastDecoder, r *Record) bool { return d.str(&r.FinishReason, slotFinish) },
 	"chunks":               func(d *fastDecoder, r *Record) bool { return d.int(&r.Chunks) },

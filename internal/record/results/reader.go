@@ -8,7 +8,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
+	"path/filepath"
+	"unsafe"
+
+	"bench/internal/record/rundir"
+	"bench/internal/record/secrets"
 )
 
 // MaxLineBytes bounds one results.jsonl line. The writer never comes near it
@@ -56,7 +60,12 @@ type Reader struct {
 	// provider_metrics empty, which aggregates do not need; not unquoting
 	// and allocating them makes reading a large file faster.
 	Detail Detail
-	fd     *fastDecoder
+	// Scope is what each record is scrubbed with as it is read (see
+	// Scrub); ReadFile and Scan give their Reader the run directory's
+	// (secrets.OfRun). A line NextRaw returns is then the scrubbed
+	// record's, re-encoded, when the scrub changed it.
+	Scope secrets.Scope
+	fd    *fastDecoder
 }
 
 // NewReader reads records from r.
@@ -99,6 +108,9 @@ func (r *Reader) NextRaw(rec *Record) (int, []byte, error) {
 			// Only a last line without its newline can be a half-written one.
 			r.problem(Problem{Line: r.line, Truncated: !complete, Reason: perr.Error()})
 			continue
+		}
+		if scrub(data, rec, r.Scope) {
+			data = rescrubbed(data, rec.Provider, r.Scope, data)
 		}
 		return r.line, data, nil
 	}
@@ -155,6 +167,45 @@ func decode(data []byte, rec *Record, detail Detail, fd *fastDecoder, strict boo
 		return checkKey(rec, key)
 	}
 	return nil
+}
+
+// scrub scrubs rec, decoded from data, with its provider entry's set of
+// sc, when data may hold one of sc's secrets (secrets.Set.MayHold: most
+// lines are ruled out by one scan, and never decoded twice); it says
+// whether it did.
+func scrub(data []byte, rec *Record, sc secrets.Scope) bool {
+	if sc.Empty() || !sc.Any().MayHold(unsafe.String(unsafe.SliceData(data), len(data))) {
+		return false
+	}
+	rec.Scrub(sc.For(rec.Provider))
+	return true
+}
+
+// rescrubbed is the line data, decoded whole, scrubbed and encoded again
+// as Writer encodes a record, or keep when the scrub changed nothing.
+func rescrubbed(data []byte, provider string, sc secrets.Scope, keep []byte) []byte {
+	var whole Record
+	if json.Unmarshal(data, &whole) != nil {
+		return keep
+	}
+	before, err1 := marshalLine(&whole)
+	whole.Scrub(sc.For(provider))
+	after, err2 := marshalLine(&whole)
+	if err1 != nil || err2 != nil || bytes.Equal(before, after) {
+		return keep
+	}
+	return after
+}
+
+// marshalLine is r as Writer writes it, without the newline.
+func marshalLine(r *Record) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // MaxValue is the largest magnitude a record's rate or duration may have
@@ -231,14 +282,19 @@ func ReadFile(path string, skipBulk bool, fn func(line int, rec *Record) error) 
 	return ScanFile(path, o, fn)
 }
 
-// ScanFile is ReadFile reading what o says (see ScanOptions).
+// ScanFile is ReadFile reading what o says (see ScanOptions). Records are
+// scrubbed with o.Scope, or with the run directory's (secrets.OfRun) when
+// it is empty.
 func ScanFile(path string, o ScanOptions, fn func(line int, rec *Record) error) (problems []Problem, nProblems int, err error) {
-	f, err := os.Open(path)
+	f, err := rundir.Open(path, 0)
 	if err != nil {
 		return nil, 0, fmt.Errorf("open results: %w", err)
 	}
 	defer f.Close()
 	rd := NewReader(f)
+	if o.Scope.Empty() {
+		o.Scope = secrets.OfRun(filepath.Dir(path))
+	}
 	if err := rd.Scan(o, fn); err != nil {
 		return rd.Problems(), rd.ProblemCount(), fmt.Errorf("%s: %w", path, err)
 	}

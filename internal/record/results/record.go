@@ -1,8 +1,8 @@
 // Package results defines the results.jsonl record, the source of truth of a
 // run, and the append-only writer that puts one line per finished cell.
 //
-// Layer: the record (every other layer speaks it; it imports no bench
-// package).
+// Layer: the record (every other layer speaks it; it imports only rundir,
+// whose Open is how every run directory's file is read).
 package results
 
 import "encoding/json"
@@ -90,15 +90,21 @@ type Record struct {
 	ColdStart bool     `json:"cold_start,omitempty"`
 	LoadMS    *float64 `json:"load_ms,omitempty"`
 	// RawOutputBytes is the answer's full length; RawOutputTruncated says
-	// raw_output was cut at max_output_bytes.
-	RawOutputBytes     int      `json:"raw_output_bytes"`
-	RawOutputTruncated bool     `json:"raw_output_truncated"`
-	Reasoning          string   `json:"reasoning,omitempty"`
-	FinishReason       string   `json:"finish_reason,omitempty"`
-	Chunks             int      `json:"chunks"`
-	Retries            int      `json:"retries"`
-	RetryWaitMS        int64    `json:"retry_wait_ms"`
-	ExpectedTools      []string `json:"expected_tools,omitempty"`
+	// raw_output was cut at max_output_bytes (never for an answer only the
+	// scrub shortened).
+	RawOutputBytes     int  `json:"raw_output_bytes"`
+	RawOutputTruncated bool `json:"raw_output_truncated"`
+	// RawOutputRedacted says bench altered the answer: the scrub replaced
+	// a secret, or a piece or an encoding of one, with [redacted] before
+	// the checks read it (see package secrets). raw_output_bytes is still
+	// the answer's length as it came.
+	RawOutputRedacted bool     `json:"raw_output_redacted,omitempty"`
+	Reasoning         string   `json:"reasoning,omitempty"`
+	FinishReason      string   `json:"finish_reason,omitempty"`
+	Chunks            int      `json:"chunks"`
+	Retries           int      `json:"retries"`
+	RetryWaitMS       int64    `json:"retry_wait_ms"`
+	ExpectedTools     []string `json:"expected_tools,omitempty"`
 	// ToolCallDetails keeps name, arguments, source and matched text of each call.
 	ToolCallDetails []ToolCall `json:"tool_call_details"`
 	// ProviderMetrics are provider-specific figures (server timings, cost...).

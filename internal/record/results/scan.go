@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+
+	"bench/internal/record/rundir"
+	"bench/internal/record/secrets"
 )
 
 // ScanOptions say what a scan decodes of each line and what an unusable
@@ -36,6 +39,10 @@ type ScanOptions struct {
 	// A reader that keeps none of them (bench report, which cuts and
 	// copies what answers.html shows) is spared copying most of each line.
 	Borrow bool
+	// Scope is what each record is scrubbed with as it is decoded (see
+	// Record.Scrub); Scan takes the run directory's (secrets.OfRun) when
+	// it is empty, a Reader's Scan the Reader's.
+	Scope secrets.Scope
 }
 
 // SchemaVersion is the results schema this bench writes and reads: the
@@ -65,12 +72,15 @@ func (e *LineError) Unwrap() error { return e.Err }
 // the skipped lines (none when strict). Only I/O failure, an error from
 // fn, or (strict) an unusable line aborts.
 func Scan(path string, o ScanOptions, fn func(line int, rec *Record) error) (problems []Problem, nProblems int, err error) {
-	f, err := os.Open(path)
+	f, err := rundir.Open(path, 0)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
 	rd := NewReader(f)
+	if o.Scope.Empty() {
+		o.Scope = secrets.OfRun(filepath.Dir(path))
+	}
 	err = rd.Scan(o, fn)
 	return rd.Problems(), rd.ProblemCount(), err
 }
@@ -80,6 +90,9 @@ func Scan(path string, o ScanOptions, fn func(line int, rec *Record) error) (pro
 // decoded on the others (JSON decoding is most of the cost of reading a
 // large file), and fn sees them in file order.
 func (r *Reader) Scan(o ScanOptions, fn func(line int, rec *Record) error) error {
+	if o.Scope.Empty() {
+		o.Scope = r.Scope
+	}
 	return r.scan(runtime.GOMAXPROCS(0), o, fn)
 }
 
@@ -314,6 +327,9 @@ func decodeLine(data []byte, l rawLine, rec *Record, fd *fastDecoder, o ScanOpti
 		return fmt.Errorf("line longer than %d bytes", MaxLineBytes)
 	}
 	err := decode(data, rec, o.Detail, fd, o.Strict)
+	if err == nil {
+		scrub(data, rec, o.Scope)
+	}
 	if err != nil && o.Strict && !l.complete {
 		err = fmt.Errorf("the last line is cut short, with no newline (was the run killed while writing it?): %w", err)
 	}

@@ -2,21 +2,17 @@ package results
 
 import (
 	"encoding/json"
+
+	"bench/internal/record/secrets"
 )
 
-// A Cleaner makes what a server, a CLI or a file put into a record safe to
-// keep (providers.Secrets is the one bench uses).
-type Cleaner interface {
-	// Text cleans a string.
-	Text(s string) string
-	// JSON cleans a JSON value (decoding it first, so an escaped secret is
-	// found) and returns valid JSON.
-	JSON(v json.RawMessage) json.RawMessage
-}
-
-// Scrub passes every string the record holds through c: the one place
-// where a record is cleaned, after the runner has put it together and
-// before anything writes, prints or exports it. Only the cell's
+// Scrub passes every string the record holds through c: the one scrub of
+// a record, on every path one takes: after the runner has put it together
+// and before anything writes, prints or exports it; in bench rescore
+// before its checks read the answer and after they ran; in every read of
+// results.jsonl (Scan, ReadFile, a Reader given a Scope), so bench report,
+// merge and compare never copy a secret a run directory holds into what
+// they write. An answer the scrub changes is marked (raw_output_redacted). Only the cell's
 // coordinates are left alone (record_type, run_id, provider,
 // provider_type, model, thinking_level, prompt_id, stage): they are bench's own
 // config, written as they are to config.json, and what resume, compare and
@@ -26,15 +22,17 @@ type Cleaner interface {
 //
 // The walk is written out rather than reflected: it runs once per cell,
 // and a string that holds nothing to clean costs one scan and no copy.
-func (r *Record) Scrub(c Cleaner) {
-	if r == nil || c == nil {
+func (r *Record) Scrub(c secrets.Set) {
+	if r == nil || c.Empty() {
 		return
 	}
 	r.PromptName = c.Text(r.PromptName)
 	r.AvailabilityStatus = c.Text(r.AvailabilityStatus)
 	textPtr(c, r.FailureType)
 	textPtr(c, r.Violation)
-	r.RawOutput = c.Text(r.RawOutput)
+	if out := c.Text(r.RawOutput); out != r.RawOutput {
+		r.RawOutput, r.RawOutputRedacted = out, true
+	}
 	r.ParsedOutput = jsonValue(c, r.ParsedOutput)
 	texts(c, r.ToolCalls)
 	textPtr(c, r.ErrorMessage)
@@ -56,7 +54,7 @@ func (r *Record) Scrub(c Cleaner) {
 		tc.SchemaError = c.Text(tc.SchemaError)
 	}
 	if r.ProviderMetrics != nil {
-		r.ProviderMetrics = CleanValue(r.ProviderMetrics, c).(map[string]any)
+		r.ProviderMetrics = c.Value(r.ProviderMetrics).(map[string]any)
 	}
 	for i := range r.Timeline {
 		e := &r.Timeline[i]
@@ -102,73 +100,21 @@ func (r *Record) Scrub(c Cleaner) {
 	}
 }
 
-func textPtr(c Cleaner, s *string) {
+func textPtr(c secrets.Set, s *string) {
 	if s != nil {
 		*s = c.Text(*s)
 	}
 }
 
-func texts(c Cleaner, list []string) {
+func texts(c secrets.Set, list []string) {
 	for i, s := range list {
 		list[i] = c.Text(s)
 	}
 }
 
-func jsonValue(c Cleaner, v json.RawMessage) json.RawMessage {
+func jsonValue(c secrets.Set, v json.RawMessage) json.RawMessage {
 	if len(v) == 0 {
 		return v
 	}
 	return c.JSON(v)
-}
-
-// CleanValue cleans a decoded JSON value (or a provider_metrics value):
-// strings and object keys through c.Text, raw JSON through c.JSON, maps and
-// slices element by element (in place where they can be). Numbers,
-// booleans and nil are returned as they are; a value of any other type is
-// cleaned as its JSON encoding, decoded back.
-func CleanValue(v any, c Cleaner) any {
-	switch x := v.(type) {
-	case nil, bool, json.Number, float64, float32, int, int64, int32, uint, uint64, uint32,
-		[]int, []int64, []float64, []bool:
-		return v
-	case string:
-		return c.Text(x)
-	case []string:
-		texts(c, x)
-		return x
-	case json.RawMessage:
-		return jsonValue(c, x)
-	case []any:
-		for i := range x {
-			x[i] = CleanValue(x[i], c)
-		}
-		return x
-	case map[string]any:
-		for k, e := range x {
-			if ck := c.Text(k); ck != k {
-				delete(x, k)
-				k = ck
-			}
-			x[k] = CleanValue(e, c)
-		}
-		return x
-	case map[string]string:
-		for k, e := range x {
-			if ck := c.Text(k); ck != k {
-				delete(x, k)
-				k = ck
-			}
-			x[k] = c.Text(e)
-		}
-		return x
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	var out any
-	if json.Unmarshal(c.JSON(b), &out) != nil {
-		return nil
-	}
-	return out
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"bench/internal/record/results"
-	"bench/providers"
+	"bench/internal/record/secrets"
 )
 
 // scrubKey is a made-up key; escaped is the same key as JSON \u escapes,
@@ -129,7 +129,7 @@ func walk(v any, path string, fn func(path, s string)) {
 func TestScrubCoversRecord(t *testing.T) {
 	var rec results.Record
 	fill(t, reflect.ValueOf(&rec).Elem(), "")
-	rec.Scrub(providers.NewSecrets(scrubKey))
+	rec.Scrub(secrets.New(scrubKey))
 	line, err := json.Marshal(&rec)
 	if err != nil {
 		t.Fatalf("the scrubbed record does not encode: %v", err)
@@ -174,7 +174,7 @@ func TestScrubKeepsCleanRecord(t *testing.T) {
 	rec := results.Record{RawOutput: "fine", FinishReason: "stop",
 		ToolCallDetails: []results.ToolCall{{Name: "f", Arguments: args, Source: results.SourceNative}},
 		ProviderMetrics: map[string]any{"status": "completed", "n": 3}}
-	rec.Scrub(providers.NewSecrets(scrubKey))
+	rec.Scrub(secrets.New(scrubKey))
 	if got := string(rec.ToolCallDetails[0].Arguments); got != string(args) {
 		t.Errorf("arguments re-encoded without need: %s", got)
 	}

@@ -119,9 +119,10 @@ func MarshalJSON(v any) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// ReadJSON decodes the JSON file at path into v, naming the file in errors.
+// ReadJSON decodes the JSON file at path into v, naming the file in
+// errors; the file is read as ReadFile reads it.
 func ReadJSON(path string, v any) error {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return err
 	}

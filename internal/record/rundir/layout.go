@@ -1,7 +1,8 @@
 // Package rundir is the run directory's business: its layout (every file
 // name, declared once in Layout), creating, refusing, resuming and locking
-// it, run.json, the structured resource files, and atomic writes of every
-// JSON file.
+// it, run.json, the structured resource files, atomic writes of every
+// JSON file, and the one bounded, non-following open every reader of a
+// run directory reads its files with (Open, ReadFile).
 //
 // Every package that reads or writes a run directory takes the names from
 // here, so report, compare and merge read run directories without
@@ -9,8 +10,8 @@
 // copy and what to rebuild instead of keeping a list of its own.
 //
 // Layer: the record (the run directory: below the run's outputs and the verdicts, which
-// read and write run directories through it); it imports nothing of bench
-// but results.
+// read and write run directories through it); it imports no bench
+// package.
 package rundir
 
 import (

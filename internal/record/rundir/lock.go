@@ -123,3 +123,75 @@ func cleanTemp(dir string) {
 		return nil
 	})
 }
+
+// Shared is a shared lock on a run directory a command reads whole and
+// must not see change under it (bench rescore's source); Close releases
+// it.
+type Shared struct{ f *os.File }
+
+// Close releases the lock.
+func (s *Shared) Close() error {
+	if s == nil || s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	s.f = nil
+	return err
+}
+
+// Share takes a shared, non-blocking flock(2) on dir/.lock: a run writing
+// dir (bench run, its --resume) holds the exclusive one, so Share fails
+// with ErrLocked (naming the holder's pid) while one does, and a run
+// started while the share is held refuses to start, as two runs do. Any
+// number of readers share it. The lock file is opened as lock opens it
+// (no symlink, nothing but a plain file, no wait on a FIFO); one that is
+// not there is created, empty but for this process's pid. A directory
+// this process cannot write and that has no lock file is not locked: no
+// bench process writes it either, as every one takes its lock first.
+func Share(dir string) (*Shared, error) {
+	path := Path(dir, LockFile)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	created := false
+	if errors.Is(err, fs.ErrNotExist) {
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+		switch {
+		case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS):
+			return &Shared{}, nil
+		case errors.Is(err, fs.ErrExist):
+			// Another process made it in between: open that one.
+			f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+		default:
+			created = err == nil
+		}
+	}
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("lock %s: %s is a symbolic link; bench does not follow it (remove it if the directory is yours)", dir, LockFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %s is not a plain file (a device or a pipe); remove it if the directory is yours", dir, LockFile)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		holder := ""
+		if pid, ok := readPid(f); ok {
+			holder = fmt.Sprintf(" (pid %d)", pid)
+		}
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%s is %w%s, a run writing it; wait for it to finish or stop it", dir, ErrLocked, holder)
+		}
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	if created {
+		f.WriteAt([]byte(fmt.Sprintf("%-*d\n", pidWidth, os.Getpid())), 0)
+	}
+	return &Shared{f: f}, nil
+}

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"bench/internal/record/results"
 )
 
 // A .lock planted by someone who can write the run directory (a shared
@@ -147,27 +145,5 @@ func TestLockCleansTemporaryFiles(t *testing.T) {
 	c.Close()
 	if _, err := os.Lstat(filepath.Join(dir, "compare/.junit.xml.77.tmp")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the next compare left compare/.junit.xml.77.tmp (%v)", err)
-	}
-}
-
-// results.jsonl is appended to and, on resume, cut back to its last whole
-// line: neither is done through a symlink planted in its place.
-func TestResultsNotFollowed(t *testing.T) {
-	parent := t.TempDir()
-	dir := filepath.Join(parent, "run")
-	os.Mkdir(dir, 0o755)
-	target := filepath.Join(parent, "precious")
-	os.WriteFile(target, []byte("whole line\nhalf a line"), 0o644)
-	os.Symlink(target, Path(dir, ResultsFile))
-	if d, _, err := Resume(dir); err == nil {
-		d.Close()
-		t.Error("resume followed a results.jsonl symlink")
-	}
-	if w, err := results.Create(Path(dir, ResultsFile)); err == nil {
-		w.Close()
-		t.Error("the writer opened a results.jsonl symlink")
-	}
-	if b, _ := os.ReadFile(target); string(b) != "whole line\nhalf a line" {
-		t.Errorf("the target became %q", b)
 	}
 }

@@ -73,10 +73,10 @@ type Peak struct {
 // else's figures.
 func ReadSuite(runDir, provider, model string, thinking *string) (*SuiteRecord, error) {
 	path := Path(runDir, ResourceFiles(provider, model, thinking).JSON)
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		path = filepath.Join(runDir, legacyFileBase(provider, model, thinking)+".json")
-		data, err = os.ReadFile(path)
+		data, err = ReadFile(path)
 	}
 	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENAMETOOLONG) {
 		return nil, nil

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
-
-	"bench/internal/record/results"
 )
 
 // ErrExists is returned by Create for a directory that already holds a run.
@@ -102,7 +100,7 @@ func Resume(path string) (d *Dir, dropped int64, err error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	dropped, err = results.TrimPartialLine(d.File(ResultsFile))
+	dropped, err = TrimPartialLine(d.File(ResultsFile))
 	if err != nil {
 		d.Close()
 		return nil, 0, err
@@ -168,6 +166,16 @@ type RunInfo struct {
 	// Baseline is the run directory bench run --baseline judged this run
 	// against (its result in CompareDir), as given; "" when not gated.
 	Baseline string `json:"baseline,omitempty"`
+	// SecretEnv names the environment variables whose values the run
+	// scrubbed as secrets (names only, never a value): every later reader
+	// of the directory (report, merge, compare, history, rescore) scrubs
+	// what it reads with the same variables' values in its own
+	// environment (secrets.OfRun).
+	SecretEnv []string `json:"secret_env,omitempty"`
+	// ProviderSecretEnv names, by provider entry, the variables whose
+	// values were secrets of that entry's records only: the credentials
+	// a CLI's process inherits from bench's environment.
+	ProviderSecretEnv map[string][]string `json:"provider_secret_env,omitempty"`
 }
 
 // RescoreSource says which run a rescored run directory was judged again

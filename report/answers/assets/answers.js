@@ -10,7 +10,7 @@
 	const S = D.strings;
 	// The fields of a packed cell (answers.Cell).
 	const G = 0, P = 1, R = 2, LINE = 3, ST = 4, V = 5, TXT = 6, TB = 7, KB = 8, RSN = 9, VIOL = 10, ERR = 11,
-		TTFT = 12, E2E = 13, OUT = 14, COST = 15, CALLS = 16, TURNS = 17;
+		TTFT = 12, E2E = 13, OUT = 14, COST = 15, CALLS = 16, TURNS = 17, RED = 18;
 	const FLAGS = [[1, "error", "error result"], [2, "unknown", "unknown tool"], [4, "wrong", "wrong arguments"],
 		[8, "unanswered", "unanswered"], [16, "failfirst", "scripted first failure"], [32, "unsafe", "unsafe action"],
 		[64, "schema", "arguments fail the tool's schema"]];
@@ -205,6 +205,9 @@
 			textBlock(box, str(c[TXT]), c[TB], c[KB], c[LINE], "answer");
 		} else if (!c[TURNS]) {
 			box.appendChild(node("p", "empty", c[TB] > 0 ? "answer left out: the page's budget was reached (" + D.source + " line " + c[LINE] + ")" : "no answer text"));
+		}
+		if (c[RED]) {
+			box.appendChild(node("div", "cut redacted", "bench replaced a secret in this answer with [redacted] before the checks read it (raw_output_redacted)"));
 		}
 		if (c[RSN] >= 0) {
 			const det = node("details", "reasoning");

@@ -35,6 +35,7 @@ import (
 	"bench/config"
 	"bench/internal/record/results"
 	"bench/internal/record/rundir"
+	"bench/internal/record/secrets"
 	"bench/prompts"
 	"bench/providers"
 	"bench/report"
@@ -87,11 +88,20 @@ func refuse(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(f
 func IsRefusal(err error) bool {
 	var e *Error
 	var ye *config.Error
-	return errors.As(err, &e) || errors.As(err, &ye)
+	return errors.As(err, &e) || errors.As(err, &ye) || errors.Is(err, rundir.ErrNotRegular) || errors.Is(err, rundir.ErrTooLarge)
 }
 
-// Run rescores o.Run into o.Out. A directory it created is removed again
-// when it fails.
+// Run rescores o.Run into o.Out.
+//
+// The source is held under a shared lock (rundir.Share) from start to
+// end: a rescore of a run that a bench run or its --resume is writing is
+// refused, and a --resume started while a rescore reads the run refuses
+// to start, so a rescore never copies half of a run. The new directory
+// is written under a temporary name beside o.Out (.NAME.rescore-*.tmp,
+// locked while it is written: rundir.CreateTemp, as bench merge writes)
+// and renamed to o.Out once whole, reports included: a rescore that
+// fails, is interrupted or killed (kill -9 included) leaves no o.Out
+// behind, and the next rescore into o.Out removes what a killed one left.
 func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -113,21 +123,31 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if out == src || strings.HasPrefix(out, src+string(filepath.Separator)) {
 		return nil, refuse("--out %s is the run being rescored, or inside it; give a new directory", o.Out)
 	}
+	shared, err := rundir.Share(o.Run)
+	if err != nil {
+		if errors.Is(err, rundir.ErrLocked) {
+			return nil, refuse("%v: bench rescore reads a run only once nothing writes it (rescore it after its run or --resume has ended)", err)
+		}
+		return nil, &Error{Msg: err.Error()}
+	}
+	defer shared.Close()
+	if err := checkOut(o.Out, out); err != nil {
+		return nil, err
+	}
 	s, err := load(o)
 	if err != nil {
 		return nil, err
 	}
-	_, statErr := os.Stat(out)
-	dir, err := rundir.Create(filepath.Dir(out), filepath.Base(out), false)
+	dir, removed, err := rundir.CreateTemp(out, "rescore")
+	for _, p := range removed {
+		fmt.Fprintf(o.Log, "bench: removed %s, left by a bench rescore into %s that did not finish\n", p, o.Out)
+	}
 	if err != nil {
-		if errors.Is(err, rundir.ErrExists) || errors.Is(err, rundir.ErrLocked) {
-			return nil, &Error{Msg: err.Error()}
-		}
 		return nil, err
 	}
 	defer func() {
 		dir.Close()
-		if err != nil && errors.Is(statErr, fs.ErrNotExist) {
+		if err != nil {
 			os.RemoveAll(dir.Path)
 		}
 	}()
@@ -149,7 +169,40 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := dir.Place(out); errors.Is(err, rundir.ErrNotEmpty) {
+		return nil, refuse("--out %s was filled while bench rescore wrote the new run; give bench rescore a new directory with --out", o.Out)
+	} else if err != nil {
+		return nil, err
+	}
 	return &Result{Dir: dir.Path, Info: info, Summary: sum, Records: s.n, Moved: s.moved, Judged: s.judged, CheckErrors: s.checkErrs}, nil
+}
+
+// checkOut refuses an --out that holds anything: the new run is renamed
+// into place whole (see Run), which only a missing or empty directory
+// takes. shown is --out as given, for the message.
+func checkOut(shown, out string) error {
+	st, err := os.Lstat(out)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return refuse("--out %s is a file, not a directory; give a new directory", shown)
+	}
+	ents, err := os.ReadDir(out)
+	if err != nil {
+		return err
+	}
+	if len(ents) == 0 {
+		return nil
+	}
+	what := "is not empty"
+	if _, err := os.Lstat(rundir.Path(out, rundir.ResultsFile)); err == nil {
+		what = "already holds a run"
+	}
+	return refuse("--out %s %s; give bench rescore a new directory with --out, or remove %s first", shown, what, shown)
 }
 
 // state is one rescore in progress.
@@ -163,6 +216,13 @@ type state struct {
 	g    *grader.Grader
 	dir  *rundir.Dir
 	info *rundir.RunInfo // the source's run.json, nil when it has none
+	// secrets are the run's, as bench run's are (providers.RunSecrets of
+	// the config with today's prompts and judges) and what the source's
+	// run.json names (secrets.SpecOfRun); scope is them compiled: every
+	// record is scrubbed with its entry's as it is read, before its
+	// checks, and after (runner.Rescore, runner.Bound).
+	secrets secrets.RunSpec
+	scope   secrets.Scope
 
 	n, moved, judged, checkErrs int
 	statuses                    map[string]int
@@ -207,6 +267,9 @@ func load(o Options) (*state, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	s.secrets = providers.RunSecrets(cfg)
+	s.secrets.Add(secrets.SpecOfRun(o.Run))
+	s.scope = s.secrets.Compile(nil)
 	provs := map[string]providers.Provider{}
 	if !o.NoJudge {
 		for _, name := range cfg.JudgeNames() {
@@ -218,7 +281,7 @@ func load(o Options) (*state, error) {
 				if len(p.Unsaved) > 0 {
 					return nil, refuse("providers: %s judges, and the run's config.json does not hold all its values; give the config that started the run with --config", name)
 				}
-				pv, err := providers.New(p)
+				pv, err := providers.NewWith(p, s.scope.For(p.Name))
 				if err != nil {
 					return nil, refuse("providers: %s: %v", name, err)
 				}
@@ -227,7 +290,7 @@ func load(o Options) (*state, error) {
 		}
 	}
 	s.g = grader.New(grader.Options{Judges: provs, Concurrency: cfg.Run.JudgeConcurrency,
-		Timeout: time.Duration(cfg.Run.Timeout), NoJudge: o.NoJudge})
+		Timeout: time.Duration(cfg.Run.Timeout), NoJudge: o.NoJudge, Secrets: s.scope})
 	return s, nil
 }
 
@@ -388,17 +451,19 @@ func (s *state) window() int { return max(64, 8*s.cfg.Run.JudgeConcurrency) }
 // records rescores results.jsonl into the new directory, in its order,
 // and rebuilds the work traces from the new records.
 func (s *state) records(ctx context.Context) error {
-	in, err := os.Open(rundir.Path(s.src, rundir.ResultsFile))
+	in, err := rundir.Open(rundir.Path(s.src, rundir.ResultsFile), 0)
 	if err != nil {
-		return err
+		return &Error{Msg: err.Error()}
 	}
 	defer in.Close()
+	in.WithContext(ctx)
 	w, err := results.Create(s.dir.File(rundir.ResultsFile))
 	if err != nil {
 		return err
 	}
 	traces := runner.NewWorkTraces(s.dir.File(rundir.ForsyDir), s.cfg.PromptSet, s.o.Version)
 	rd := results.NewReader(in)
+	rd.Scope = s.scope
 	var batch []*results.Record
 	flush := func() error {
 		s.grade(ctx, batch)
@@ -425,6 +490,9 @@ func (s *state) records(ctx context.Context) error {
 		}
 		if err != nil {
 			w.Close()
+			if ctx.Err() != nil {
+				return fmt.Errorf("interrupted: %w", ctx.Err())
+			}
 			return err
 		}
 		batch = append(batch, rec)
@@ -472,14 +540,15 @@ func (s *state) grade(ctx context.Context, batch []*results.Record) {
 			fmt.Fprintf(s.o.Log, "bench: warning: %s/%s %s: prompt %s is not in the run's config.json; kept as recorded\n", rec.Provider, rec.Model, rec.PromptID, rec.PromptID)
 			continue
 		}
-		runner.Rescore(rec, p, s.cfg)
+		sec := s.scope.For(rec.Provider)
+		runner.Rescore(rec, p, s.cfg, sec)
 		if grader.Needs(p, rec) {
 			s.judged++
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				s.g.Grade(ctx, p, rec, "")
-				runner.Bound(rec, s.cfg)
+				runner.Bound(rec, s.cfg, sec)
 			}()
 		} else {
 			rec.Judge = nil
@@ -526,7 +595,10 @@ func (s *state) copyKept() error {
 	return nil
 }
 
-// copyTree copies a file, or a folder and everything in it.
+// copyTree copies a file, or a folder and everything in it, each file
+// opened as every run directory's file is (rundir.Open: a symlink, a
+// FIFO or a device is refused, naming it; at most MaxFileBytes) and
+// streamed.
 func copyTree(dst, src string) error {
 	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -540,14 +612,20 @@ func copyTree(dst, src string) error {
 		if d.IsDir() {
 			return os.MkdirAll(to, 0o755)
 		}
-		if !d.Type().IsRegular() {
-			return nil
+		in, err := rundir.Open(path, rundir.MaxFileBytes)
+		if err != nil {
+			return &Error{Msg: err.Error()}
 		}
-		data, err := os.ReadFile(path)
+		defer in.Close()
+		out, err := rundir.CreateAtomic(to)
 		if err != nil {
 			return err
 		}
-		return rundir.WriteFile(to, data)
+		if _, err := io.Copy(out, in); err != nil {
+			out.Abort()
+			return err
+		}
+		return out.Commit()
 	})
 }
 
@@ -578,6 +656,7 @@ func (s *state) writeRunInfo() (*rundir.RunInfo, error) {
 		srcID = s.info.RunID
 	}
 	info.RunID = s.dir.ID
+	info.SecretEnv, info.ProviderSecretEnv = s.secrets.Names()
 	info.CellsRecorded = s.n
 	info.ByStatus = s.statuses
 	prompts := slices.Clone(s.o.Prompts)

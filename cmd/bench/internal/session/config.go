@@ -12,6 +12,7 @@ import (
 	"bench/config"
 	"bench/internal/exitcode"
 	"bench/internal/record/rundir"
+	"bench/internal/record/secrets"
 	"bench/prompts"
 	"bench/providers"
 )
@@ -19,7 +20,7 @@ import (
 // setup loads the config with the options merged in, once, and builds the
 // providers. A
 // nil config means the command ends with the returned code.
-func setup(o *Options, stderr io.Writer) (*config.Config, map[string]providers.Provider, int) {
+func setup(o *Options, stderr io.Writer) (*config.Config, *built, int) {
 	cfg, err := config.LoadWith(o.Config, providers.Kinds, &o.Overrides)
 	if errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintln(stderr, noConfig(o))
@@ -37,19 +38,23 @@ func setup(o *Options, stderr io.Writer) (*config.Config, map[string]providers.P
 	return cfg, provs, exitcode.OK
 }
 
-// newProviders builds each provider entry's provider, by name; where
-// names an entry in an error (its file and line).
-func newProviders(cfg *config.Config, where func(p *config.Provider) string) (map[string]providers.Provider, error) {
-	provs := map[string]providers.Provider{}
-	for i := range cfg.Providers {
-		p := &cfg.Providers[i]
-		pv, err := providers.New(p)
-		if err != nil {
-			return nil, fmt.Errorf("%s: providers: %s: %w", where(p), p.Name, err)
-		}
-		provs[p.Name] = pv
+// built is a config's providers, by entry name, and the run's secrets
+// they scrub with: spec's names go to run.json, scope is what the
+// checks' output is cleaned with (providers.NewAll).
+type built struct {
+	provs map[string]providers.Provider
+	spec  secrets.RunSpec
+	scope secrets.Scope
+}
+
+// newProviders builds each provider entry's provider with the run's
+// secrets; where names an entry in an error (its file and line).
+func newProviders(cfg *config.Config, where func(p *config.Provider) string) (*built, error) {
+	provs, spec, scope, err := providers.NewAll(cfg, where)
+	if err != nil {
+		return nil, err
 	}
-	return provs, nil
+	return &built{provs: provs, spec: spec, scope: scope}, nil
 }
 
 // resumeConfig replaces the config built from bench.yaml and the options
@@ -59,7 +64,7 @@ func newProviders(cfg *config.Config, where func(p *config.Provider) string) (ma
 // --concurrency, --max-cost, --quiet and --allow-unavailable may differ. bench.yaml is
 // still read, to find the run directory and for the values config.json
 // never holds (a CLI's env).
-func resumeConfig(cur *config.Config, o *Options, stderr io.Writer) (*config.Config, map[string]providers.Provider, int) {
+func resumeConfig(cur *config.Config, o *Options, stderr io.Writer) (*config.Config, *built, int) {
 	if !cur.Run.IDChosen {
 		fmt.Fprintln(stderr, "bench run: --resume needs the run to continue: give its --run-id")
 		return nil, nil, exitcode.Usage

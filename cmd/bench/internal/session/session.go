@@ -39,6 +39,9 @@ type session struct {
 	stdout, stderr io.Writer
 	cfg            *config.Config
 	provs          map[string]providers.Provider
+	// secrets are the run's (providers.NewAll): names for run.json, the
+	// scope for the checks' output.
+	secrets *built
 	// shard is which shard of a sharded run this is, nil when not sharded.
 	shard *rundir.Shard
 	// providers have cells in this run's plan (exit 4 is decided on them).
@@ -57,7 +60,7 @@ type session struct {
 // (package exitcode) after printing what the user needs on stdout and
 // stderr.
 func Run(o Options, stdout, stderr io.Writer) int {
-	cfg, provs, code := load(&o, stderr)
+	cfg, b, code := load(&o, stderr)
 	if cfg == nil {
 		return code
 	}
@@ -93,17 +96,17 @@ func Run(o Options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench run: %s\n", why)
 		return exitcode.Usage
 	}
-	s := &session{o: &o, stdout: stdout, stderr: stderr, cfg: cfg, provs: provs, shard: shard, providers: planned(pl), plan: pl}
+	s := &session{o: &o, stdout: stdout, stderr: stderr, cfg: cfg, provs: b.provs, secrets: b, shard: shard, providers: planned(pl), plan: pl}
 	return s.run(pl)
 }
 
 // load is the config the run runs: bench.yaml with the options over it,
 // or, resuming, the run's own as its config.json has it. A nil config
 // means the command ends with the returned code.
-func load(o *Options, stderr io.Writer) (*config.Config, map[string]providers.Provider, int) {
-	cfg, provs, code := setup(o, stderr)
+func load(o *Options, stderr io.Writer) (*config.Config, *built, int) {
+	cfg, b, code := setup(o, stderr)
 	if cfg == nil || !o.Resume {
-		return cfg, provs, code
+		return cfg, b, code
 	}
 	// A shard's directory resumes only as the same shard.
 	if err := checkResumeShard(cfg.RunDir(), o.shard()); err != nil {
@@ -181,7 +184,7 @@ func (s *session) sweep(pl *plan.Plan, resumed int) int {
 		fmt.Fprintf(s.stdout, "bench: budget %s (run.max_cost_usd): %s spent, the cells to run projected at %s\n",
 			usd(*b), usd(s.tally.spentUSD()), usd(plan.NewProjector(s.cfg).Plan(pl).USD))
 	}
-	out, runErr := runner.Run(s.sig.ctx, runner.Options{Config: s.cfg, Plan: pl, Providers: s.provs,
+	out, runErr := runner.Run(s.sig.ctx, runner.Options{Config: s.cfg, Plan: pl, Providers: s.provs, Secrets: s.secrets.scope,
 		Outputs: outs, Drain: s.sig.drain, Log: s.log, Recorded: s.tally.recordedSearch(), Budget: runBudget(s.cfg, s.tally.spentUSD())})
 	if out != nil {
 		if err := s.writeRunInfo(out, resumed); err != nil && runErr == nil {
@@ -202,10 +205,11 @@ func (s *session) writeRunInfo(out *runner.Outcome, resumed int) error {
 	s.tally.mu.Lock()
 	cells := s.tally.cells
 	s.tally.mu.Unlock()
+	all, own := s.secrets.spec.Names()
 	return s.dir.WriteRunInfo(&rundir.RunInfo{RunID: s.cfg.Run.ID, BenchVersion: version.String(),
 		StartedAt: out.StartedAt.UTC(), EndedAt: out.EndedAt.UTC(), EndReason: out.EndReason,
 		CellsPlanned: out.Planned + resumed, CellsRecorded: cells, ByStatus: s.tally.statuses(), Resumed: resumed, Shard: s.shard,
-		Baseline: s.o.Baseline})
+		Baseline: s.o.Baseline, SecretEnv: all, ProviderSecretEnv: own})
 }
 
 // finish prints the table (or what to start when nothing was reached) and

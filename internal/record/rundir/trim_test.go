@@ -1,4 +1,4 @@
-package results
+package rundir
 
 import (
 	"encoding/json"
