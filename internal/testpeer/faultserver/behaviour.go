@@ -32,6 +32,7 @@ const (
 	EchoKeyLongFrame   = "echo_key_long_frame"
 	EchoKeyFinish      = "echo_key_finish"
 	EchoKeyArgs        = "echo_key_args"
+	EchoKeyEncoded     = "echo_key_encoded"
 	Hostile            = "hostile"
 	httpPrefix         = "http"
 	latestTag          = ":latest"
@@ -75,6 +76,7 @@ var behaviours = map[string]param{
 	EchoKeyLongFrame: required,
 	EchoKeyFinish:    noParam,
 	EchoKeyArgs:      noParam,
+	EchoKeyEncoded:   required,
 	Hostile:          noParam,
 }
 
@@ -124,6 +126,8 @@ func parseBehaviour(model string) (behaviour, error) {
 		return b, fmt.Errorf("model %q: %s needs a count, e.g. %s:1000", model, name, name)
 	case strings.HasPrefix(name, EchoKeyLong) && b.n > maxEchoOffset:
 		return b, fmt.Errorf("model %q: the key's offset is at most %d", model, maxEchoOffset)
+	case name == EchoKeyEncoded && b.n >= len(EncodedForms):
+		return b, fmt.Errorf("model %q: there are %d encoded forms (0 to %d)", model, len(EncodedForms), len(EncodedForms)-1)
 	}
 	return b, nil
 }

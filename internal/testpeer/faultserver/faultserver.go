@@ -84,6 +84,12 @@
 //	echo_key_args         a tool call whose arguments are {"data":"KEY"} with
 //	                      every character of the key \u-escaped (a JSON
 //	                      parser reads the key back)
+//	echo_key_encoded:N    the ok answer with a delta that holds the key in
+//	                      the encoding EncodedForms[N] names (base64 of a
+//	                      blob the key sits in at each alignment, std and
+//	                      URL, padded or not; hex in both cases; URL
+//	                      encoding), wrapped in JSON as a credential
+//	                      file's would be
 //	hostile               500 whose message is HostileText: a newline and a
 //	                      GitHub Actions command, terminal escapes (clear
 //	                      screen, window title, OSC 52 clipboard, bell) and

@@ -431,6 +431,8 @@ func (p *player) playStream() {
 		_ = p.open() && p.text(a[0], "The key you sent is "+k[:h], k[h:]+". ", a[1], a[2])
 	case EchoKeyLongFrame:
 		_ = p.open() && p.text(p.longEcho(p.beh.n))
+	case EchoKeyEncoded:
+		_ = p.open() && p.text(a[0], "The key you sent, encoded: "+Encode(p.beh.n, p.echoed())+". ", a[1], a[2])
 	case EchoKeyFinish:
 		p.d.setFinish(p.echoed())
 		_ = p.open() && p.text(a...)
