@@ -44,30 +44,43 @@ func lock(dir string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
+	st, err := flockFile(f, dir, syscall.LOCK_EX)
+	if err != nil {
+		return nil, err
+	}
+	if _, isPid := readPid(f); created || isPid || st.Size == 0 {
+		f.WriteAt([]byte(fmt.Sprintf("%-*d\n", pidWidth, os.Getpid())), 0)
+	}
+	return f, nil
+}
+
+// flockFile takes how (LOCK_EX, LOCK_SH) on f, dir's open lock file,
+// without waiting, once f is known to be a plain file of its own (a
+// device, a pipe or a hard link is refused: an exclusive holder writes
+// it). f is closed when it fails: ErrLocked, with the holder's pid, when
+// another process holds the lock.
+func flockFile(f *os.File, dir string, how int) (syscall.Stat_t, error) {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", dir, err)
+		return st, fmt.Errorf("lock %s: %w", dir, err)
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Nlink != 1 {
 		f.Close()
-		return nil, fmt.Errorf("lock %s: %s is not a plain file of its own (a device, pipe or hard link); remove it if the directory is yours", dir, LockFile)
+		return st, fmt.Errorf("lock %s: %s is not a plain file of its own (a device, pipe or hard link); remove it if the directory is yours", dir, LockFile)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB); err != nil {
 		holder := ""
 		if pid, ok := readPid(f); ok {
 			holder = fmt.Sprintf(" (pid %d)", pid)
 		}
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%s is %w%s; wait for it to finish or stop it", dir, ErrLocked, holder)
+			return st, fmt.Errorf("%s is %w%s; wait for it to finish or stop it", dir, ErrLocked, holder)
 		}
-		return nil, fmt.Errorf("lock %s: %w", dir, err)
+		return st, fmt.Errorf("lock %s: %w", dir, err)
 	}
-	if _, isPid := readPid(f); created || isPid || st.Size == 0 {
-		f.WriteAt([]byte(fmt.Sprintf("%-*d\n", pidWidth, os.Getpid())), 0)
-	}
-	return f, nil
+	return st, nil
 }
 
 // readPid reads a lock file that holds only a pid (as lock writes it, or
@@ -170,25 +183,8 @@ func Share(dir string) (*Shared, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", dir, err)
-	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %s is not a plain file (a device or a pipe); remove it if the directory is yours", dir, LockFile)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
-		holder := ""
-		if pid, ok := readPid(f); ok {
-			holder = fmt.Sprintf(" (pid %d)", pid)
-		}
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%s is %w%s, a run writing it; wait for it to finish or stop it", dir, ErrLocked, holder)
-		}
-		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	if _, err := flockFile(f, dir, syscall.LOCK_SH); err != nil {
+		return nil, err
 	}
 	if created {
 		f.WriteAt([]byte(fmt.Sprintf("%-*d\n", pidWidth, os.Getpid())), 0)
