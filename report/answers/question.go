@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 
@@ -39,7 +38,7 @@ type promptDef struct {
 // answers are results.jsonl's and stand without it.
 func (b *Builder) Questions(dir string) {
 	path := rundir.Path(dir, rundir.ConfigFile)
-	data, err := os.ReadFile(path)
+	data, err := rundir.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		b.page.NoQuestions = "the run directory has no " + rundir.ConfigFile + ", which holds the prompts"
 		return

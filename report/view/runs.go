@@ -233,19 +233,16 @@ const maxSideFile = 64 << 20
 
 // readJSON reads a side file into v: false when it is absent.
 func readJSON(path string, v any) (bool, error) {
-	f, err := os.Open(path)
+	f, err := rundir.Open(path, maxSideFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	} else if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxSideFile+1))
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return false, err
-	}
-	if len(data) > maxSideFile {
-		return false, fmt.Errorf("%s: larger than %d MiB", filepath.Base(path), maxSideFile>>20)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return false, fmt.Errorf("%s: %v", filepath.Base(path), err)
@@ -423,7 +420,7 @@ func describeSummary(dir string, r *Run) (bool, error) {
 // countLines counts the complete lines of a file (0 when it cannot be
 // read).
 func countLines(path string) int {
-	f, err := os.Open(path)
+	f, err := rundir.Open(path, 0)
 	if err != nil {
 		return 0
 	}

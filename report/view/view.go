@@ -42,6 +42,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"bench/internal/record/rundir"
@@ -364,7 +365,10 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 }
 
 // file serves a file of a run directory as it is on disk, through an
-// os.Root of it: a path out of the directory (.., a symlink) is refused.
+// os.Root of it: a path out of the directory (.., a symlink) is refused,
+// and the open never waits (O_NONBLOCK: a FIFO with no writer is refused
+// as not a plain file, as rundir.Open refuses it, instead of hanging the
+// request).
 func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	run := s.find(r.PathValue("id"))
 	if run == nil {
@@ -381,7 +385,7 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer root.Close()
-	f, err := root.Open(filepath.FromSlash(name))
+	f, err := root.OpenFile(filepath.FromSlash(name), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		http.Error(w, fmt.Sprintf("bench view: %s: %v", name, refusal(err)), http.StatusNotFound)
 		return
