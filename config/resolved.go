@@ -129,16 +129,24 @@ func takeUnsaved(doc *yaml.Node, kinds Kinds) []map[string]json.RawMessage {
 
 // jsonOnly says whether key is a json name of a field of the options
 // struct that has no YAML key (written to config.json, never read from
-// bench.yaml).
+// bench.yaml), its inline structs' fields included (the hosted kinds'
+// headers: header_names).
 func jsonOnly(opts any, key string) bool {
 	t := reflect.TypeOf(opts)
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	return jsonOnlyIn(t, key)
+}
+
+func jsonOnlyIn(t reflect.Type, key string) bool {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == key && f.Tag.Get("yaml") == "-" {
+			return true
+		}
+		if f.Anonymous && f.Type.Kind() == reflect.Struct && name == "" && jsonOnlyIn(f.Type, key) {
 			return true
 		}
 	}

@@ -71,6 +71,10 @@ providers:
     allowed_tools: [Bash, Read]
     permission_mode: default
     models: [sonnet]
+  - type: anthropic
+    api_key_env: MY_KEY
+    headers: {X-Gateway-Token: "${SOME_TOKEN}", anthropic-beta: tools}
+    models: [claude]
 prompts:
   files: [tasks.yaml]
 `
@@ -104,6 +108,11 @@ func TestLoadResolvedRoundTrip(t *testing.T) {
 	cli := got.Providers[3]
 	if string(cli.Unsaved["env_keys"]) != `["ANTHROPIC_AUTH_TOKEN","HOME"]` {
 		t.Fatalf("unsaved %v", cli.Unsaved)
+	}
+	// The headers' values are never saved either (an inline struct's
+	// field: header_names was an unknown field once).
+	if h := got.Providers[4].Unsaved; string(h["header_names"]) != `["X-Gateway-Token","anthropic-beta"]` {
+		t.Fatalf("unsaved %v", h)
 	}
 	if err := got.Restore(orig); err != nil {
 		t.Fatal(err)
