@@ -150,11 +150,13 @@ func secretPrompts(script string) string {
 func TestSecretMatrixEveryCommand(t *testing.T) {
 	s := faultserver.Start(t)
 	col := otelcoltest.Start(t)
-	key := specialKey()
+	// key is the entries' api_key_env; token a header's ${VAR}, which the
+	// readers know of from run.json's secret_env alone.
+	key, token := specialKey(), specialKey()
 	work := t.TempDir()
 	stdinDir := filepath.Join(t.TempDir(), "stdin")
 	os.MkdirAll(stdinDir, 0o755)
-	env := []string{"BENCH_SECRET_KEY=" + key, "STDIN_DIR=" + stdinDir,
+	env := []string{"BENCH_SECRET_KEY=" + key, "BENCH_GATEWAY_TOKEN=" + token, "STDIN_DIR=" + stdinDir,
 		"OTEL_EXPORTER_OTLP_ENDPOINT=" + col.HTTPEndpoint(), "OTEL_EXPORTER_OTLP_PROTOCOL=http/json"}
 
 	var models []string
@@ -162,6 +164,14 @@ func TestSecretMatrixEveryCommand(t *testing.T) {
 		models = append(models, fmt.Sprintf("%s:%d", faultserver.EchoKeyEncoded, n))
 	}
 	models = append(models, faultserver.EchoKeyFrame, faultserver.EchoKey, faultserver.EchoKeyArgs)
+	// The hosted kinds read each protocol's own frames; the scrub after
+	// them is the records', the same for every kind: a few of the forms
+	// (one base64, hex, URL encoding) are enough for them, on a busy
+	// machine.
+	hosted := []string{faultserver.EchoKeyFrame, faultserver.EchoKey, faultserver.EchoKeyArgs}
+	for _, n := range []int{0, 13, 15} {
+		hosted = append(hosted, fmt.Sprintf("%s:%d", faultserver.EchoKeyEncoded, n))
+	}
 	s.AddModels(models...)
 	script := filepath.Join(work, "check.sh")
 	os.WriteFile(script, []byte(checkScript), 0o755)
@@ -181,6 +191,22 @@ providers:
     api_key_env: BENCH_SECRET_KEY
     max_retries: 0
     models: [%[2]s]
+  - type: anthropic
+    base_url: %[1]s/v1
+    api_key_env: BENCH_SECRET_KEY
+    max_retries: 0
+    headers: {X-Gateway-Token: "gw ${BENCH_GATEWAY_TOKEN}"}
+    models: [%[3]s]
+  - type: openai_chat
+    base_url: %[1]s/v1
+    api_key_env: BENCH_SECRET_KEY
+    max_retries: 0
+    models: [%[3]s]
+  - type: gemini
+    base_url: %[1]s/v1beta
+    api_key_env: BENCH_SECRET_KEY
+    max_retries: 0
+    models: [%[3]s]
   - name: judge
     type: ollama_openai
     base_url: %[1]s/v1
@@ -188,7 +214,7 @@ providers:
     max_retries: 0
 prompts:
   files: [prompts.yaml]
-`, s.URL(), strings.Join(models, ", "))
+`, s.URL(), strings.Join(models, ", "), strings.Join(hosted, ", "))
 	os.WriteFile(filepath.Join(work, "bench.yaml"), []byte(cfg), 0o644)
 
 	where := map[string]string{}
@@ -216,9 +242,11 @@ prompts:
 	planted := filepath.Join(work, "old", "planted")
 	copyDir(t, filepath.Join(work, "runs", "a"), planted)
 	plantKey(t, filepath.Join(planted, "results.jsonl"), key)
+	plantKey(t, filepath.Join(planted, "results.jsonl"), token)
 	plantedShard := filepath.Join(work, "old", "shard1")
 	copyDir(t, filepath.Join(work, "shards", "1", "s"), plantedShard)
 	plantKey(t, filepath.Join(plantedShard, "results.jsonl"), key)
+	plantKey(t, filepath.Join(plantedShard, "results.jsonl"), token)
 	cmd("report planted", []int{exitcode.OK}, "report", planted)
 	cmd("compare planted", []int{exitcode.OK, exitcode.Regression}, "compare", "runs/a", planted, "--out", "cmp_planted")
 	cmd("merge planted", []int{exitcode.OK}, "merge", "merged_planted", plantedShard, "shards/2/s")
@@ -235,7 +263,7 @@ prompts:
 	// record's extra, raw_output_redacted).
 	raw, _ := os.ReadFile(filepath.Join(work, "runs", "a", "results.jsonl"))
 	redacted := strings.Count(string(raw), `"raw_output_redacted":true`)
-	if want := 2 * 2 * (len(faultserver.EncodedForms) + 1); redacted < want {
+	if want := 2*2*(len(faultserver.EncodedForms)+1) + 3*2*(3+1); redacted < want {
 		t.Errorf("%d answers marked raw_output_redacted, want at least %d", redacted, want)
 	}
 	if checkErrs == 0 {
@@ -282,7 +310,7 @@ prompts:
 	// The planted files themselves hold the key: that is the input.
 	delete(where, "old/planted/results.jsonl")
 	delete(where, "old/shard1/results.jsonl")
-	leaksDecoded(t, where, key)
+	leaksDecoded(t, where, key, token)
 }
 
 // plantKey writes the key, in every form, into every record's answer,
