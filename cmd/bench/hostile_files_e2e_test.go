@@ -141,7 +141,7 @@ prompts:
 	kinds := []struct {
 		name  string
 		plant func(t *testing.T, path string)
-		some bool // only for the files in sparse
+		some  bool // only for the files in sparse
 	}{
 		{"a FIFO", func(t *testing.T, path string) {
 			if err := syscall.Mkfifo(path, 0o644); err != nil {
