@@ -76,6 +76,13 @@ const (
 	// results.jsonl): the resource sampler writes it, report.html's
 	// timeline reads it.
 	SamplesSuffix = "_samples.jsonl"
+	// ServerSuffix names a suite's server readings, beside its samples:
+	// one ServerSample a line, in time order, appended as the run's
+	// watcher of the suite's model server reads them (its Prometheus
+	// /metrics mapped to common names, Ollama's /api/ps): the resource
+	// recorder writes it, the reports place each reading in its stage by
+	// time.
+	ServerSuffix = "_server.jsonl"
 )
 
 // MergeRule is what bench merge does with a layout entry the shards have.
@@ -159,6 +166,7 @@ var Layout = []Entry{
 	{Name: resourcesPrefix + "*" + beforeSuffix, Writer: "resources.Recorder", Merge: Gather, Rescore: Keep, About: "the suite's before snapshot, for people"},
 	{Name: resourcesPrefix + "*" + afterSuffix, Writer: "resources.Recorder", Merge: Gather, Rescore: Keep, About: "the suite's after snapshot and peaks, for people"},
 	{Name: resourcesPrefix + "*" + SamplesSuffix, Writer: "resources.Recorder", Merge: Gather, Rescore: Keep, About: "the suite's sampler readings, one a line"},
+	{Name: resourcesPrefix + "*" + ServerSuffix, Writer: "resources.Recorder", Merge: Gather, Rescore: Keep, About: "what the suite's model server said of itself (its /metrics, /api/ps), one reading a line"},
 	{Name: SnapshotsDir, Dir: true, Files: SnapshotFiles, Writer: "agentsnap.Writer", Merge: Gather, Rescore: Keep, About: "one agent snapshot a cell"},
 	{Name: TracesDir, Dir: true, Files: TraceFiles, Writer: "traces.Tracer", Merge: Gather, Rescore: Leave, About: "execution traces, one NDJSON file an invocation"},
 	{Name: ForsyDir, Dir: true, Files: WorkTraceFiles, Writer: "runner.WorkTraces", Merge: Gather, Rescore: Rescored, About: "one Forsy work trace an agentic cell"},
@@ -183,14 +191,15 @@ func Path(dir, name string) string { return filepath.Join(dir, name) }
 // SuiteFiles are the names of one suite's resource files.
 type SuiteFiles struct {
 	// JSON is the structured record (SuiteRecord); Before and After the
-	// snapshots for people; Samples the sampler's readings.
-	JSON, Before, After, Samples string
+	// snapshots for people; Samples the sampler's readings; Server the
+	// model server's own readings.
+	JSON, Before, After, Samples, Server string
 }
 
 // ResourceFiles names a suite's resource files (see FileBase).
 func ResourceFiles(provider, model string, thinking *string) SuiteFiles {
 	b := FileBase(provider, model, thinking)
-	return SuiteFiles{JSON: b + resourcesJSON, Before: b + beforeSuffix, After: b + afterSuffix, Samples: b + SamplesSuffix}
+	return SuiteFiles{JSON: b + resourcesJSON, Before: b + beforeSuffix, After: b + afterSuffix, Samples: b + SamplesSuffix, Server: b + ServerSuffix}
 }
 
 // FileBase is the file-name-safe stem of a suite's resource files:
@@ -267,6 +276,12 @@ func safe(s string, max int) string {
 // SamplesOf(path).
 func ResourceRecords(dir string) ([]string, error) {
 	return filepath.Glob(filepath.Join(dir, resourcesPrefix+"*"+resourcesJSON))
+}
+
+// ServerOf is the server readings file beside a suite's structured
+// resource file.
+func ServerOf(jsonPath string) string {
+	return strings.TrimSuffix(jsonPath, resourcesJSON) + ServerSuffix
 }
 
 // SamplesOf is the samples file beside a suite's structured resource file.
