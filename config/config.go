@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -96,6 +98,12 @@ type Provider struct {
 	// Load is the entry's load profile: its own load: block, replacing the
 	// run-wide one whole, or the run-wide one.
 	Load *LoadProfile `yaml:"load" json:"load,omitempty"`
+	// MetricsURL is the server's Prometheus /metrics, scraped every
+	// MetricsInterval during each of the entry's suites (the kind's
+	// default where it knows one: an openai_chat server on this machine;
+	// "off" for none).
+	MetricsURL      string   `yaml:"metrics_url" json:"metrics_url,omitempty"`
+	MetricsInterval Duration `yaml:"metrics_interval" json:"metrics_interval,omitempty"`
 
 	// Options is the kind's options struct (a pointer, as Kind.Options made
 	// it), written into config.json beside the shared keys.
@@ -122,6 +130,68 @@ type Server struct {
 	// configured: a name or a path); "" for a kind that calls a server.
 	// Traces name the CLI's span by its base name.
 	Command string
+	// Metrics is the server's Prometheus endpoint to scrape ("": none),
+	// and MetricsInterval how often: the entry's metrics_url, or the
+	// kind's default (Kind.Resolve sets it; metrics_url wins).
+	Metrics         string
+	MetricsInterval time.Duration
+}
+
+// DefaultMetricsInterval is how often a server's /metrics is scraped
+// (AIPerf's default too): a stage of a few seconds gets tens of readings.
+const DefaultMetricsInterval = 100 * time.Millisecond
+
+// The bounds of metrics_interval.
+const (
+	minMetricsInterval = 10 * time.Millisecond
+	maxMetricsInterval = 10 * time.Second
+)
+
+// resolveMetrics checks metrics_url and metrics_interval and settles
+// the endpoint scraped: the entry's, "off", or the kind's default.
+func (p *Provider) resolveMetrics(problem func(key, msg string)) {
+	p.Server.MetricsInterval = time.Duration(p.MetricsInterval)
+	switch iv := time.Duration(p.MetricsInterval); {
+	case iv == 0:
+		p.Server.MetricsInterval = DefaultMetricsInterval
+	case iv < minMetricsInterval || iv > maxMetricsInterval:
+		problem("metrics_interval", fmt.Sprintf("must be from %s to %s", minMetricsInterval, maxMetricsInterval))
+	}
+	switch u := strings.TrimSpace(p.MetricsURL); u {
+	case "":
+	case "off":
+		p.Server.Metrics = ""
+	default:
+		if msg := checkMetricsURL(u); msg != "" {
+			problem("metrics_url", msg)
+			return
+		}
+		p.Server.Metrics = u
+	}
+}
+
+// LoopbackHost says a URL's host is this machine (localhost, a loopback
+// or unspecified address).
+func LoopbackHost(host string) bool {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+}
+
+// checkMetricsURL says what is wrong with a metrics_url, "" if nothing.
+// A password in it would be written to config.json: credentials go in no
+// URL bench records.
+func checkMetricsURL(s string) string {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return "must be an http:// or https:// URL (the server's /metrics), or off"
+	case u.User != nil:
+		return "must not hold credentials (user:password@): the URL is written to config.json"
+	}
+	return ""
 }
 
 // MarshalJSON writes the entry flat, as it is written in bench.yaml: the
@@ -581,6 +651,9 @@ func (c *Config) validate(v *validator, kinds Kinds) {
 				v.addPath([]any{"providers", i, key}, field(key), msg)
 			})
 		}
+		p.resolveMetrics(func(key, msg string) {
+			v.addPath([]any{"providers", i, key}, field(key), msg)
+		})
 	}
 	c.Traces.validate(v)
 	for i, name := range c.Prompts.Suites {

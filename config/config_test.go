@@ -148,6 +148,12 @@ func TestBadConfigs(t *testing.T) {
 				"bench.yaml:10: prompts.only: unknown prompt id P404"}},
 		{"one round after a type like none", "providers:\n  - type: zzz\n    models: [a]\n    bogus: 1\n    command: claude\n",
 			[]string{"bench.yaml:2: providers[0].type: unknown provider type \"zzz\"", "bench.yaml:4: providers[0].bogus: unknown field \"bogus\""}},
+		{"metrics_url not a URL", "providers:\n  - type: openai_chat\n    models: [a]\n    metrics_url: localhost:8000/metrics\n",
+			[]string{"bench.yaml:4: providers[0].metrics_url: must be an http:// or https:// URL (the server's /metrics), or off"}},
+		{"metrics_url with a password", "providers:\n  - type: openai_chat\n    models: [a]\n    metrics_url: http://u:pw@127.0.0.1:8000/metrics\n",
+			[]string{"bench.yaml:4: providers[0].metrics_url: must not hold credentials"}},
+		{"metrics_interval too short", "providers:\n  - type: openai_chat\n    models: [a]\n    metrics_interval: 1ms\n",
+			[]string{"bench.yaml:4: providers[0].metrics_interval: must be from 10ms to 10s"}},
 		{"one round without a type", "providers:\n  - models: [a]\n    modles: [b]\n",
 			[]string{"bench.yaml:2: providers[0].type: missing", "bench.yaml:3: providers[0].modles: unknown field \"modles\""}},
 	}
@@ -163,6 +169,31 @@ func TestBadConfigs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The metrics endpoint: an openai_chat server on this machine has one
+// beside /v1 by default, a hosted API and Ollama none, metrics_url wins
+// and off turns the default off.
+func TestMetricsURL(t *testing.T) {
+	c, err := config.Parse("bench.yaml", []byte(`providers:
+  - {name: local, type: openai_chat, base_url: "http://127.0.0.1:8000/v1", models: [m]}
+  - {name: hosted, type: openai_chat, api_key_env: K, models: [m]}
+  - {name: ollama, type: ollama_openai, models: [m]}
+  - {name: set, type: ollama_openai, models: [m], metrics_url: "http://127.0.0.1:9/metrics", metrics_interval: 250ms}
+  - {name: off, type: openai_chat, base_url: "http://localhost:8000/v1", models: [m], metrics_url: "off"}
+`), providers.Kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"http://127.0.0.1:8000/metrics", "", "", "http://127.0.0.1:9/metrics", ""}
+	for i, p := range c.Providers {
+		if p.Server.Metrics != want[i] {
+			t.Errorf("%s: metrics %q, want %q", p.Name, p.Server.Metrics, want[i])
+		}
+	}
+	if c.Providers[0].Server.MetricsInterval != config.DefaultMetricsInterval || c.Providers[3].Server.MetricsInterval != 250*time.Millisecond {
+		t.Errorf("intervals %v %v", c.Providers[0].Server.MetricsInterval, c.Providers[3].Server.MetricsInterval)
 	}
 }
 

@@ -86,6 +86,12 @@ func (openAIChatKind) Resolve(p *config.Provider, problem func(key, msg string))
 	}
 	o.checkHeaders(problem)
 	o.resolve(p, problem)
+	// A server of one's own on this machine (vLLM, llama.cpp's
+	// llama-server with --metrics, SGLang, TGI) serves its Prometheus
+	// metrics beside /v1; a hosted API has none to give.
+	if config.LoopbackHost(host) {
+		p.Server.Metrics = nativeRoot(o.SavedURL) + "/metrics"
+	}
 }
 
 // secretSpec: the key, base_url's password and the secret headers.

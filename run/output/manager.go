@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 	"bench/run/plan"
 )
 
@@ -131,6 +132,16 @@ func (m *Manager) SuiteWarmup(s plan.Suite, w Warmup) {
 	for _, o := range m.outs {
 		if h, ok := o.(WithWarmup); ok {
 			h.SuiteWarmup(s, w)
+		}
+	}
+}
+
+// ServerReading hands every WithServerReadings output a reading of the
+// suite's server.
+func (m *Manager) ServerReading(s plan.Suite, r rundir.ServerSample) {
+	for _, o := range m.outs {
+		if h, ok := o.(WithServerReadings); ok {
+			h.ServerReading(s, r)
 		}
 	}
 }

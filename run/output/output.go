@@ -5,7 +5,7 @@
 //
 // Output itself is one method, fed every finished cell's record. What else
 // an output does is an optional capability (WithSuites, WithWarmup,
-// WithTraceParent, WithStart, WithRunEnd, WithStop, Critical) that the
+// WithServerReadings, WithTraceParent, WithStart, WithRunEnd, WithStop, Critical) that the
 // Manager discovers on each output of the list by type assertion. Nothing
 // stands between the list and the outputs: a wrapper that bundled two
 // outputs would hide every capability it did not forward, which is how a
@@ -13,13 +13,15 @@
 // test green.
 //
 // Layer: the run (the interface between the runner, which feeds the
-// outputs, and the outputs beside it; imports only plan and results).
+// outputs, and the outputs beside it; imports only plan and the record's
+// results and rundir).
 package output
 
 import (
 	"time"
 
 	"bench/internal/record/results"
+	"bench/internal/record/rundir"
 	"bench/run/plan"
 )
 
@@ -64,6 +66,17 @@ type WithSuites interface {
 // the suite's SuiteStart and its first cell.
 type WithWarmup interface {
 	SuiteWarmup(s plan.Suite, w Warmup)
+}
+
+// WithServerReadings is an output handed what a suite's model server
+// said of itself while the suite ran: each reading of the runner's
+// watcher of the suite's server (its Prometheus /metrics mapped to common
+// names, the models it held), stamped on the run's clock, once for every
+// suite running on that server. The calls come on the watcher's own
+// goroutine, between the suite's SuiteStart and SuiteEnd, one at a time
+// for a server; a slow one delays the next reading, never a cell.
+type WithServerReadings interface {
+	ServerReading(s plan.Suite, r rundir.ServerSample)
 }
 
 // WithTraceParent is an output that names the span of each request: the

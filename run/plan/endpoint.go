@@ -4,6 +4,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"bench/config"
 )
 
 // EndpointKey names the server an endpoint (a kind's base URL) reaches, so
@@ -35,10 +37,4 @@ func EndpointKey(endpoint string) string {
 	return scheme + "://" + net.JoinHostPort(host, port) + path
 }
 
-func isLoopback(host string) bool {
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
-}
+func isLoopback(host string) bool { return config.LoopbackHost(host) }

@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -80,6 +81,13 @@ type suiteRun struct {
 	tally  *tally
 	// mu guards rec while the warm-up and the end update it.
 	mu sync.Mutex
+	// server is the suite's server file, opened at its first reading;
+	// srvMu guards it (readings come on the lane's watcher, the end on the
+	// lane).
+	srvMu     sync.Mutex
+	server    *os.File
+	serverErr error
+	closed    bool
 }
 
 func suiteKey(s plan.Suite) string {
@@ -214,6 +222,7 @@ func (r *Recorder) SuiteEnd(s plan.Suite) {
 
 func (r *Recorder) finish(run *suiteRun) {
 	r.leaveFeed(run)
+	r.record(run.closeServer())
 	r.record(run.tally.closeSeries())
 	peak := run.tally.peak()
 
@@ -226,6 +235,55 @@ func (r *Recorder) finish(run *suiteRun) {
 	run.rec.Peak = windowPeak(peak, run.rec.Before, after)
 	r.record(rundir.WriteFile(rundir.Path(r.dir, run.files.After), []byte(renderSnapshot("after", &run.rec, run.rec.After, run.rec.Peak))))
 	r.record(rundir.WriteJSON(rundir.Path(r.dir, run.files.JSON), &run.rec))
+}
+
+// ServerReading appends a reading of the suite's model server to the
+// suite's server file (output.WithServerReadings), opened at the first
+// one: a suite whose server said nothing has no such file. The first
+// write error is kept and ends the file; readings after the suite ended
+// are dropped.
+func (r *Recorder) ServerReading(s plan.Suite, smp rundir.ServerSample) {
+	r.mu.Lock()
+	run := r.active[suiteKey(s)]
+	r.mu.Unlock()
+	if run == nil {
+		return
+	}
+	run.srvMu.Lock()
+	defer run.srvMu.Unlock()
+	if run.closed || run.serverErr != nil {
+		return
+	}
+	if run.server == nil {
+		// Appended, as the samples: a resumed suite adds to its readings.
+		f, err := os.OpenFile(rundir.Path(r.dir, run.files.Server), os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
+		if err != nil {
+			run.serverErr = fmt.Errorf("resources: server readings: %w", err)
+			return
+		}
+		run.server = f
+	}
+	b, err := json.Marshal(&smp)
+	if err == nil {
+		_, err = run.server.Write(append(b, '\n'))
+	}
+	if err != nil {
+		run.serverErr = fmt.Errorf("resources: server readings: %w", err)
+	}
+}
+
+// closeServer closes the suite's server file: later readings are dropped.
+func (run *suiteRun) closeServer() error {
+	run.srvMu.Lock()
+	defer run.srvMu.Unlock()
+	run.closed = true
+	if run.server != nil {
+		if err := run.server.Close(); err != nil && run.serverErr == nil {
+			run.serverErr = err
+		}
+		run.server = nil
+	}
+	return run.serverErr
 }
 
 // SuiteWarmup records the suite's warm-up (its load time) in the suite's

@@ -509,3 +509,35 @@ func TestPressureAndSteal(t *testing.T) {
 		t.Errorf("no pressure file: peak %s", js(p))
 	}
 }
+
+// A suite's server readings go to its own _server.jsonl, opened at the
+// first one, in order; a suite whose server said nothing has no file, and
+// a reading after the suite ended is dropped.
+func TestServerReadings(t *testing.T) {
+	w := newWatched(t)
+	a := plan.Suite{Provider: "p", Model: "a"}
+	b := plan.Suite{Provider: "p", Model: "b"}
+	w.SuiteStart(a)
+	w.SuiteStart(b)
+	one, two := 1.0, 2.0
+	w.ServerReading(a, rundir.ServerSample{TimeUS: 10, Server: "vllm", Running: &one})
+	w.ServerReading(a, rundir.ServerSample{TimeUS: 20, Server: "vllm", Running: &two})
+	w.SuiteEnd(a)
+	w.SuiteEnd(b)
+	w.ServerReading(a, rundir.ServerSample{TimeUS: 30, Running: &two})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(rundir.Path(w.dir, rundir.ResourceFiles("p", "a", nil).Server))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, warns, err := rundir.ReadServerSamples(f, "a")
+	if err != nil || len(warns) > 0 || len(got) != 2 || *got[1].Running != 2 || got[0].TimeUS != 10 {
+		t.Fatalf("readings %+v, warnings %v, err %v", got, warns, err)
+	}
+	if _, err := os.Stat(rundir.Path(w.dir, rundir.ResourceFiles("p", "b", nil).Server)); !os.IsNotExist(err) {
+		t.Errorf("a server file for a suite without readings: %v", err)
+	}
+}

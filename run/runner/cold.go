@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"bench/providers"
-	"bench/run/plan"
 )
 
 // ColdLoadThreshold is the server-reported load time (Ollama's
@@ -37,8 +36,6 @@ type residency struct {
 	prov  providers.Resident
 	clock Clock
 	keep  time.Duration
-	stopc chan struct{}
-	done  chan struct{}
 	// server names the lane in the one warning given when polling stops.
 	server string
 	log    io.Writer
@@ -61,52 +58,19 @@ type reading struct {
 // asked again at all.
 const maxResidencyFails = 5
 
-// watch starts polling the lane's server when one of its providers can
-// list what the server holds and does not report load times itself.
-func (r *sweep) watch(l plan.Lane) *residency {
-	for _, si := range l.Suites {
-		p, ok := r.o.Providers[r.o.Plan.Suites[si].Provider].(providers.Resident)
-		if !ok {
-			continue
-		}
-		w := &residency{prov: p, clock: r.o.Clock, keep: time.Duration(r.cfg.Run.Timeout) + residencyKeep,
-			stopc: make(chan struct{}), done: make(chan struct{}), server: l.Key, log: r.o.Log}
-		go w.loop()
-		return w
-	}
-	return nil
-}
-
-func (w *residency) loop() {
-	defer close(w.done)
-	t := time.NewTicker(ResidencyInterval)
-	defer t.Stop()
-	for {
-		w.poll()
-		select {
-		case <-w.stopc:
-			return
-		case <-t.C:
-		}
-	}
-}
-
-func (w *residency) stop() {
-	close(w.stopc)
-	<-w.done
-}
-
-// poll reads the server once and keeps the reading.
-func (w *residency) poll() {
+// poll reads the server once and keeps the reading; it returns what the
+// server held (ok false: nothing was read).
+func (w *residency) poll() (models []string, ok bool) {
 	w.mu.Lock()
 	off := w.off
 	w.mu.Unlock()
 	if off {
-		return
+		return nil, false
 	}
 	at := w.clock.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	models, err := w.prov.LoadedModels(ctx)
+	var err error
+	models, err = w.prov.LoadedModels(ctx)
 	cancel()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -126,7 +90,9 @@ func (w *residency) poll() {
 	default:
 		w.fails = 0
 		w.add(reading{at: at, models: models})
+		return models, true
 	}
+	return nil, false
 }
 
 // turnOff stops polling with one warning. What was read before stays: a

@@ -51,7 +51,7 @@ func (s stageRun) rate() float64 {
 // that fell over is not hammered for the rest of the sweep, and the
 // reports show where it broke. It returns false when the run stops
 // starting cells.
-func (r *sweep) staged(si int, w *residency) bool {
+func (r *sweep) staged(si int, w *serverWatch) bool {
 	if st := r.o.Plan.Suites[si].Stages; len(st) > 0 && st[0].Load.Search != nil {
 		return r.searched(si, w)
 	}
@@ -168,7 +168,7 @@ func endUS(rec *results.Record) int64 {
 // stage runs one stage's cells and waits for them all; ok is false when
 // the run stopped starting cells (the stage's unsent cells are then left
 // unrecorded, as any cell after a Ctrl-C).
-func (r *sweep) stage(st *plan.Stage, level float64, cells []plan.Cell, w *residency) (run stageRun, ok bool) {
+func (r *sweep) stage(st *plan.Stage, level float64, cells []plan.Cell, w *serverWatch) (run stageRun, ok bool) {
 	defer collectLess()()
 	clock := r.o.Clock
 	start := clock.Now()

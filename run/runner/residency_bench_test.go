@@ -31,7 +31,7 @@ func BenchmarkResidencyPoll(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w := &residency{prov: prov.(providers.Resident), clock: realClock{}, keep: time.Minute, stopc: make(chan struct{}), done: make(chan struct{})}
+	w := &residency{prov: prov.(providers.Resident), clock: realClock{}, keep: time.Minute}
 	var ru0, ru1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	for i := 0; i < b.N; i++ {

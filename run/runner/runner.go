@@ -187,9 +187,7 @@ type sweep struct {
 // run.interleave says so.
 func (r *sweep) lane(l plan.Lane) {
 	w := r.watch(l)
-	if w != nil {
-		defer w.stop()
-	}
+	defer w.stop()
 	if r.cfg.Run.Interleave {
 		r.mixed(l, w)
 		return
@@ -205,15 +203,17 @@ func (r *sweep) lane(l plan.Lane) {
 // its cells, and once the last has ended its end hook (the after
 // snapshot), so nothing else of this server runs inside its window. It
 // returns false when the run stops starting cells.
-func (r *sweep) suite(si int, w *residency) bool {
+func (r *sweep) suite(si int, w *serverWatch) bool {
 	if r.stopping() {
 		return false
 	}
 	s := r.o.Plan.Suites[si]
 	r.outs.SuiteStart(s)
+	w.begin(s)
 	r.warmup(si, w)
 	if len(s.Stages) > 0 {
 		ok := r.staged(si, w)
+		w.end(s)
 		r.outs.SuiteEnd(s)
 		return ok
 	}
@@ -226,6 +226,7 @@ func (r *sweep) suite(si int, w *residency) bool {
 		}
 	}
 	wg.Wait()
+	w.end(s)
 	r.outs.SuiteEnd(s)
 	return ok
 }
@@ -236,7 +237,7 @@ const mixedStarts = 16
 // mixed runs a lane's suites together, taking their cells in turn, for
 // load tests of a server that holds several models (run.interleave). Each
 // suite still gets its SuiteStart, SuiteEnd and warm-up; their windows overlap.
-func (r *sweep) mixed(l plan.Lane, w *residency) {
+func (r *sweep) mixed(l plan.Lane, w *serverWatch) {
 	if r.stopping() {
 		return
 	}
@@ -251,6 +252,7 @@ func (r *sweep) mixed(l plan.Lane, w *residency) {
 	for _, si := range l.Suites {
 		starts.Go(func() error {
 			r.outs.SuiteStart(r.o.Plan.Suites[si])
+			w.begin(r.o.Plan.Suites[si])
 			r.warmup(si, w)
 			return nil
 		})
@@ -261,6 +263,7 @@ func (r *sweep) mixed(l plan.Lane, w *residency) {
 		go func() {
 			defer r.ends.Done()
 			wgs[i].Wait()
+			w.end(r.o.Plan.Suites[l.Suites[i]])
 			r.outs.SuiteEnd(r.o.Plan.Suites[l.Suites[i]])
 		}()
 	}
@@ -345,7 +348,7 @@ const gradeBacklog = 8
 // stopped starting cells. The cell gives its slots back when its stream
 // has ended: its external checks (grader) run after, on slots of their
 // own, so they are in none of its timings and hold no other cell back.
-func (r *sweep) dispatch(c plan.Cell, wg *sync.WaitGroup, w *residency) bool {
+func (r *sweep) dispatch(c plan.Cell, wg *sync.WaitGroup, w *serverWatch) bool {
 	var cost float64
 	if r.budget != nil {
 		cost, _ = r.budget.Projector.Cell(c)

@@ -19,7 +19,7 @@ import (
 // any stage passed stops the search as it stops a sweep: a server that is
 // down is not probed for eight stages. It returns false when the run
 // stops starting cells.
-func (r *sweep) searched(si int, w *residency) bool {
+func (r *sweep) searched(si int, w *serverWatch) bool {
 	suite := r.o.Plan.Suites[si]
 	byStage := map[*plan.Stage][]plan.Cell{}
 	for _, c := range r.cells[si] {

@@ -22,7 +22,7 @@ import (
 // once. The warm-up holds a cell's slots, so it counts
 // against the concurrency like a cell; a failed one is logged and the
 // suite runs anyway (its cells then record what is wrong).
-func (r *sweep) warmup(si int, w *residency) {
+func (r *sweep) warmup(si int, w *serverWatch) {
 	s := r.o.Plan.Suites[si]
 	first := r.cells[si][0]
 	if !first.Provider.Warmup || r.stopping() {

@@ -115,6 +115,7 @@ var (
 	_ interface {
 		output.WithSuites
 		output.WithWarmup
+		output.WithServerReadings
 		output.WithStop
 	} = (*resources.Recorder)(nil)
 	_ output.WithStop = (*agentsnap.Writer)(nil)
