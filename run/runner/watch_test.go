@@ -55,10 +55,10 @@ type residentSleeper struct {
 	scripted
 }
 
-func (residentSleeper) LoadedModels(context.Context) ([]string, error) {
+func (*residentSleeper) LoadedModels(context.Context) ([]string, error) {
 	return []string{"m1:latest"}, nil
 }
-func (residentSleeper) SameModel(loaded, model string) bool {
+func (*residentSleeper) SameModel(loaded, model string) bool {
 	return strings.TrimSuffix(loaded, ":latest") == model
 }
 
