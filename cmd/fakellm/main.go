@@ -17,6 +17,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 
 	"bench/cmd/fakellm/loadserver"
 )
@@ -29,8 +30,15 @@ func main() {
 	tokens := flag.Int("tokens", 16, "tokens per answer when the request sets no max_tokens")
 	slots := flag.Int("slots", 0, "requests served at once; the rest wait (0: no limit)")
 	exact := flag.Bool("exact", false, "queue on the arrival clock: capacity exactly slots / service time, whatever else the machine runs")
+	prefix := flag.Bool("prefix-cache", false, "cache the prompts' leading blocks of 16 words: cached words cost no prefill and are reported as cached_tokens")
+	metrics := flag.String("metrics", "", "serve /metrics in the shape of vllm or llamacpp, with the server's live figures")
+	kvTokens := flag.Int("kv-tokens", 65536, "the KV cache's size in tokens, for /metrics' usage share")
 	logPath := flag.String("log", "", "write each request's timings here as JSON lines")
 	flag.Parse()
+	if *metrics != "" && !slices.Contains(loadserver.Expositions, *metrics) {
+		fmt.Fprintf(os.Stderr, "fakellm: -metrics %q: one of %v\n", *metrics, loadserver.Expositions)
+		os.Exit(2)
+	}
 	var logw io.Writer
 	if *logPath != "" {
 		f, err := os.Create(*logPath)
@@ -41,7 +49,8 @@ func main() {
 		defer f.Close()
 		logw = f
 	}
-	srv := loadserver.New(loadserver.Service{TTFT: *ttft, PerInputToken: *perInput, Gap: *gap, Tokens: *tokens, Slots: *slots, Exact: *exact}, logw)
+	srv := loadserver.New(loadserver.Service{TTFT: *ttft, PerInputToken: *perInput, Gap: *gap, Tokens: *tokens, Slots: *slots, Exact: *exact,
+		PrefixCache: *prefix, Metrics: *metrics, KVTokens: *kvTokens}, logw)
 	fmt.Fprintf(os.Stderr, "fakellm: serving http://%s/v1 (ttft %s, gap %s, %d tokens, %d slots)\n", *addr, *ttft, *gap, *tokens, *slots)
 	if err := http.ListenAndServe(*addr, srv); err != nil {
 		fmt.Fprintln(os.Stderr, "fakellm:", err)

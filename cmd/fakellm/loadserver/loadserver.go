@@ -21,6 +21,7 @@ package loadserver
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"strconv"
@@ -48,7 +49,25 @@ type Service struct {
 	// it: the server answers exactly Slots / ServiceTime requests per
 	// second whatever else runs, and a load's true answer is Waits'.
 	Exact bool
+	// PrefixCache keeps the prompts' leading blocks of PrefixBlock words,
+	// as vLLM's automatic prefix caching keeps blocks of tokens: a
+	// request's words in blocks already seen are cached (its usage says
+	// prompt_tokens_details.cached_tokens, its log entry CachedTokens), and
+	// only the others cost PerInputToken.
+	PrefixCache bool
+	// Metrics serves /metrics in the shape of a real server's exposition
+	// ("vllm" or "llamacpp", from templates/), with the server's own live
+	// figures in the series bench maps; "" serves none (404).
+	Metrics string
+	// KVTokens is the KV cache's size in tokens, for the exposition's
+	// usage share (default 65,536): the running requests' prompt and
+	// generated tokens over it.
+	KVTokens int
 }
+
+// PrefixBlock is the prefix cache's block, in words (vLLM's default block
+// is 16 tokens).
+const PrefixBlock = 16
 
 // Entry is one request as the server saw it, on its own clock (Unix ns).
 type Entry struct {
@@ -56,6 +75,9 @@ type Entry struct {
 	TraceParent string `json:"traceparent,omitempty"`
 	InputWords  int    `json:"input_words"`
 	Tokens      int    `json:"tokens"`
+	// CachedTokens are the words of the prompt found in the prefix cache
+	// (PrefixCache), as the answer's usage reports them.
+	CachedTokens int `json:"cached_tokens"`
 	// ArrivalNS is when the handler had the request (read and parsed);
 	// StartNS when it had a slot; FirstNS when the first token was handed
 	// to the socket; EndNS when the last was.
@@ -83,6 +105,12 @@ type Server struct {
 	// free is when each slot's last request ends, on the arrival clock
 	// (Exact).
 	free []time.Time
+	// blocks are the prefix cache's blocks, by the hash of the words up to
+	// and including each (PrefixCache).
+	blocks map[uint64]struct{}
+	// live are the figures /metrics serves.
+	live    liveFigures
+	metrics *exposition
 }
 
 // New makes a server; each request's entry is also written to logw as a
@@ -97,6 +125,15 @@ func New(svc Service, logw io.Writer) *Server {
 	}
 	if s.svc.Tokens <= 0 {
 		s.svc.Tokens = 16
+	}
+	if s.svc.KVTokens <= 0 {
+		s.svc.KVTokens = 65536
+	}
+	if svc.PrefixCache {
+		s.blocks = map[uint64]struct{}{}
+	}
+	if svc.Metrics != "" {
+		s.metrics = mustExposition(svc.Metrics)
 	}
 	return s
 }
@@ -116,6 +153,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.chat(w, r)
 	case "/v1/models":
 		fmt.Fprint(w, `{"object":"list","data":[{"id":"fake","object":"model","owned_by":"loadserver"}]}`)
+	case "/metrics":
+		if s.metrics == nil {
+			http.NotFound(w, r)
+			return
+		}
+		s.metrics.write(w, &s.live, s.svc.KVTokens)
 	case "/log":
 		enc := json.NewEncoder(w)
 		for _, e := range s.Log() {
@@ -153,12 +196,24 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if n := max(req.MaxTokens, req.MaxCompletionTokens); n > 0 {
 		e.Tokens = n
 	}
+	var words []string
 	for _, m := range req.Messages {
 		var text string
 		if json.Unmarshal(m.Content, &text) == nil {
-			e.InputWords += len(strings.Fields(text))
+			words = append(words, strings.Fields(text)...)
 		}
 	}
+	e.InputWords = len(words)
+	if s.blocks != nil {
+		e.CachedTokens = s.lookup(words)
+	}
+	s.live.arrive(e.InputWords, e.CachedTokens)
+	started := false
+	defer func() {
+		if !started {
+			s.live.leaveQueue()
+		}
+	}()
 	if s.slots != nil {
 		select {
 		case s.slots <- struct{}{}:
@@ -174,10 +229,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			time.Sleep(d)
 		}
 	}
+	started = true
+	s.live.start(e.InputWords)
+	written := 0
+	defer func() { s.live.end(e.InputWords, written) }()
 	w.Header().Set("Content-Type", "text/event-stream")
 	fl, _ := w.(http.Flusher)
 	start := time.Unix(0, e.StartNS)
-	next := start.Add(svc.TTFT + time.Duration(e.InputWords)*svc.PerInputToken)
+	next := start.Add(svc.TTFT + time.Duration(e.InputWords-e.CachedTokens)*svc.PerInputToken)
 	var buf []byte
 	for i := 0; i < e.Tokens; i++ {
 		// Paced from service start, not from the last write, so a late
@@ -189,6 +248,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		if _, err := w.Write(buf); err != nil {
 			return
 		}
+		s.live.generated()
+		written++
 		if fl != nil {
 			fl.Flush()
 		}
@@ -198,8 +259,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		next = next.Add(svc.Gap)
 	}
 	fmt.Fprintf(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795320725,"model":%q,"system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop"}]}`+"\n\n", req.Model)
-	fmt.Fprintf(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795320725,"model":%q,"system_fingerprint":"fp_ollama","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`+"\n\n",
-		req.Model, e.InputWords, e.Tokens, e.InputWords+e.Tokens)
+	details := ""
+	if s.blocks != nil {
+		details = fmt.Sprintf(`,"prompt_tokens_details":{"cached_tokens":%d}`, e.CachedTokens)
+	}
+	fmt.Fprintf(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1795320725,"model":%q,"system_fingerprint":"fp_ollama","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d%s}}`+"\n\n",
+		req.Model, e.InputWords, e.Tokens, e.InputWords+e.Tokens, details)
 	io.WriteString(w, "data: [DONE]\n\n")
 	if fl != nil {
 		fl.Flush()
@@ -215,6 +280,31 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.logw.Write(append(b, '\n'))
 	}
 	s.mu.Unlock()
+}
+
+// lookup returns how many of a prompt's words its cached leading blocks
+// hold, and caches its full blocks: a block is the hash of every word up
+// to its end, so two prompts share a block only when they share the whole
+// prefix before it.
+func (s *Server) lookup(words []string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := fnv.New64a()
+	cached, missed := 0, false
+	for i := 0; i+PrefixBlock <= len(words); i += PrefixBlock {
+		for _, w := range words[i : i+PrefixBlock] {
+			h.Write([]byte(w))
+			h.Write([]byte{0})
+		}
+		k := h.Sum64()
+		if _, ok := s.blocks[k]; ok && !missed {
+			cached += PrefixBlock
+		} else {
+			missed = true
+			s.blocks[k] = struct{}{}
+		}
+	}
+	return cached
 }
 
 // exactStart takes the slot that frees first on the arrival clock and
