@@ -62,6 +62,18 @@ type Stage struct {
 	// without an slo: block.
 	Goodput *Goodput `json:"goodput"`
 
+	// StartUS and EndUS are the stage's window: its start and its last
+	// cell's end, µs since the epoch (the run's clock).
+	StartUS int64 `json:"start_us,omitempty"`
+	EndUS   int64 `json:"end_us,omitempty"`
+	// CachedInputShare is the share of the stage's input tokens the server
+	// said it read from its prompt cache (cached_input_tokens over
+	// input_tokens, over the answered cells that report both).
+	CachedInputShare *float64 `json:"cached_input_share,omitempty"`
+	// Server is what the model server said of itself during the stage
+	// (its metrics, its residency; server.go).
+	Server *StageServer `json:"server,omitempty"`
+
 	acc *stageAcc
 	// tally is the stage's attainment under the slo: block, for an SLO
 	// search (search.go).
@@ -114,6 +126,7 @@ type stageAcc struct {
 	firstDue, lastDue                float64
 	sent                             int
 	outTokens, inTokens              pricing.Count
+	cachedIn, cacheableIn            pricing.Count
 	good                             int
 }
 
@@ -216,6 +229,10 @@ func (a *aggregator) addCapacity(g *acc, r *results.Record, speed bool) {
 	st.NSuccess++
 	s.outTokens.AddPtr(r.OutputTokens)
 	s.inTokens.AddPtr(r.InputTokens)
+	if r.InputTokens != nil && r.CachedInputTokens != nil {
+		s.cachedIn.AddPtr(r.CachedInputTokens)
+		s.cacheableIn.AddPtr(r.InputTokens)
+	}
 	if r.ColdStart {
 		return
 	}
@@ -267,6 +284,12 @@ func (a *aggregator) finishCapacity(g *acc) {
 		st := c.stages[name]
 		s := st.acc
 		st.ErrorRate = rate(st.NError, s.sent)
+		st.StartUS, st.EndUS = s.start, s.lastEnd
+		if cached, ok := s.cachedIn.Sum(); ok {
+			if in, ok := s.cacheableIn.Sum(); ok && in > 0 {
+				st.CachedInputShare = round(float64(cached) / float64(in))
+			}
+		}
 		if s.start > 0 && s.lastEnd > s.start {
 			d := float64(s.lastEnd-s.start) / 1e6
 			st.DurationS = round(d)

@@ -1265,6 +1265,14 @@ func Load(runDir string, o LoadOptions) (*Summary, error) {
 				g.LoadMS, g.WarmupError = round(w.LoadMS), w.Error
 			}
 		}
+		if len(g.Stages) > 0 {
+			samples, warns, err := readServer(runDir, g)
+			s.Warnings = append(s.Warnings, warns...)
+			if err != nil {
+				s.Warnings = append(s.Warnings, err.Error())
+			}
+			attachServer(g, samples)
+		}
 	}
 	return s, nil
 }

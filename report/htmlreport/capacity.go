@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"bench/internal/record/rundir"
 	"bench/internal/record/slo"
 	"bench/report"
 )
@@ -25,6 +26,9 @@ type pageSweep struct {
 	SearchText string `json:"-"`
 	// SearchRows are its stages for the table beside the plot.
 	SearchRows []searchRow `json:"-"`
+	// Server is what the sweep's server said of itself, drawn under the
+	// curves on the stages' time axis (null without readings).
+	Server *pageServer `json:"server"`
 }
 
 // pageSearch is an SLO search for report.js: each stage's attainment and
@@ -72,7 +76,7 @@ type capacityRow struct {
 }
 
 // newSweeps lays out the sweeps of the ranked groups.
-func newSweeps(ranked []*report.Group) ([]pageSweep, []capacityRow) {
+func newSweeps(ranked []*report.Group, servers map[groupKey][]rundir.ServerSample) ([]pageSweep, []capacityRow) {
 	var out []pageSweep
 	var rows []capacityRow
 	for _, g := range ranked {
@@ -106,6 +110,9 @@ func newSweeps(ranked []*report.Group) ([]pageSweep, []capacityRow) {
 		}
 		if ss := g.SLOSearch; ss != nil {
 			sw.Search, sw.SearchText, sw.SearchRows = newSearch(ss)
+		}
+		if smp := servers[keyOf(g.Provider, g.Model, g.ThinkingLevel)]; len(smp) > 0 {
+			sw.Server = newServer(g, smp)
 		}
 		out = append(out, sw)
 	}

@@ -71,6 +71,10 @@ type Data struct {
 	Groups []*GroupData
 	// Timelines are the suites' resource sample series, when the run has them.
 	Timelines []*Timeline
+	// Servers are the server readings of the groups with load stages (at
+	// most MaxServerPlots of them), for the plot under each sweep's
+	// curves.
+	Servers map[groupKey][]rundir.ServerSample
 	// Warnings are problems with optional inputs (a bad samples line) that
 	// cost a part of the report, not all of it.
 	Warnings []string
@@ -144,6 +148,20 @@ func NewData(s *report.Summary, t *report.Tiers, runDir string) *Data {
 	}
 	d.Timelines = tl
 	d.Warnings = append(d.Warnings, warn...)
+	d.Servers = map[groupKey][]rundir.ServerSample{}
+	for _, g := range s.Groups {
+		if len(g.Stages) == 0 || len(d.Servers) == MaxServerPlots {
+			continue
+		}
+		samples, warn, err := ReadServer(runDir, g.Provider, g.Model, g.ThinkingLevel)
+		d.Warnings = append(d.Warnings, warn...)
+		if err != nil {
+			d.Warnings = append(d.Warnings, err.Error())
+		}
+		if len(samples) > 0 {
+			d.Servers[keyOf(g.Provider, g.Model, g.ThinkingLevel)] = samples
+		}
+	}
 	return d
 }
 

@@ -456,7 +456,7 @@ func newView(d *Data) (*view, error) {
 		v.Metrics = append(v.Metrics, mv)
 	}
 	v.HasTimeline = v.Data.Timeline != nil
-	v.Data.Sweeps, v.Capacity = newSweeps(ranked)
+	v.Data.Sweeps, v.Capacity = newSweeps(ranked, d.Servers)
 	return v, nil
 }
 

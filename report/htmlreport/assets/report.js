@@ -735,6 +735,57 @@
 		el.dataset.points = String(pts.length);
 	}
 
+	// serverPlot draws what a sweep's server said of itself against time
+	// (seconds from the first stage's start), the stages as bands: counts
+	// on the left, shares (0-100 %) on the right, generated tokens per
+	// second on a second right axis.
+	function serverPlot(el) {
+		const S = D.sweeps[+el.dataset.sweep].server;
+		const data = [S.t];
+		const series = [{ label: "s", value: (u, v) => v == null ? "–" : v.toFixed(2) + " s" }];
+		const used = {};
+		S.series.forEach((s, i) => {
+			data.push(s.values);
+			used[s.scale] = true;
+			series.push({ label: s.label, scale: s.scale, stroke: color(i), width: 1.25, points: { show: false },
+				value: (u, v) => v == null ? "–" : s.scale === "share" ? (100 * v).toFixed(1) + "%" : s.scale === "rate" ? v.toFixed(0) + "/s" : trimNum(v) });
+		});
+		const scales = { x: { time: false } };
+		const axes = [{ label: "seconds since the first stage began" }];
+		if (used.count) {
+			scales.count = { range: (u, lo, hi) => [0, hi > 0 ? hi * 1.1 : 1] };
+			axes.push({ scale: "count", label: "requests", size: 50 });
+		}
+		if (used.share) {
+			scales.share = { auto: false, range: [0, 1.02] };
+			axes.push({ scale: "share", label: "share", side: 1, size: 50, grid: { show: !used.count }, values: (u, t) => t.map(v => (100 * v).toFixed(0) + "%") });
+		}
+		if (used.rate) {
+			scales.rate = { range: (u, lo, hi) => [0, hi > 0 ? hi * 1.1 : 1] };
+			axes.push({ scale: "rate", label: "tokens/s", side: 1, size: 60, grid: { show: false } });
+		}
+		const opts = {
+			width: Math.max(480, el.clientWidth || 1000), height: 260, scales: scales, axes: axes, series: series,
+			cursor: { points: { show: false } },
+			hooks: { drawClear: [u => {
+				const ctx = u.ctx, pr = uPlot.pxRatio || 1, b = u.bbox;
+				ctx.save();
+				ctx.beginPath(); ctx.rect(b.left, b.top, b.width, b.height); ctx.clip();
+				ctx.font = (11 * pr) + "px system-ui, sans-serif";
+				S.stages.forEach((st, i) => {
+					const x0 = u.valToPos(st.start, "x", true), x1 = u.valToPos(st.end, "x", true);
+					ctx.fillStyle = i % 2 ? "rgba(160,174,192,0.16)" : "rgba(66,153,225,0.10)";
+					ctx.fillRect(x0, b.top, Math.max(pr, x1 - x0), b.height);
+					if (x1 - x0 > 30 * pr) { ctx.fillStyle = "#4a5568"; ctx.fillText(st.name, x0 + 3 * pr, b.top + 12 * pr, x1 - x0 - 6 * pr); }
+				});
+				ctx.restore();
+			}] },
+		};
+		charts.push(new uPlot(opts, data, el));
+		el.dataset.points = String(S.t.length);
+		el.dataset.series = S.series.map(s => s.key).join(",");
+	}
+
 	// ---- driver --------------------------------------------------------------
 
 	function guarded(el, name, fn) {
@@ -768,6 +819,7 @@
 			else if (name.startsWith("capacity-latency-")) guarded(el, name, () => capacity(el, "latency"));
 			else if (name.startsWith("capacity-goodput-")) guarded(el, name, () => capacity(el, "goodput"));
 			else if (name.startsWith("capacity-search-")) guarded(el, name, () => searchPlot(el));
+			else if (name.startsWith("capacity-server-")) guarded(el, name, () => serverPlot(el));
 			else if (name === "timeline" && D.timeline) guarded(el, name, () => timeline(el));
 			else if (name === "cost" && D.cost) guarded(el, name, () => costPlot(el));
 		}
