@@ -35,7 +35,7 @@ func ReadServer(runDir, provider, model string, thinking *string) ([]rundir.Serv
 type pageServer struct {
 	T      []float64       `json:"t"`
 	Stages []pageStageSpan `json:"stages"`
-	Series []serverSeries    `json:"series"`
+	Series []serverSeries  `json:"series"`
 	// Server names the exposition (vllm, llamacpp...), "" for residency
 	// alone.
 	Server string `json:"server"`
