@@ -21,12 +21,14 @@ import (
 // Each reading is stamped when the tick began and handed, through the
 // outputs' WithServerReadings, to every suite running on the lane, so it
 // lands in the suite's server file on the same clock as its stages'
-// stage_start_us and its cells' ended_at_us. Between suites it asks
-// nothing.
+// stage_start_us and its cells' ended_at_us. A suite's begin and end
+// take a reading too (so a suite shorter than the interval has its
+// own). Between suites it asks nothing but the residency.
 type serverWatch struct {
 	res      *residency // nil: no provider of the lane lists its models
 	scrape   *scrapeState
 	interval time.Duration
+	provs    map[string]providers.Provider
 	clock    Clock
 	outs     *output.Manager
 	log      io.Writer
@@ -36,6 +38,11 @@ type serverWatch struct {
 
 	mu     sync.Mutex
 	active []plan.Suite
+	// tickMu makes the readings one at a time: the loop's, and the one
+	// each suite's begin and end take, so every suite has a reading at
+	// each end of its window (its counters' first and last values), however
+	// short it is.
+	tickMu sync.Mutex
 }
 
 // scrapeState is a lane's metrics scraping: the scraper, and what has
@@ -57,7 +64,7 @@ const maxScrapeFails = 5
 // provider that can list what the server holds, or a suite whose entry
 // scrapes metrics. nil when there is neither.
 func (r *sweep) watch(l plan.Lane) *serverWatch {
-	w := &serverWatch{clock: r.o.Clock, outs: r.outs, log: r.o.Log, server: l.Key, interval: ResidencyInterval,
+	w := &serverWatch{provs: r.o.Providers, clock: r.o.Clock, outs: r.outs, log: r.o.Log, server: l.Key, interval: ResidencyInterval,
 		stopc: make(chan struct{}), done: make(chan struct{})}
 	for _, si := range l.Suites {
 		s := r.o.Plan.Suites[si]
@@ -120,12 +127,14 @@ func (w *serverWatch) begin(s plan.Suite) {
 	w.mu.Lock()
 	w.active = append(w.active, s)
 	w.mu.Unlock()
+	w.tick()
 }
 
 func (w *serverWatch) end(s plan.Suite) {
 	if w == nil {
 		return
 	}
+	w.tick()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for i, a := range w.active {
@@ -149,6 +158,8 @@ func suiteOf(s plan.Suite) string {
 // it between suites too, after a warm-up), its metrics while a suite
 // runs; the reading goes to each running suite.
 func (w *serverWatch) tick() {
+	w.tickMu.Lock()
+	defer w.tickMu.Unlock()
 	w.mu.Lock()
 	active := append([]plan.Suite(nil), w.active...)
 	w.mu.Unlock()
@@ -176,8 +187,21 @@ func (w *serverWatch) tick() {
 	}
 	smp.TimeUS = at.UnixMicro()
 	for _, s := range active {
+		// A suite gets what its own entry asks of the server, whichever
+		// suite of the lane started the watcher: a shard that runs it
+		// alone records the same.
 		one := smp
-		if held {
+		if s.Server.Metrics == "" {
+			one = rundir.ServerSample{TimeUS: smp.TimeUS, Models: smp.Models}
+		}
+		_, resident := w.provs[s.Provider].(providers.Resident)
+		if !resident {
+			one.Models = nil
+		}
+		if one.Empty() && one.Models == nil {
+			continue
+		}
+		if held && resident {
 			in := false
 			for _, m := range models {
 				if w.res.prov.SameModel(m, s.Model) {

@@ -97,7 +97,7 @@ func TestServerWatch(t *testing.T) {
 		}
 		for _, r := range reads {
 			at := time.UnixMicro(r.TimeUS)
-			if at.Before(win[0]) || at.After(win[1]) || r.Server != "vllm" || r.Running == nil || *r.Running != 1 || r.KVCacheUsage == nil || r.GeneratedTokens == nil {
+			if at.Before(win[0].Truncate(time.Microsecond)) || at.After(win[1]) || r.Server != "vllm" || r.Running == nil || *r.Running != 1 || r.KVCacheUsage == nil || r.GeneratedTokens == nil {
 				t.Fatalf("%s: reading %+v outside its window %v or without its series", m, r, win)
 			}
 			if r.ModelHeld == nil || *r.ModelHeld != (m == "m1") || len(r.Models) != 1 {

@@ -233,6 +233,7 @@ type Scraper struct {
 	client *http.Client
 	parser expfmt.TextParser
 	buf    bytes.Buffer
+	kept   []byte // the lines parsed of the last answer
 	// noted are the families whose problems were said already.
 	noted map[string]bool
 }
@@ -288,19 +289,23 @@ func (s *Scraper) Scrape(ctx context.Context) (rundir.ServerSample, []string, er
 	return s.parse(s.buf.Bytes())
 }
 
-// parse maps one answer's text.
+// parse maps one answer's text. Only the lines of mapped families are
+// handed to the parser (see keep): a busy vLLM server's 40 KB of
+// histograms cost expfmt 2 ms of CPU and 12,000 allocations a scrape,
+// 2 % of a core at 100 ms, for series bench never reads.
 func (s *Scraper) parse(body []byte) (rundir.ServerSample, []string, error) {
-	fams, err := s.parser.TextToMetricFamilies(bytes.NewReader(body))
+	if looksHTML(body) {
+		return rundir.ServerSample{}, nil, &Error{Permanent: true, Msg: "not Prometheus text: it answered an HTML page"}
+	}
+	kept, families := keep(body, s.kept[:0])
+	s.kept = kept
+	fams, err := s.parser.TextToMetricFamilies(bytes.NewReader(kept))
 	if err != nil {
-		msg := err.Error()
-		if looksHTML(body) {
-			msg = "it answered an HTML page, not Prometheus text"
-		}
-		return rundir.ServerSample{}, nil, &Error{Permanent: true, Msg: "not Prometheus text: " + msg}
+		return rundir.ServerSample{}, nil, &Error{Permanent: true, Msg: "not Prometheus text: " + err.Error()}
 	}
 	smp, problems := Map(fams)
 	if smp.Empty() {
-		return smp, nil, &Error{Permanent: true, Msg: fmt.Sprintf("none of the %d series families it exports is one bench maps (vLLM, llama.cpp's server, SGLang, TGI)", len(fams))}
+		return smp, nil, &Error{Permanent: true, Msg: fmt.Sprintf("none of the %d series families it exports is one bench maps (vLLM, llama.cpp's server, SGLang, TGI)", families)}
 	}
 	var notes []string
 	for _, fam := range sortedKeys(problems) {
@@ -310,6 +315,82 @@ func (s *Scraper) parse(body []byte) (rundir.ServerSample, []string, error) {
 		}
 	}
 	return smp, notes, nil
+}
+
+// mapped are the families the rules read.
+var mapped = func() map[string]bool {
+	m := map[string]bool{}
+	for _, r := range rules {
+		m[r.family] = true
+	}
+	return m
+}()
+
+// keep appends to dst the lines of body that belong to a mapped family
+// (its HELP and TYPE comments, its samples, a histogram's or summary's
+// _bucket, _sum, _count lines) and says how many families body has. It
+// does not parse: each line is kept or dropped whole by the metric name
+// that begins it, and the parser judges what is kept.
+func keep(body, dst []byte) ([]byte, int) {
+	families := 0
+	var last []byte
+	for len(body) > 0 {
+		line := body
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			line, body = body[:i+1], body[i+1:]
+		} else {
+			body = nil
+		}
+		name := metricName(line)
+		if len(name) == 0 {
+			continue
+		}
+		base, suffixed := trimSuffix(name)
+		if !bytes.Equal(base, last) {
+			last = base
+			families++
+		}
+		// The map lookups of string(b) do not copy b.
+		if mapped[string(name)] || (suffixed && mapped[string(base)]) {
+			dst = append(dst, line...)
+			if line[len(line)-1] != '\n' {
+				dst = append(dst, '\n')
+			}
+		}
+	}
+	return dst, families
+}
+
+// metricName is the metric a line is about: a sample's name, or the
+// family a HELP or TYPE comment names; nil for other lines.
+func metricName(line []byte) []byte {
+	line = bytes.TrimLeft(line, " \t")
+	if len(line) > 0 && line[0] == '#' {
+		rest := bytes.TrimLeft(line[1:], " \t")
+		if !bytes.HasPrefix(rest, []byte("HELP")) && !bytes.HasPrefix(rest, []byte("TYPE")) {
+			return nil
+		}
+		line = bytes.TrimLeft(rest[4:], " \t")
+	}
+	end := bytes.IndexAny(line, "{ \t\r\n")
+	if end < 0 {
+		end = len(line)
+	}
+	return line[:end]
+}
+
+// histogramSuffixes end the samples of a histogram or summary family.
+var histogramSuffixes = [][]byte{[]byte("_bucket"), []byte("_sum"), []byte("_count")}
+
+// trimSuffix is a sample name's family less a histogram's or summary's
+// suffix, and whether it had one.
+func trimSuffix(name []byte) ([]byte, bool) {
+	for _, suf := range histogramSuffixes {
+		if bytes.HasSuffix(name, suf) {
+			return name[:len(name)-len(suf)], true
+		}
+	}
+	return name, false
 }
 
 func looksHTML(b []byte) bool {
