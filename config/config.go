@@ -222,7 +222,37 @@ type Prompts struct {
 	Only   []string     `yaml:"only" json:"only"`
 	// Synthetic adds generated prompts of chosen lengths (prompts.Synthetic).
 	Synthetic *Synthetic `yaml:"synthetic" json:"synthetic,omitempty"`
+	// Conversations adds generated multi-turn conversations with a shared
+	// prefix (prompts.Conversations), one prompt a turn.
+	Conversations *Conversations `yaml:"conversations" json:"conversations,omitempty"`
 }
+
+// Conversations is prompts.conversations: Count conversations of Turns
+// turns, each turn sending the shared system prefix and the history so
+// far. ContextTokens, when set, is the model's context: a conversation
+// whose last turn would not fit is a config error.
+type Conversations struct {
+	Count         int    `yaml:"count" json:"count"`
+	SystemTokens  int    `yaml:"system_tokens" json:"system_tokens"`
+	Turns         int    `yaml:"turns" json:"turns"`
+	UserTokens    int    `yaml:"user_tokens" json:"user_tokens"`
+	OutputTokens  int    `yaml:"output_tokens" json:"output_tokens"`
+	Seed          uint64 `yaml:"seed" json:"seed"`
+	ContextTokens int    `yaml:"context_tokens" json:"context_tokens,omitempty"`
+}
+
+// Spec is the generator's shape of the block (count 1 and seed 1 when
+// unset).
+func (c *Conversations) Spec() prompts.ConversationSpec {
+	return prompts.ConversationSpec{SystemTokens: c.SystemTokens, Turns: c.Turns, UserTokens: c.UserTokens, OutputTokens: c.OutputTokens,
+		Conversations: max(c.Count, 1), Seed: cmp.Or(c.Seed, 1)}
+}
+
+// The bounds of prompts.conversations.
+const (
+	MaxConversations     = 10000
+	MaxConversationTurns = 1000
+)
 
 // PromptFile is one entry of prompts.files: a prompt file (a path), or a
 // data file with its template ({path: cases.csv, template: tickets.yaml};
@@ -789,7 +819,7 @@ func loadPromptSet(c *Config) ([]prompts.Prompt, error) {
 	var set []prompts.Prompt
 	var errs []error
 	suites := c.Prompts.Suites
-	if len(suites) == 0 && len(c.Prompts.Files) == 0 && c.Prompts.Synthetic == nil {
+	if len(suites) == 0 && len(c.Prompts.Files) == 0 && c.Prompts.Synthetic == nil && c.Prompts.Conversations == nil {
 		suites = []string{prompts.SuiteDefault}
 	}
 	seen := map[string]string{}
@@ -835,6 +865,9 @@ func loadPromptSet(c *Config) ([]prompts.Prompt, error) {
 			ps = append(ps, p)
 		}
 		add(ps)
+	}
+	if cv := c.Prompts.Conversations; cv != nil {
+		add(prompts.Conversations(cv.Spec()))
 	}
 	if len(errs) > 0 {
 		return set, errors.Join(errs...)

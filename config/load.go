@@ -568,6 +568,7 @@ func (c *Config) validateLoad(v *validator) {
 	if c.SLO != nil && c.SLO.Empty() {
 		v.add("slo", "sets no target: name ttft_ms, itl_ms, tpot_ms or e2e_ms")
 	}
+	c.checkConversations(v)
 	if sy := c.Prompts.Synthetic; sy != nil {
 		if len(sy.InputTokens) == 0 {
 			v.add("prompts.synthetic.input_tokens", "list at least one input length in tokens")
@@ -580,6 +581,46 @@ func (c *Config) validateLoad(v *validator) {
 		if sy.OutputTokens < 1 || sy.OutputTokens > MaxSyntheticTokens {
 			v.add("prompts.synthetic.output_tokens", fmt.Sprintf("must be from 1 to %d", MaxSyntheticTokens))
 		}
+	}
+}
+
+// checkConversations checks prompts.conversations: each length in its
+// bounds, and the last turn within the model's context when it is given.
+func (c *Config) checkConversations(v *validator) {
+	cv := c.Prompts.Conversations
+	if cv == nil {
+		return
+	}
+	bound := func(key string, n, lo, hi int) {
+		if n < lo || n > hi {
+			v.add("prompts.conversations."+key, fmt.Sprintf("must be from %d to %d", lo, hi))
+		}
+	}
+	if cv.Count != 0 {
+		bound("count", cv.Count, 1, MaxConversations)
+	}
+	bound("system_tokens", cv.SystemTokens, 0, MaxSyntheticTokens)
+	bound("turns", cv.Turns, 1, MaxConversationTurns)
+	bound("user_tokens", cv.UserTokens, 1, MaxSyntheticTokens)
+	bound("output_tokens", cv.OutputTokens, 1, MaxSyntheticTokens)
+	if cv.ContextTokens < 0 {
+		v.add("prompts.conversations.context_tokens", "must be positive (the model's context in tokens), or left out")
+	}
+	if cv.Turns < 1 || cv.Turns > MaxConversationTurns || cv.UserTokens < 1 || cv.OutputTokens < 1 {
+		return
+	}
+	// The last turn's prompt and its answer must fit in the context; the
+	// whole of it is bounded as a synthetic prompt is.
+	last := cv.Spec().TurnTokens(cv.Turns) + cv.OutputTokens
+	switch {
+	case cv.ContextTokens > 0 && last > cv.ContextTokens:
+		fits := 0
+		for t := 1; t <= cv.Turns && cv.Spec().TurnTokens(t)+cv.OutputTokens <= cv.ContextTokens; t++ {
+			fits = t
+		}
+		v.add("prompts.conversations.turns", fmt.Sprintf("the last of %d turns holds about %d tokens with its answer, more than context_tokens (%d): at most %d turns fit", cv.Turns, last, cv.ContextTokens, fits))
+	case last > MaxSyntheticTokens:
+		v.add("prompts.conversations.turns", fmt.Sprintf("the last turn would hold about %d tokens, more than %d", last, MaxSyntheticTokens))
 	}
 }
 

@@ -136,6 +136,13 @@ type Prompt struct {
 	// Validator is the single-check form; Validators the all-must-pass form.
 	Validator  *validators.Spec `yaml:"validator" json:"validator,omitempty"`
 	Validators validators.Specs `yaml:"validators" json:"validators,omitempty"`
+	// History continues the conversation after Prompt, for a later turn
+	// of a generated conversation (Conversations): the assistant's earlier
+	// replies and the user turns after the first, in order. Conversation
+	// and Turn (from 1) name the conversation and the turn.
+	History      []HistoryMessage `yaml:"-" json:"history,omitempty"`
+	Conversation string           `yaml:"-" json:"conversation,omitempty"`
+	Turn         int              `yaml:"-" json:"turn,omitempty"`
 	// Source is the file the prompt came from ("builtin:..." for the suite).
 	Source string `yaml:"-" json:"source,omitempty"`
 	// Line is where the prompt starts in Source.

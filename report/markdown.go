@@ -35,6 +35,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 	writeTiers(&b, s)
 	writeAgentic(&b, s)
 	writeCategories(&b, s)
+	writeTurns(&b, s)
 	writeResources(&b, s)
 	writeFailures(&b, s)
 	writeSkipped(&b, s)

@@ -138,6 +138,9 @@ type Group struct {
 	Consistency
 	// Categories are the per-category figures, when prompts have one.
 	Categories map[string]*Category `json:"categories,omitempty"`
+	// ConversationTurns are the per-turn figures of generated
+	// conversations (prompts.conversations), turn by turn.
+	ConversationTurns []*ConversationTurn `json:"conversation_turns,omitempty"`
 	// Cost are the token totals and cost figures (cost.go), inline.
 	Cost
 
@@ -544,6 +547,7 @@ type acc struct {
 	minStart, maxEnd int64
 	tool             *Tier
 	cats             map[string]*Category
+	turns            map[int]*turnAcc
 	cells            *Cells
 	hasTimes         bool
 	cap              *capacityAcc
@@ -645,6 +649,7 @@ func (a *aggregator) Add(r *results.Record) {
 	gr.Agentic.add(r)
 	gr.CallChecks.add(r)
 	g.cats = addCategory(g.cats, r)
+	g.turns = addTurn(g.turns, r, success, speed)
 	gr.Cost.add(&g.cost, r)
 	gr.Throttle = addThrottle(gr.Throttle, r)
 
@@ -974,6 +979,7 @@ func (a *aggregator) summary() *Summary {
 		gr.CallChecks.finish()
 		finishCategories(g.cats)
 		gr.Categories = g.cats
+		gr.ConversationTurns, g.turns = finishTurns(g.turns), nil
 		gr.Consistency = consistency(g.cells)
 		gr.Cost.finish(&g.cost)
 		for _, p := range gr.Cost.Problems {

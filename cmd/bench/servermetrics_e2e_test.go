@@ -43,7 +43,7 @@ func serveLoopback(t *testing.T, h http.Handler) string {
 // each end can hold; the cached-token share bench recorded equals what
 // the server's log says it served; and report.html draws the server plot
 // of each sweep, with every mapped series, in headless Chromium.
-func TestServerMetricsPerStage(t *testing.T) {
+func TestLoadServerMetricsPerStage(t *testing.T) {
 	serialTest(t)
 	svc := loadserver.Service{TTFT: 20 * time.Millisecond, Gap: 4 * time.Millisecond, Tokens: 16, Slots: 2, PrefixCache: true}
 	vsvc, lsvc := svc, svc

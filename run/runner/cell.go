@@ -12,6 +12,7 @@ import (
 	"bench/config"
 	"bench/internal/record/pricing"
 	"bench/internal/record/results"
+	"bench/prompts"
 	"bench/providers"
 	"bench/run/plan"
 	"bench/toolparse"
@@ -261,19 +262,38 @@ type cellTimes struct {
 // newRecord starts the record of a cell: its coordinates.
 func newRecord(cfg *config.Config, c plan.Cell) *results.Record {
 	return &results.Record{
-		RecordType:    results.RecordType,
-		RunID:         cfg.Run.ID,
-		Provider:      c.Provider.Name,
-		ProviderType:  c.Provider.Type,
-		Model:         c.Model,
-		ThinkingLevel: c.ThinkingLevel,
-		PromptID:      c.Prompt.ID,
-		PromptName:    c.Prompt.Name,
-		Repetition:    c.Repetition,
-		ToolCalls:     []string{},
-		ExpectedTools: c.Prompt.ExpectedTools(),
-		Category:      c.Prompt.Category,
+		RecordType:       results.RecordType,
+		RunID:            cfg.Run.ID,
+		Provider:         c.Provider.Name,
+		ProviderType:     c.Provider.Type,
+		Model:            c.Model,
+		ThinkingLevel:    c.ThinkingLevel,
+		PromptID:         c.Prompt.ID,
+		PromptName:       c.Prompt.Name,
+		Repetition:       c.Repetition,
+		ToolCalls:        []string{},
+		ExpectedTools:    c.Prompt.ExpectedTools(),
+		Category:         c.Prompt.Category,
+		Conversation:     c.Prompt.Conversation,
+		ConversationTurn: c.Prompt.Turn,
 	}
+}
+
+// history is a conversation turn's earlier messages as the providers send
+// them (nil for a single turn).
+func history(h []prompts.HistoryMessage) []providers.Message {
+	if len(h) == 0 {
+		return nil
+	}
+	out := make([]providers.Message, len(h))
+	for i, m := range h {
+		role := providers.RoleUser
+		if m.Role == prompts.RoleAssistant {
+			role = providers.RoleAssistant
+		}
+		out[i] = providers.Message{Role: role, Text: m.Text}
+	}
+	return out
 }
 
 // runCellTimed is runCell, also returning when things happened. An agentic
@@ -287,7 +307,7 @@ func runCellTimed(parent context.Context, cfg *config.Config, clock Clock, prov 
 	}
 	rec := newRecord(cfg, c)
 	req := providers.Request{Model: c.Model, System: c.Prompt.System, Prompt: c.Prompt.Prompt, Tools: c.Prompt.Tools, Now: clock.Now, TraceParent: traceParent,
-		MaxOutputBytes: cfg.Run.MaxOutputBytes, MaxTokens: c.Prompt.MaxTokens}
+		MaxOutputBytes: cfg.Run.MaxOutputBytes, MaxTokens: c.Prompt.MaxTokens, Messages: history(c.Prompt.History)}
 	if c.ThinkingLevel != nil {
 		req.ThinkingLevel = *c.ThinkingLevel
 	}

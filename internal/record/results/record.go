@@ -122,6 +122,10 @@ type Record struct {
 	// Category is the prompt's category (a BFCL case's: simple, multiple,
 	// parallel, parallel_multiple, irrelevance), for per-category figures.
 	Category string `json:"category,omitempty"`
+	// Conversation and ConversationTurn (from 1) name a generated
+	// conversation's turn (prompts.conversations), for per-turn figures.
+	Conversation     string `json:"conversation,omitempty"`
+	ConversationTurn int    `json:"conversation_turn,omitempty"`
 	// UnsafeActions names the cell's unsafe calls, in call order (see
 	// ToolCall.Unsafe): what the reports count and the routing note names,
 	// without reading the bulky call details.
