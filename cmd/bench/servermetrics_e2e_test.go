@@ -19,7 +19,7 @@ import (
 
 // serveLoopback serves h on 127.0.0.1 (an openai_chat server on this
 // machine is scraped at its /metrics by default).
-func serveLoopback(t *testing.T, h http.Handler) string {
+func serveLoopback(t testing.TB, h http.Handler) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
