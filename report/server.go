@@ -1,10 +1,6 @@
 package report
 
 import (
-	"errors"
-	"io/fs"
-	"os"
-
 	"bench/internal/record/rundir"
 )
 
@@ -50,16 +46,7 @@ type MeanMax struct {
 
 // readServer reads a suite's server file: none is (nil, nil, nil).
 func readServer(runDir string, g *Group) ([]rundir.ServerSample, []string, error) {
-	path := rundir.Path(runDir, rundir.ResourceFiles(g.Provider, g.Model, g.ThinkingLevel).Server)
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	return rundir.ReadServerSamples(f, path)
+	return rundir.ReadServerFile(runDir, g.Provider, g.Model, g.ThinkingLevel)
 }
 
 // attachServer gives each of a group's stages the readings of its window.

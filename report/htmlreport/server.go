@@ -1,10 +1,6 @@
 package htmlreport
 
 import (
-	"errors"
-	"io/fs"
-	"os"
-
 	"bench/internal/record/rundir"
 	"bench/report"
 )
@@ -16,16 +12,7 @@ const MaxServerPlots = 50
 // ReadServer reads a suite's server readings (its _server.jsonl); none is
 // no error.
 func ReadServer(runDir, provider, model string, thinking *string) ([]rundir.ServerSample, []string, error) {
-	path := rundir.Path(runDir, rundir.ResourceFiles(provider, model, thinking).Server)
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	return rundir.ReadServerSamples(f, path)
+	return rundir.ReadServerFile(runDir, provider, model, thinking)
 }
 
 // pageServer is what a sweep's server said of itself, for the plot under

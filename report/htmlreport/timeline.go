@@ -1,8 +1,6 @@
 package htmlreport
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -104,52 +102,9 @@ func ReadTimelines(runDir string) ([]*Timeline, []string, error) {
 // warning naming name and the line; samples come back sorted by time. Only
 // a read error is an error.
 func ReadSamples(r io.Reader, name string) ([]rundir.Sample, []string, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), maxSampleLine)
-	var out []rundir.Sample
-	var warnings []string
-	const maxWarnings = 10
-	bad := 0
-	warn := func(line int, why string) {
-		bad++
-		if bad <= maxWarnings {
-			warnings = append(warnings, fmt.Sprintf("%s:%d: sample skipped: %s", name, line, why))
-		}
-	}
-	line := 0
-	for sc.Scan() {
-		line++
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		var s rundir.Sample
-		dec := json.NewDecoder(bytes.NewReader(text))
-		if err := dec.Decode(&s); err != nil {
-			warn(line, err.Error())
-			continue
-		}
-		if dec.More() {
-			warn(line, "more than one JSON value on the line")
-			continue
-		}
-		if why := checkSample(&s); why != "" {
-			warn(line, why)
-			continue
-		}
-		out = append(out, s)
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return out, warnings, fmt.Errorf("%s:%d: line longer than %d bytes; the rest of the file is skipped", name, line+1, maxSampleLine)
-		}
-		return out, warnings, fmt.Errorf("read %s: %w", name, err)
-	}
-	if bad > maxWarnings {
-		warnings = append(warnings, fmt.Sprintf("%s: %d more samples skipped", name, bad-maxWarnings))
-	}
+	out, warnings, err := rundir.ReadLines(r, name, "sample", maxSampleLine, checkSample)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].TimeMS < out[j].TimeMS })
-	return out, warnings, nil
+	return out, warnings, err
 }
 
 // checkSample says why a decoded sample cannot be plotted, or "".

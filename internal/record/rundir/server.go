@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"os"
 	"sort"
 )
 
@@ -84,16 +86,43 @@ const maxServerLine = 64 << 10
 // error, or a line past maxServerLine, is an error (what was read before
 // it is kept).
 func ReadServerSamples(r io.Reader, name string) ([]ServerSample, []string, error) {
+	out, warnings, err := ReadLines(r, name, "server reading", maxServerLine, checkServerSample)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].TimeUS < out[j].TimeUS })
+	return out, warnings, err
+}
+
+// ReadServerFile reads the server file of a suite of the run directory:
+// none is (nil, nil, nil).
+func ReadServerFile(runDir, provider, model string, thinking *string) ([]ServerSample, []string, error) {
+	path := Path(runDir, ResourceFiles(provider, model, thinking).Server)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	return ReadServerSamples(f, path)
+}
+
+// ReadLines parses a file of one JSON value a line (name is for
+// messages, noun names a value in them): a line that is not one value,
+// or that check (nil: none) says why it cannot be used, is skipped with a
+// warning naming the file and the line, at most ten and a count of the
+// rest. Only a read error, or a line past maxLine, is an error; what was
+// read before it is kept.
+func ReadLines[T any](r io.Reader, name, noun string, maxLine int, check func(*T) string) ([]T, []string, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), maxServerLine)
-	var out []ServerSample
+	sc.Buffer(make([]byte, 0, 4096), maxLine)
+	var out []T
 	var warnings []string
 	const maxWarnings = 10
 	bad := 0
 	warn := func(line int, why string) {
 		bad++
 		if bad <= maxWarnings {
-			warnings = append(warnings, fmt.Sprintf("%s:%d: server reading skipped: %s", name, line, why))
+			warnings = append(warnings, fmt.Sprintf("%s:%d: %s skipped: %s", name, line, noun, why))
 		}
 	}
 	line := 0
@@ -103,9 +132,9 @@ func ReadServerSamples(r io.Reader, name string) ([]ServerSample, []string, erro
 		if len(text) == 0 {
 			continue
 		}
-		var s ServerSample
+		var v T
 		dec := json.NewDecoder(bytes.NewReader(text))
-		if err := dec.Decode(&s); err != nil {
+		if err := dec.Decode(&v); err != nil {
 			warn(line, err.Error())
 			continue
 		}
@@ -113,23 +142,24 @@ func ReadServerSamples(r io.Reader, name string) ([]ServerSample, []string, erro
 			warn(line, "more than one JSON value on the line")
 			continue
 		}
-		if why := checkServerSample(&s); why != "" {
-			warn(line, why)
-			continue
+		if check != nil {
+			if why := check(&v); why != "" {
+				warn(line, why)
+				continue
+			}
 		}
-		out = append(out, s)
+		out = append(out, v)
 	}
 	var err error
 	if serr := sc.Err(); serr != nil {
 		err = fmt.Errorf("read %s: %w", name, serr)
 		if errors.Is(serr, bufio.ErrTooLong) {
-			err = fmt.Errorf("%s:%d: line longer than %d bytes; the rest of the file is skipped", name, line+1, maxServerLine)
+			err = fmt.Errorf("%s:%d: line longer than %d bytes; the rest of the file is skipped", name, line+1, maxLine)
 		}
 	}
 	if bad > maxWarnings {
-		warnings = append(warnings, fmt.Sprintf("%s: %d more server readings skipped", name, bad-maxWarnings))
+		warnings = append(warnings, fmt.Sprintf("%s: %d more %ss skipped", name, bad-maxWarnings, noun))
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].TimeUS < out[j].TimeUS })
 	return out, warnings, err
 }
 
