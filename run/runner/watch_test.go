@@ -109,6 +109,27 @@ func TestServerWatch(t *testing.T) {
 		t.Errorf("log: %s", log.String())
 	}
 
+	// A suite shorter than the interval still has a reading at each end
+	// of its window (its counters' first and last values).
+	slow := cfg.Providers[0]
+	slow.Server.MetricsInterval = 10 * time.Second
+	scfg := testConfig([]config.Provider{slow}, 4, 1, 1)
+	sink = &serverSink{reads: map[string][]rundir.ServerSample{}, windows: map[string][2]time.Time{}}
+	if _, err := Run(context.Background(), Options{Config: scfg, Plan: plan.New(scfg), Providers: map[string]providers.Provider{"a": p},
+		Outputs: []output.Output{sink}, Log: &log}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"m1", "m2"} {
+		reads, win := sink.reads[m], sink.windows[m]
+		if len(reads) < 2 {
+			t.Fatalf("%s: %d readings in a suite shorter than the interval, want one at each end", m, len(reads))
+		}
+		first, last := time.UnixMicro(reads[0].TimeUS), time.UnixMicro(reads[len(reads)-1].TimeUS)
+		if first.Before(win[0].Truncate(time.Microsecond)) || last.After(win[1]) || *reads[len(reads)-1].GeneratedTokens <= *reads[0].GeneratedTokens {
+			t.Errorf("%s: readings at %v and %v in the window %v (counters %v, %v)", m, first, last, win, *reads[0].GeneratedTokens, *reads[len(reads)-1].GeneratedTokens)
+		}
+	}
+
 	// HTML instead of metrics: one warning, one scrape, residency goes on.
 	var htmlHits atomic.Int64
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
