@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"bench/internal/format"
+	"bench/internal/record/pricing"
 	"bench/internal/record/results"
 )
 
@@ -22,10 +23,11 @@ type ConversationTurn struct {
 	TTFTMS Stats `json:"ttft_ms"`
 	E2EMS  Stats `json:"e2e_ms"`
 	// InputTokens and CachedInputTokens are the answered cells' sums as
-	// the server reported them; CachedInputShare their ratio, over the
-	// cells whose server reported the cache at all (nil when none did).
-	InputTokens       int64    `json:"input_tokens"`
-	CachedInputTokens int64    `json:"cached_input_tokens"`
+	// the server reported them (nil when none reported one, or the sum
+	// overflowed); CachedInputShare their ratio, over the cells whose
+	// server reported the cache at all (nil when none did).
+	InputTokens       *int64   `json:"input_tokens"`
+	CachedInputTokens *int64   `json:"cached_input_tokens"`
 	CachedInputShare  *float64 `json:"cached_input_share"`
 }
 
@@ -33,7 +35,7 @@ type ConversationTurn struct {
 type turnAcc struct {
 	n, ok                   int
 	ttft, e2e               exact
-	in, cached, cacheableIn int64
+	in, cached, cacheableIn pricing.Count
 }
 
 // addTurn counts a record of a conversation turn into its group's turns.
@@ -60,12 +62,10 @@ func addTurn(turns map[int]*turnAcc, r *results.Record, success, speed bool) map
 			t.ttft.Add(float64(*r.TTFTMS))
 		}
 	}
-	if r.InputTokens != nil {
-		t.in += int64(*r.InputTokens)
-		if r.CachedInputTokens != nil {
-			t.cached += int64(*r.CachedInputTokens)
-			t.cacheableIn += int64(*r.InputTokens)
-		}
+	t.in.AddPtr(r.InputTokens)
+	if r.InputTokens != nil && r.CachedInputTokens != nil {
+		t.cached.AddPtr(r.CachedInputTokens)
+		t.cacheableIn.AddPtr(r.InputTokens)
 	}
 	return turns
 }
@@ -78,9 +78,11 @@ func finishTurns(turns map[int]*turnAcc) []*ConversationTurn {
 	out := make([]*ConversationTurn, 0, len(turns))
 	for n, t := range turns {
 		ct := &ConversationTurn{Turn: n, N: t.n, NSuccess: t.ok, TTFTMS: t.ttft.Stats(), E2EMS: t.e2e.Stats(),
-			InputTokens: t.in, CachedInputTokens: t.cached}
-		if t.cacheableIn > 0 {
-			ct.CachedInputShare = round(float64(t.cached) / float64(t.cacheableIn))
+			InputTokens: t.in.Total(), CachedInputTokens: t.cached.Total()}
+		if c, ok := t.cached.Sum(); ok {
+			if in, ok := t.cacheableIn.Sum(); ok && in > 0 {
+				ct.CachedInputShare = round(float64(c) / float64(in))
+			}
 		}
 		out = append(out, ct)
 	}
@@ -107,8 +109,12 @@ func writeTurns(b *strings.Builder, s *Summary) {
 				v := 100 * *t.CachedInputShare
 				cached = format.Pct(&v)
 			}
-			fmt.Fprintf(b, "| %s | %s | %s | %d | %d | %s | %s | %s | %d | %s |\n", md(g.Provider), md(g.Model), level(g.ThinkingLevel),
-				t.Turn, t.N, msStr(t.TTFTMS.P50), msStr(t.TTFTMS.P95), msStr(t.E2EMS.P50), t.InputTokens, cached)
+			in := "n/a"
+			if t.InputTokens != nil {
+				in = fmt.Sprint(*t.InputTokens)
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %d | %d | %s | %s | %s | %s | %s |\n", md(g.Provider), md(g.Model), level(g.ThinkingLevel),
+				t.Turn, t.N, msStr(t.TTFTMS.P50), msStr(t.TTFTMS.P95), msStr(t.E2EMS.P50), in, cached)
 		}
 	}
 	b.WriteString("\n")

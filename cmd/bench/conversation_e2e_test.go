@@ -113,8 +113,8 @@ providers:
 			t.Errorf("turn %d: %d cells, %d answered, the server saw %d", ct.Turn, ct.N, ct.NSuccess, n)
 			continue
 		}
-		if ct.CachedInputTokens != int64(cached) || ct.InputTokens != int64(input) {
-			t.Errorf("turn %d: bench recorded %d of %d input tokens cached, the server's log %d of %d", ct.Turn, ct.CachedInputTokens, ct.InputTokens, cached, input)
+		if ct.CachedInputTokens == nil || ct.InputTokens == nil || *ct.CachedInputTokens != int64(cached) || *ct.InputTokens != int64(input) {
+			t.Errorf("turn %d: bench recorded %v of %v input tokens cached, the server's log %d of %d", ct.Turn, ct.CachedInputTokens, ct.InputTokens, cached, input)
 		}
 		if ct.CachedInputShare == nil || math.Abs(*ct.CachedInputShare-float64(cached)/float64(input)) > 0.001 {
 			t.Errorf("turn %d: cached share %v, the server's %v", ct.Turn, show(ct.CachedInputShare), float64(cached)/float64(input))
