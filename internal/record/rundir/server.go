@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"sort"
 )
 
@@ -95,7 +94,7 @@ func ReadServerSamples(r io.Reader, name string) ([]ServerSample, []string, erro
 // none is (nil, nil, nil).
 func ReadServerFile(runDir, provider, model string, thinking *string) ([]ServerSample, []string, error) {
 	path := Path(runDir, ResourceFiles(provider, model, thinking).Server)
-	f, err := os.Open(path)
+	f, err := Open(path, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
