@@ -44,6 +44,7 @@ func (r *Record) Scrub(c secrets.Set) {
 	r.Category = c.Text(r.Category)
 	texts(c, r.UnsafeActions)
 	r.StageMode = c.Text(r.StageMode)
+	r.Conversation = c.Text(r.Conversation)
 	for i := range r.ToolCallDetails {
 		tc := &r.ToolCallDetails[i]
 		tc.Name = c.Text(tc.Name)
