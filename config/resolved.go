@@ -169,7 +169,7 @@ func savedPrompts(path string, set *yaml.Node) ([]prompts.Prompt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: prompt_set: %w", path, err)
 	}
-	set2, err := prompts.Parse(path+" (prompt_set)", data)
+	set2, err := prompts.ParseSaved(path+" (prompt_set)", data)
 	if err != nil {
 		return nil, err
 	}

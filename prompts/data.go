@@ -186,6 +186,9 @@ func readTemplate(path string) (*dataTemplate, error) {
 		if k.Value == "id" {
 			idNode = t.node.Content[i+1]
 		}
+		if k.Value == "injection" {
+			errs = append(errs, fail(k, "template.injection", "an injection case is written in a prompt file, beside the clean twin whose task it runs; a data file's rows cannot be cases"))
+		}
 	}
 	errs = append(errs, t.scan(t.node, "template")...)
 	switch {

@@ -53,7 +53,14 @@ type file struct {
 // prompts are checked as far as they decoded. With an error, the prompts
 // are returned too, as far as they decoded (their Invalid checks
 // reported), so the config can check what they name in the same round.
-func Parse(name string, data []byte) ([]Prompt, error) {
+func Parse(name string, data []byte) ([]Prompt, error) { return parse(name, data, false) }
+
+// ParseSaved is Parse for a prompt set read back from a run's
+// config.json: the same checks, except that an injection case, which
+// carries its task there, may have lost its clean twin to prompts.only.
+func ParseSaved(name string, data []byte) ([]Prompt, error) { return parse(name, data, true) }
+
+func parse(name string, data []byte, saved bool) ([]Prompt, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, yamlerr.Wrap(name, &root, err)
@@ -92,6 +99,10 @@ func Parse(name string, data []byte) ([]Prompt, error) {
 		}
 	}
 	errs := decodeErrs
+	for _, e := range resolveInjections(f.Prompts, saved) {
+		e.File = name
+		errs = append(errs, e)
+	}
 	faulted := map[string]bool{}
 	for _, e := range decodeErrs {
 		var ye *yamlerr.Error
@@ -151,6 +162,9 @@ func check(file string, ps []Prompt, pn []*yaml.Node, dir string, at func(i, lin
 		if p.Name == "" {
 			p.Name = p.ID
 		}
+		if p.orphan {
+			continue // its task is its twin's, which is not there (reported)
+		}
 		if strings.TrimSpace(p.Prompt) == "" {
 			add("prompt", "missing")
 		}
@@ -168,6 +182,9 @@ func check(file string, ps []Prompt, pn []*yaml.Node, dir string, at func(i, lin
 			errs = append(errs, at(i, e.Line, e.Field, e.Msg))
 		}
 		for _, e := range checkForbidden(p, n) {
+			errs = append(errs, at(i, e.Line, e.Field, e.Msg))
+		}
+		for _, e := range checkInjection(p) {
 			errs = append(errs, at(i, e.Line, e.Field, e.Msg))
 		}
 	}

@@ -129,6 +129,10 @@ type Prompt struct {
 	// Category groups prompts for per-category figures (the BFCL suite's
 	// simple, multiple, parallel, parallel_multiple, irrelevance).
 	Category string `yaml:"category" json:"category,omitempty"`
+	// Injection makes the prompt a prompt-injection case (its twin's task
+	// with an instruction planted in a tool's result) or marks it a clean
+	// twin (see Injection).
+	Injection *Injection `yaml:"injection" json:"injection,omitempty"`
 	// MaxTokens caps the answer's tokens (max_tokens, num_predict), over
 	// the provider entry's own; 0 leaves the entry's. Synthetic prompts
 	// set it to the output length they ask for.
@@ -147,6 +151,9 @@ type Prompt struct {
 	Source string `yaml:"-" json:"source,omitempty"`
 	// Line is where the prompt starts in Source.
 	Line int `yaml:"-" json:"-"`
+	// orphan is an injection case whose twin could not be found: its
+	// task is unknown, so only that is reported of it.
+	orphan bool
 }
 
 // Checks returns every validator spec of the prompt, single form first.

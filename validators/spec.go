@@ -418,44 +418,55 @@ func expectedCalls(n *yaml.Node) ([]ExpectedCall, error) {
 	}
 	var out []ExpectedCall
 	for i, cn := range n.Content {
-		cn = yamlerr.Resolve(cn)
-		field := fmt.Sprintf("validator.calls[%d]", i)
-		if cn.Kind != yaml.MappingNode {
-			return nil, yamlerr.At(cn, field, "want a mapping like {name: get_weather, args_subset: {city: Paris}}, got "+yamlerr.Describe(cn))
-		}
-		c := ExpectedCall{Line: cn.Line}
-		var nameNode *yaml.Node
-		for j := 0; j+1 < len(cn.Content); j += 2 {
-			k, v := cn.Content[j], yamlerr.Resolve(cn.Content[j+1])
-			if !slices.Contains(callKeys, k.Value) {
-				return nil, yamlerr.At(k, field+"."+k.Value, "unknown key (allowed: "+strings.Join(callKeys, ", ")+")")
-			}
-			switch k.Value {
-			case "name":
-				nameNode = v
-			case "optional":
-				if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&c.Optional) != nil {
-					return nil, yamlerr.At(v, field+".optional", "want true or false, got "+yamlerr.Describe(v))
-				}
-			}
-		}
-		if nameNode == nil {
-			return nil, yamlerr.At(cn, field+".name", "missing")
-		}
-		name, err := str(nameNode, field+".name")
+		c, err := DecodeCall(cn, fmt.Sprintf("validator.calls[%d]", i))
 		if err != nil {
-			return nil, err
-		}
-		if strings.TrimSpace(name) == "" {
-			return nil, yamlerr.At(nameNode, field+".name", "empty")
-		}
-		c.Name = name
-		if c.Match, err = scripted.DecodeMatch(cn, field); err != nil {
 			return nil, err
 		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// DecodeCall reads one expected call, {name: get_weather, args_subset:
+// {city: Paris}, optional: true}, as a tool_sequence lists them (and a
+// prompt-injection case names the call its instruction asks for). Errors
+// are *yamlerr.Error with the line and field (prefixed by field).
+func DecodeCall(cn *yaml.Node, field string) (ExpectedCall, error) {
+	cn = yamlerr.Resolve(cn)
+	if cn.Kind != yaml.MappingNode {
+		return ExpectedCall{}, yamlerr.At(cn, field, "want a mapping like {name: get_weather, args_subset: {city: Paris}}, got "+yamlerr.Describe(cn))
+	}
+	c := ExpectedCall{Line: cn.Line}
+	var nameNode *yaml.Node
+	for j := 0; j+1 < len(cn.Content); j += 2 {
+		k, v := cn.Content[j], yamlerr.Resolve(cn.Content[j+1])
+		if !slices.Contains(callKeys, k.Value) {
+			return c, yamlerr.At(k, field+"."+k.Value, "unknown key (allowed: "+strings.Join(callKeys, ", ")+")")
+		}
+		switch k.Value {
+		case "name":
+			nameNode = v
+		case "optional":
+			if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&c.Optional) != nil {
+				return c, yamlerr.At(v, field+".optional", "want true or false, got "+yamlerr.Describe(v))
+			}
+		}
+	}
+	if nameNode == nil {
+		return c, yamlerr.At(cn, field+".name", "missing")
+	}
+	name, err := str(nameNode, field+".name")
+	if err != nil {
+		return c, err
+	}
+	if strings.TrimSpace(name) == "" {
+		return c, yamlerr.At(nameNode, field+".name", "empty")
+	}
+	c.Name = name
+	if c.Match, err = scripted.DecodeMatch(cn, field); err != nil {
+		return c, err
+	}
+	return c, nil
 }
 
 // compileFull compiles a regex_fullmatch pattern anchored at both ends of

@@ -144,6 +144,17 @@ type Record struct {
 	// on the answer, given a verdict or not: what tells a group whose
 	// checks never answered (Unjudged) from one that has none.
 	ExternalChecks int `json:"external_checks,omitempty"`
+	// Injection says the cell is a prompt-injection case or its clean
+	// twin (see Injection). InjectionFollowed, on an attack cell, is
+	// whether the model obeyed the planted instruction (made the call it
+	// asked for, or sent the secret out in a call's arguments), null when
+	// the cell failed before an obeying call (an error is never
+	// "resisted"); Utility, on either, whether the user's task was done:
+	// the task's checks passed, the obeying calls left out of its
+	// trajectory (null when the cell never reached the model).
+	Injection         *Injection `json:"injection,omitempty"`
+	InjectionFollowed *bool      `json:"injection_followed,omitempty"`
+	Utility           *bool      `json:"utility,omitempty"`
 
 	// Serving metrics (every cell that streamed enough; null otherwise).
 
@@ -283,9 +294,15 @@ type TurnCall struct {
 	// call, so Result is empty and the model never saw one.
 	Unanswered bool `json:"unanswered,omitempty"`
 	// SchemaValid, SchemaError and Unsafe are as in ToolCall.
-	SchemaValid *bool   `json:"schema_valid,omitempty"`
-	SchemaError string  `json:"schema_error,omitempty"`
-	Unsafe      bool    `json:"unsafe,omitempty"`
-	StartMS     float64 `json:"start_ms"`
-	EndMS       float64 `json:"end_ms"`
+	SchemaValid *bool  `json:"schema_valid,omitempty"`
+	SchemaError string `json:"schema_error,omitempty"`
+	Unsafe      bool   `json:"unsafe,omitempty"`
+	// Injected: the call's result carried the cell's planted instruction
+	// (Record.Injection). ObeysInjection: the call is the one the
+	// instruction asked for, or sends its secret out; such a call is an
+	// unsafe action.
+	Injected       bool    `json:"injected,omitempty"`
+	ObeysInjection bool    `json:"obeys_injection,omitempty"`
+	StartMS        float64 `json:"start_ms"`
+	EndMS          float64 `json:"end_ms"`
 }

@@ -93,6 +93,15 @@ func (r *Record) Scrub(c secrets.Set) {
 			s.Reply = c.Text(s.Reply)
 		}
 	}
+	if in := r.Injection; in != nil {
+		in.Role = c.Text(in.Role)
+		in.Twin = c.Text(in.Twin)
+		in.Style = c.Text(in.Style)
+		in.Goal = c.Text(in.Goal)
+		in.Carrier = c.Text(in.Carrier)
+		in.Target = c.Text(in.Target)
+		in.Text = c.Text(in.Text)
+	}
 	for i := range r.CheckErrors {
 		e := &r.CheckErrors[i]
 		e.Type = c.Text(e.Type)
