@@ -18,19 +18,26 @@ import (
 	"bench/validators/scripted"
 )
 
-//go:embed default.yaml
+//go:embed default.yaml injection.yaml
 var builtin embed.FS
 
-// BuiltinName is how the embedded suite is named in errors and records.
-const BuiltinName = "builtin:prompts/default.yaml"
+// BuiltinName and InjectionName are how the embedded suites are named in
+// errors and records.
+const (
+	BuiltinName   = "builtin:prompts/default.yaml"
+	InjectionName = "builtin:prompts/injection.yaml"
+)
 
 // Builtin returns the embedded default suite.
-func Builtin() ([]Prompt, error) {
-	data, err := builtin.ReadFile("default.yaml")
+func Builtin() ([]Prompt, error) { return builtinFile(BuiltinName, "default.yaml") }
+
+// builtinFile loads an embedded suite.
+func builtinFile(name, file string) ([]Prompt, error) {
+	data, err := builtin.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("read built-in prompts: %w", err)
 	}
-	return Parse(BuiltinName, data)
+	return Parse(name, data)
 }
 
 // LoadFile reads a prompt file.

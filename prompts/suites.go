@@ -16,10 +16,14 @@ const (
 	// SuiteBFCL is the Berkeley Function Calling Leaderboard sample
 	// (package bfcl): 40 cases of each of its single-turn categories.
 	SuiteBFCL = "bfcl"
+	// SuiteInjection is prompts/injection.yaml, the prompt-injection
+	// suite: four agentic tasks, clean and with an instruction planted in
+	// a tool's result in six styles and two goals (prompts/injection.md).
+	SuiteInjection = "injection"
 )
 
 // Suites are the built-in suites' names.
-var Suites = []string{SuiteDefault, SuiteBFCL}
+var Suites = []string{SuiteDefault, SuiteBFCL, SuiteInjection}
 
 // Suite loads a built-in suite by name.
 func Suite(name string) ([]Prompt, error) {
@@ -28,6 +32,8 @@ func Suite(name string) ([]Prompt, error) {
 		return Builtin()
 	case SuiteBFCL:
 		return BFCL()
+	case SuiteInjection:
+		return builtinFile(InjectionName, "injection.yaml")
 	}
 	return nil, fmt.Errorf("unknown suite %q; one of %s", name, strings.Join(Suites, ", "))
 }
