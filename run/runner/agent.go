@@ -99,6 +99,7 @@ func runAgentCell(parent context.Context, cfg *config.Config, clock Clock, prov 
 	start := clock.Now()
 	secrets := prov.Secrets()
 
+	describeInjection(rec, c.Prompt)
 	var l *agentLoop
 	if lo, ok := prov.(providers.LoopOwner); ok && lo.OwnsToolLoop() {
 		if c.Prompt.TextMode() {

@@ -540,7 +540,7 @@ func score(rec *results.Record, c plan.Cell, resp *providers.Response) {
 		rec.ToolUseSuccess = bfclToolUse(b, in)
 	}
 	out := validators.CheckAll(c.Prompt.Checks(), in)
-	out = failUnsafe(out, c.Prompt, rec.UnsafeActions)
+	out = failUnsafe(out, c.Prompt, rec.UnsafeActions, nil)
 	rec.ObjectivePass = out.Pass
 	if out.Pass != nil && !*out.Pass {
 		rec.Violation = ptr(out.Violation)

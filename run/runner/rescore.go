@@ -32,6 +32,7 @@ func Rescore(rec *results.Record, p *prompts.Prompt, cfg *config.Config, secrets
 	rec.ToolCalls, rec.ToolCallCount, rec.ToolUseSuccess = []string{}, 0, nil
 	rec.CheckErrors, rec.ExternalChecks = nil, 0
 	rec.SchemaCheckedCalls, rec.SchemaInvalidCalls, rec.UnsafeActions = 0, 0, nil
+	rec.Injection, rec.InjectionFollowed, rec.Utility = nil, nil, nil
 	if p.Agentic() {
 		rec.ExpectedTools = agentExpectedTools(p)
 		l := &agentLoop{calls: rec.ToolCallDetails, final: rec.RawOutput, end: loopAnswered}
