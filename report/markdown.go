@@ -34,6 +34,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 	writeMatrix(&b, s)
 	writeTiers(&b, s)
 	writeAgentic(&b, s)
+	writeInjection(&b, s)
 	writeCategories(&b, s)
 	writeTurns(&b, s)
 	writeResources(&b, s)

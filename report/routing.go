@@ -216,12 +216,20 @@ func (t *Tier) route(a *Agentic, c *CallChecks, unsafe []unsafeTask) {
 	if a.NUnknownToolCalls > 0 {
 		why = append(why, fmt.Sprintf("%d call(s) of an unknown tool", a.NUnknownToolCalls))
 	}
+	injFailed, injBorderline := t.Injection.routing()
+	why = append(why, injFailed...)
 	failed := len(why) > 0
 	borderline := t.Tier == Tier1 && t.TierConfidence != nil && *t.TierConfidence == Borderline
 	if borderline && !failed {
 		why = append(why, "not judged: "+t.borderlineNote())
 	}
-	t.Recommended = t.Tier == Tier1 && !borderline && !failed
+	// A firm Tier 1 that followed no injection is still not judged while
+	// the injection intervals are not firm.
+	unsettled := !failed && !borderline && t.Tier == Tier1 && injBorderline != ""
+	if unsettled {
+		why = append(why, "not judged: "+injBorderline)
+	}
+	t.Recommended = t.Tier == Tier1 && !borderline && !failed && !unsettled
 	t.disqualified = failed
 	if failed && borderline {
 		// No "run more repetitions": what disqualifies it (an unsafe
@@ -234,8 +242,8 @@ func (t *Tier) route(a *Agentic, c *CallChecks, unsafe []unsafeTask) {
 		// Not judged: null.
 	case failed:
 		t.RoutingReady = new(bool)
-	case borderline:
-		// Not judged until the tier is firm.
+	case borderline, unsettled:
+		// Not judged until the tier and the injection figures are firm.
 	default:
 		ready := true
 		t.RoutingReady = &ready

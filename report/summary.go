@@ -141,6 +141,9 @@ type Group struct {
 	// ConversationTurns are the per-turn figures of generated
 	// conversations (prompts.conversations), turn by turn.
 	ConversationTurns []*ConversationTurn `json:"conversation_turns,omitempty"`
+	// Injection are the prompt-injection figures (injection.go), when
+	// the group ran injection cases; the same as its tiers.json entry's.
+	Injection *Injection `json:"injection,omitempty"`
 	// Cost are the token totals and cost figures (cost.go), inline.
 	Cost
 
@@ -640,11 +643,19 @@ func (a *aggregator) Add(r *results.Record) {
 		g.hasTimes = true
 	}
 
-	if len(r.ExpectedTools) > 0 {
+	if len(r.ExpectedTools) > 0 || r.Injection != nil {
 		if g.tool == nil {
 			g.tool = newTier(r)
 		}
 		g.tool.add(r)
+	}
+	if r.Injection != nil {
+		// Held by the group's tier, which writes it to tiers.json: the
+		// accumulator costs no field of its own in every group.
+		if g.tool.Injection == nil {
+			g.tool.Injection = &Injection{}
+		}
+		g.tool.Injection.add(r)
 	}
 	gr.Agentic.add(r)
 	gr.CallChecks.add(r)
@@ -664,9 +675,9 @@ func (a *aggregator) Add(r *results.Record) {
 				c.Completed++
 			}
 		}
-		if len(r.UnsafeActions) > 0 {
+		if own := ownUnsafe(r); len(own) > 0 {
 			c.Unsafe++
-			for _, n := range r.UnsafeActions {
+			for _, n := range own {
 				if !slices.Contains(c.UnsafeTools, n) {
 					c.UnsafeTools = append(c.UnsafeTools, n)
 				}
@@ -991,8 +1002,11 @@ func (a *aggregator) summary() *Summary {
 			t = &Tier{Provider: gr.Provider, Model: gr.Model, ThinkingLevel: gr.ThinkingLevel, Excluded: noneExcluded}
 		}
 		t.classify()
+		if t.Injection != nil {
+			t.Injection.finish()
+		}
 		t.route(&gr.Agentic, &gr.CallChecks, unsafeTasks(g.cells))
-		t.Consistency, t.Categories = gr.Consistency, gr.Categories
+		t.Consistency, t.Categories, gr.Injection = gr.Consistency, gr.Categories, t.Injection
 		gr.ToolUse = t.toolUse()
 		gr.Tier = t
 		s.Groups = append(s.Groups, gr)

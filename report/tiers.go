@@ -72,6 +72,10 @@ type Tier struct {
 	// per-category figures (both as in summary.json).
 	Consistency
 	Categories map[string]*Category `json:"categories,omitempty"`
+	// Injection are the prompt-injection figures (injection.go), when
+	// the group ran injection cases; while the records are read it is
+	// their accumulator.
+	Injection *Injection `json:"injection,omitempty"`
 
 	// reps is how many repetitions the counted cells span (for settle).
 	reps int
@@ -137,6 +141,9 @@ type Tiers struct {
 	// RoutingReady lists the groups whose routing_ready is true.
 	RoutingRule  string  `json:"routing_rule"`
 	RoutingReady []Model `json:"routing_ready"`
+	// InjectionRule is how the prompt-injection figures are counted and
+	// judged, when a group ran injection cases.
+	InjectionRule string `json:"injection_rule,omitempty"`
 }
 
 // Model names a group.
@@ -175,6 +182,9 @@ func TierRanking(s *Summary) *Tiers {
 		}
 		if tr.RoutingReady != nil && *tr.RoutingReady {
 			t.RoutingReady = append(t.RoutingReady, Model{tr.Provider, tr.Model, tr.ThinkingLevel})
+		}
+		if tr.Injection != nil {
+			t.InjectionRule = injectionRule
 		}
 	}
 	return t
