@@ -56,6 +56,9 @@ type view struct {
 	MoreGroups, MorePrompts       int
 	Held                          []heldRow
 	Tasks                         *taskMatrix
+	// Injection is the prompt-injection section (injection.go), nil when
+	// no injection case ran.
+	Injection *injectionView
 
 	Tiers      []tierRow
 	TiersMore  int
@@ -390,6 +393,7 @@ func newView(d *Data) (*view, error) {
 		v.Agentic = append(v.Agentic, r)
 	}
 	v.Tasks = newTaskMatrix(ranked)
+	v.Injection = newInjection(ranked, rundir.AnswersHTML)
 	v.Categories, v.CategoryRows, v.CategoriesMore = newCategories(ranked)
 	v.Tiers, v.TiersMore = trs, nTiers-len(trs)
 
