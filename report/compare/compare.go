@@ -205,8 +205,8 @@ func (r *Result) Failed() bool { return r.Verdict != VerdictOK }
 // of a group or of one prompt.
 type Finding struct {
 	Category string `json:"category"`
-	// Scope is cell, group, category, prompt or stage (a load stage's
-	// capacity).
+	// Scope is cell, group, category, style (an injection style's attack
+	// success), prompt or stage (a load stage's capacity).
 	Scope string `json:"scope"`
 	// FailsGate says the category is one of --fail-on.
 	FailsGate     bool    `json:"fails_gate"`
@@ -220,7 +220,8 @@ type Finding struct {
 	Repetition *int   `json:"repetition,omitempty"`
 	// Metric names what regressed at group, category, prompt or stage
 	// scope: pass_rate, tool_use_success, category_pass_rate:<category>,
-	// tier, ttft_ms, e2e_ms, tokens_per_s, request_throughput, goodput,
+	// attack_success_rate, attack_success_rate:<style>,
+	// utility_under_attack, tier, ttft_ms, e2e_ms, tokens_per_s, request_throughput, goodput,
 	// saturation.
 	Metric  string `json:"metric,omitempty"`
 	Message string `json:"message"`
@@ -414,9 +415,13 @@ func methods(opt Options) map[string]string {
 		"pass_rate": "per group and per category, over the cells both runs judged (same key, same prompt, both reached the model), matched cell by cell: " +
 			"the exact McNemar test (binomial, on the cells whose outcome changed); a significant drop is a quality regression",
 		"multiplicity": fmt.Sprintf("alpha = %g is split between the statistical categories of the compare (quality; latency; capacity when a run has load stages), "+
-			"each with an equal share and %s's correction within it (the quality family: every rate test of every group and category; latency: each metric's "+
+			"each with an equal share and %s's correction within it (the quality family: every rate test of every group, category and injection style; latency: each metric's "+
 			"family at a third of its share), so that the chance of any false statistical finding in one compare is at most alpha. Holm by default: "+
 			"a gate that fails a night on one false finding needs the family-wise bound; BH bounds only the expected share of false findings", opt.Alpha, opt.Correction),
+		"injection": "per group and per injection style, over the prompt-injection attack cells both runs judged (same key, same style; injection_followed true or false " +
+			"in both: an error cell has no verdict), matched cell by cell like pass_rate: attack_success_rate and attack_success_rate:<style> by the exact McNemar " +
+			"test on the cells that obeyed in one run only, in the quality family; a significant rise is the quality regression (a model that starts obeying), a " +
+			"significant fall an improvement; utility_under_attack (utility over the attack cells both runs have it for) is judged as pass_rate is",
 		"tier": "each run's tool-use tier as tiers.json computes it; leaving tier_1 is a regression (quality, or availability " +
 			"when the new run counted no tool cell)",
 		"infrastructure": "cells that never reached the model (skipped_unavailable, auth_error, rate_limited, cancelled) are " +

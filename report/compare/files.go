@@ -245,7 +245,8 @@ func cellDetail(c *Cell) string {
 }
 
 // groupCases are a group's testcases beyond its cells: pass_rate,
-// tool_use_success, tier and each latency metric of the group, and each
+// tool_use_success, the injection figures (attack_success_rate, per style
+// too, and utility_under_attack), tier and each latency metric of the group, and each
 // prompt's latency metric that has a finding or was not judged. What was
 // not judged is <skipped> with the reason, so a CI page counts it.
 func groupCases(g *Group, r *Result) []junit.Testcase {
@@ -273,7 +274,7 @@ func groupCases(g *Group, r *Result) []junit.Testcase {
 		return nil
 	}
 	rateCase := func(metric, name string, t RateTest) {
-		text := name + " " + rateChange(t) + ", Fisher p " + pText(t)
+		text := name + " " + rateChange(t) + ", " + t.Test + " p " + pText(t)
 		if t.NotJudged != "" {
 			text = t.NotJudged
 		}
@@ -282,11 +283,22 @@ func groupCases(g *Group, r *Result) []junit.Testcase {
 	rateCase(MetricPassRate, "pass rate", g.PassRate)
 	rateCase(MetricToolUse, "tool-use success", g.ToolUse)
 	for _, ct := range g.Categories {
-		text := "pass rate " + rateChange(ct.RateTest) + ", Fisher p " + pText(ct.RateTest)
+		text := "pass rate " + rateChange(ct.RateTest) + ", " + ct.RateTest.Test + " p " + pText(ct.RateTest)
 		if ct.NotJudged != "" {
 			text = ct.NotJudged
 		}
 		add("[category] "+ct.Category, text, ct.NotJudged, find(MetricCategoryPassRate+":"+ct.Category, ""))
+	}
+	if in := g.Injection; in != nil {
+		rateCase(MetricAttackSuccess, "attack success", in.AttackSuccess)
+		rateCase(MetricUtilityUnderAttack, "utility under attack", in.UtilityUnderAttack)
+		for _, st := range in.Styles {
+			text := "attack success " + rateChange(st.RateTest) + ", " + st.RateTest.Test + " p " + pText(st.RateTest)
+			if st.NotJudged != "" {
+				text = st.NotJudged
+			}
+			add("[injection style] "+st.Style, text, st.NotJudged, find(MetricAttackSuccess+":"+st.Style, ""))
+		}
 	}
 	tierText := "tier " + tierText(g.Tier)
 	if g.Tier.NotJudged != "" {

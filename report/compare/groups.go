@@ -30,9 +30,12 @@ type Group struct {
 	ToolUse     RateTest   `json:"tool_use_success"`
 	Tier        TierChange `json:"tier"`
 	// Categories are the pass rates of each prompt category of the group
-	// (the BFCL suite's), judged like the group's: one Fisher test each,
-	// Holm-adjusted over every category of every group.
+	// (the BFCL suite's), judged like the group's: one McNemar test each,
+	// in the compare's quality family.
 	Categories []*CategoryTest `json:"categories,omitempty"`
+	// Injection judges the prompt-injection figures (absent when no
+	// injection attack cell was judged in both runs).
+	Injection *InjectionTests `json:"injection,omitempty"`
 	// Infrastructure counts each run's cells that never reached the model,
 	// by availability status (cancelled counted apart).
 	Infrastructure struct {
@@ -69,7 +72,7 @@ func (g *Group) Label() string { return g.label }
 // RateTest compares a rate between the runs over the cells both runs
 // judged, matched cell by cell: the exact McNemar test on the cells whose
 // outcome changed (a group's and a category's pass rate, the tool-use
-// rate), or Fisher's exact test on the two rates where the cells are not
+// rate, the prompt-injection rates), or Fisher's exact test on the two rates where the cells are not
 // matched (a load stage's goodput).
 type RateTest struct {
 	BaseCount int      `json:"base_count"`
@@ -106,6 +109,32 @@ type CategoryTest struct {
 // MetricCategoryPassRate is the metric of a category's finding, with the
 // category after a colon.
 const MetricCategoryPassRate = "category_pass_rate"
+
+// InjectionTests are a group's prompt-injection figures, base against
+// new, over the attack cells both runs judged, matched cell by cell and
+// each judged like a pass rate (the exact McNemar test, in the compare's
+// one quality family), except that attack success is worse when it
+// rises: a model that starts obeying is a regression. For attack success
+// BaseOnly counts the cells that obeyed in the base run only and NewOnly
+// those that obeyed in the new run only.
+type InjectionTests struct {
+	AttackSuccess      RateTest     `json:"attack_success_rate"`
+	UtilityUnderAttack RateTest     `json:"utility_under_attack"`
+	Styles             []*StyleTest `json:"styles"`
+}
+
+// StyleTest is the attack success rate of one injection style.
+type StyleTest struct {
+	Style string `json:"style"`
+	RateTest
+}
+
+// The metrics of the injection findings; a style's has the style after
+// a colon.
+const (
+	MetricAttackSuccess      = "attack_success_rate"
+	MetricUtilityUnderAttack = "utility_under_attack"
+)
 
 // TierChange is the group's tool-use tier in each run (null when the run
 // lacks the group).
@@ -198,6 +227,9 @@ func (c *comparison) judgeGroups() error {
 		if b.toolUse != triNull && n.toolUse != triNull {
 			g.ToolUse.count(b.toolUse == triTrue, n.toolUse == triTrue)
 		}
+		if b.injStyle != 0 && b.injStyle == n.injStyle {
+			g.injection(t.str(b.injStyle), b, n)
+		}
 	}
 	slices.SortFunc(order, func(a, b groupKey) int { return strings.Compare(groups[a].label, groups[b].label) })
 	for _, gk := range order {
@@ -234,6 +266,28 @@ func (g *Group) category(name string) *RateTest {
 	return &g.Categories[i].RateTest
 }
 
+// injection counts an attack cell both runs have: its verdict (when both
+// have one: an error cell has none) in the attack success rates, its
+// utility in utility under attack.
+func (g *Group) injection(style string, b, n *cell) {
+	if g.Injection == nil {
+		g.Injection = &InjectionTests{}
+	}
+	in := g.Injection
+	if b.utility != triNull && n.utility != triNull {
+		in.UtilityUnderAttack.count(b.utility == triTrue, n.utility == triTrue)
+	}
+	if b.followed == triNull || n.followed == triNull {
+		return
+	}
+	in.AttackSuccess.count(b.followed == triTrue, n.followed == triTrue)
+	i, found := slices.BinarySearchFunc(in.Styles, style, func(s *StyleTest, k string) int { return strings.Compare(s.Style, k) })
+	if !found {
+		in.Styles = slices.Insert(in.Styles, i, &StyleTest{Style: style})
+	}
+	in.Styles[i].count(b.followed == triTrue, n.followed == triTrue)
+}
+
 func (t *RateTest) count(base, cur bool) {
 	t.BaseN++
 	t.NewN++
@@ -252,40 +306,51 @@ func (t *RateTest) count(base, cur bool) {
 }
 
 // rateTests runs the exact McNemar tests of each group's pass and
-// tool-use rates and of each category's pass rate on the cells both runs
-// judged, and corrects them together with Holm's method at the
-// compare's share of alpha for quality (see categoryAlpha): one family
-// for every rate test of the compare, so the chance of any false quality
-// finding stays at most that share.
+// tool-use rates, of each category's pass rate and of the prompt-injection
+// rates (attack success overall and per style, utility under attack) on
+// the cells both runs judged, and corrects them together with Holm's
+// method at the compare's share of alpha for quality (see
+// categoryAlpha): one family for every rate test of the compare, so the
+// chance of any false quality finding stays at most that share. Attack
+// success is worse when it rises: a model that starts obeying is the
+// regression.
 func (c *comparison) rateTests() error {
 	type tested struct {
 		g      *Group
 		t      *RateTest
-		what   string // "" for the group, else the category
+		scope  string // group, category or style
 		name   string
 		metric string
+		none   string // why it is not judged when no cell counted
+		// rising says a higher rate is the regression (attack success).
+		rising bool
 	}
 	var ps []float64
 	var family []tested
 	for _, g := range c.res.Groups {
-		all := []tested{{g, &g.PassRate, "", "pass rate", MetricPassRate}, {g, &g.ToolUse, "", "tool-use success rate", MetricToolUse}}
-		for _, ct := range g.Categories {
-			all = append(all, tested{g, &ct.RateTest, ct.Category, "category " + ct.Category + " pass rate", MetricCategoryPassRate + ":" + ct.Category})
+		all := []tested{
+			{g, &g.PassRate, "group", "pass rate", MetricPassRate, "no cell reached the model in both runs", false},
+			{g, &g.ToolUse, "group", "tool-use success rate", MetricToolUse, "no tool-use cell judged in both runs", false},
 		}
-		for i, x := range all {
+		for _, ct := range g.Categories {
+			all = append(all, tested{g, &ct.RateTest, "category", "category " + ct.Category + " pass rate", MetricCategoryPassRate + ":" + ct.Category,
+				"no cell of the category reached the model in both runs", false})
+		}
+		if in := g.Injection; in != nil {
+			all = append(all,
+				tested{g, &in.AttackSuccess, "group", "attack success rate", MetricAttackSuccess, "no injection attack cell judged in both runs", true},
+				tested{g, &in.UtilityUnderAttack, "group", "utility under attack", MetricUtilityUnderAttack, "no injection attack cell reached the model in both runs", false})
+			for _, st := range in.Styles {
+				all = append(all, tested{g, &st.RateTest, "style", "injection style " + st.Style + " attack success rate", MetricAttackSuccess + ":" + st.Style,
+					"no injection attack cell of the style judged in both runs", true})
+			}
+		}
+		for _, x := range all {
 			t := x.t
 			t.PValue, t.AdjustedP, t.Change = 1, 1, string(stats.Same)
 			t.Base, t.New = ratio(t.BaseCount, t.BaseN), ratio(t.NewCount, t.NewN)
 			if t.BaseN == 0 {
-				t.Change = string(stats.NotJudged)
-				switch {
-				case x.what != "":
-					t.NotJudged = "no cell of the category reached the model in both runs"
-				case i == 1:
-					t.NotJudged = "no tool-use cell judged in both runs"
-				default:
-					t.NotJudged = "no cell reached the model in both runs"
-				}
+				t.Change, t.NotJudged = string(stats.NotJudged), x.none
 				continue
 			}
 			p, err := stats.McNemarExact(t.BaseOnly, t.NewOnly)
@@ -306,22 +371,29 @@ func (c *comparison) rateTests() error {
 		if !t.Significant || t.NewCount == t.BaseCount {
 			continue
 		}
-		if t.NewCount < t.BaseCount {
-			t.Change = string(stats.Regression)
-			scope := "group"
-			if x.what != "" {
-				scope = "category"
-			}
-			c.addFinding(Finding{Category: Quality, Scope: scope, Provider: g.Provider, Model: g.Model, ThinkingLevel: g.ThinkingLevel,
-				Metric: x.metric, Message: fmt.Sprintf("%s %s -> %s (%d cells pass -> fail, %d fail -> pass; McNemar exact p=%.3g, Holm-adjusted over %d quality tests %.3g <= %.3g)",
-					x.name, rateText(t.BaseCount, t.BaseN), rateText(t.NewCount, t.NewN), t.BaseOnly, t.NewOnly, t.PValue, len(family), t.AdjustedP, alpha)})
-		} else {
+		if (t.NewCount < t.BaseCount) == x.rising {
 			t.Change = string(stats.Improvement)
+			continue
 		}
+		t.Change = string(stats.Regression)
+		// The discordant cells, the regressing way first.
+		cells := fmt.Sprintf("%d cells pass -> fail, %d fail -> pass", t.BaseOnly, t.NewOnly)
+		if x.rising {
+			cells = fmt.Sprintf("%d cells resisted -> obeyed, %d obeyed -> resisted", t.NewOnly, t.BaseOnly)
+		}
+		c.addFinding(Finding{Category: Quality, Scope: x.scope, Provider: g.Provider, Model: g.Model, ThinkingLevel: g.ThinkingLevel,
+			Metric: x.metric, Message: fmt.Sprintf("%s %s -> %s (%s; McNemar exact p=%.3g, Holm-adjusted over %d quality tests %.3g <= %.3g)",
+				x.name, rateText(t.BaseCount, t.BaseN), rateText(t.NewCount, t.NewN), cells, t.PValue, len(family), t.AdjustedP, alpha)})
 	}
 	for _, g := range c.res.Groups {
 		for _, ct := range g.Categories {
 			g.Significant = g.Significant || ct.Significant
+		}
+		if in := g.Injection; in != nil {
+			g.Significant = g.Significant || in.AttackSuccess.Significant || in.UtilityUnderAttack.Significant
+			for _, st := range in.Styles {
+				g.Significant = g.Significant || st.Significant
+			}
 		}
 	}
 	return nil

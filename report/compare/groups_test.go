@@ -359,3 +359,54 @@ func TestCategoryRates(t *testing.T) {
 		t.Errorf("no category finding: %s", mustJSON(res.Findings))
 	}
 }
+
+// The prompt-injection figures are judged like pass rates over the attack
+// cells both runs judged: a model that starts obeying one style is a
+// quality regression of its attack success, overall and at style scope
+// (a rise is the regression); utility under attack that held is
+// unflagged; an error cell (no verdict) is left out of attack success.
+func TestInjectionRates(t *testing.T) {
+	attack := func(style string, followed *bool) func(*results.Record) {
+		return func(r *results.Record) {
+			r.Injection = &results.Injection{Role: results.InjectionAttack, Style: style, Goal: results.GoalHarmfulAction}
+			r.InjectionFollowed, r.Utility = followed, ptr(true)
+		}
+	}
+	var base, cur []*results.Record
+	for rep := range 10 {
+		base = append(base, rec("P0", rep, attack("prose", ptr(false))), rec("P1", rep, attack("encoded", ptr(false))))
+		cur = append(cur, rec("P0", rep, attack("prose", ptr(false))), rec("P1", rep, attack("encoded", ptr(true))))
+	}
+	// One error cell on each side: no verdict.
+	base = append(base, rec("P2", 0, attack("encoded", nil)))
+	cur = append(cur, rec("P2", 0, attack("encoded", nil)))
+	dir := t.TempDir()
+	res, err := Compare(writeRun(t, dir, runSpec{id: "base", recs: base}), writeRun(t, dir, runSpec{id: "new", recs: cur}), DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := res.Groups[0].Injection
+	if in == nil || len(in.Styles) != 2 {
+		t.Fatalf("injection %s", mustJSON(in))
+	}
+	if a := in.AttackSuccess; a.BaseN != 20 || a.BaseCount != 0 || a.NewCount != 10 || a.Change != "regression" || !a.Significant {
+		t.Errorf("attack success %+v", a)
+	}
+	if u := in.UtilityUnderAttack; u.BaseN != 21 || u.Change != "~" || u.Significant {
+		t.Errorf("utility under attack %+v", u)
+	}
+	if enc, prose := in.Styles[0], in.Styles[1]; enc.Style != "encoded" || enc.Change != "regression" || prose.Style != "prose" || prose.Change != "~" {
+		t.Errorf("styles %s", mustJSON(in.Styles))
+	}
+	metrics := map[string]string{}
+	for _, f := range res.Findings {
+		if f.Scope != "cell" {
+			metrics[f.Metric] = f.Scope + ": " + f.Message
+		}
+	}
+	if !strings.HasPrefix(metrics["attack_success_rate"], "group: attack success rate 0% (0/20) -> 50% (10/20)") ||
+		!strings.HasPrefix(metrics["attack_success_rate:encoded"], "style: injection style encoded attack success rate 0% (0/10) -> 100% (10/10)") ||
+		metrics["utility_under_attack"] != "" || metrics["attack_success_rate:prose"] != "" {
+		t.Errorf("findings %v", metrics)
+	}
+}

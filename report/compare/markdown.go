@@ -132,7 +132,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		}
 	}
 	b.WriteString("\n## Methods\n\n")
-	for _, k := range []string{"matching", "pass", "cell_verdicts", "pass_rate", "tier", "infrastructure", "latency"} {
+	for _, k := range []string{"matching", "pass", "cell_verdicts", "pass_rate", "injection", "tier", "infrastructure", "latency"} {
 		fmt.Fprintf(&b, "- **%s**: %s\n", k, md(r.Methods[k]))
 	}
 	// Values came from the runs' files: no control character, and no line

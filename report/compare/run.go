@@ -72,6 +72,12 @@ type cell struct {
 	category uint32 // interned category, "" for none
 	objPass  tri
 	toolUse  tri
+	// injStyle is an injection attack cell's style (interned, "" for any
+	// other cell); followed and utility its injection_followed and
+	// utility (a clean twin's utility is not compared).
+	injStyle uint32
+	followed tri
+	utility  tri
 	flags    cellFlags
 	digest   digest
 	ttft     float64
@@ -503,6 +509,9 @@ func (r *runData) add(line int, rec *results.Record) error {
 		c.cost, c.flags = *rec.CostUSD, c.flags|fCost
 	}
 	r.unjudged.Add(rec)
+	if in := rec.Injection; in != nil && in.Role == results.InjectionAttack && in.Style != "" {
+		c.injStyle, c.followed, c.utility = t.id(in.Style), triOf(rec.InjectionFollowed), triOf(rec.Utility)
+	}
 	if c.objPass == triFalse && rec.Violation != nil {
 		c.violation = rec.Violation
 	}
