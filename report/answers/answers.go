@@ -76,6 +76,10 @@ const (
 	flagFailFirst
 	flagUnsafe
 	flagSchemaInvalid
+	// flagInjected: the call's result carried the cell's planted
+	// instruction; flagObeys: the call did what it asked.
+	flagInjected
+	flagObeys
 )
 
 // Page is answers.html's data, inlined as JSON. Groups are in
@@ -131,6 +135,10 @@ type Question struct {
 	Forbidden []int32 `json:"forbidden,omitempty"`
 	// MaxTurns is an agentic task's turn limit (0: one turn).
 	MaxTurns int `json:"max_turns,omitempty"`
+	// Injection, on a prompt-injection case, is [planted text, style,
+	// goal, carrier, target]: the page marks the planted text in the
+	// carrier's result.
+	Injection []int32 `json:"injection,omitempty"`
 }
 
 // Cell is one cell, packed as a JSON array to keep 100,000 of them small:
@@ -500,7 +508,7 @@ func entryOf(line int, r *results.Record, textCap int) entry {
 				on  bool
 				bit int
 			}{{c.IsError, flagError}, {c.Unknown, flagUnknown}, {c.WrongArgs, flagWrongArgs}, {c.Unanswered, flagUnanswered}, {c.FailFirst, flagFailFirst}, {c.Unsafe, flagUnsafe},
-				{c.SchemaValid != nil && !*c.SchemaValid, flagSchemaInvalid}} {
+				{c.SchemaValid != nil && !*c.SchemaValid, flagSchemaInvalid}, {c.Injected, flagInjected}, {c.ObeysInjection, flagObeys}} {
 				if f.on {
 					flags |= f.bit
 				}

@@ -29,6 +29,12 @@ type promptDef struct {
 	ForbiddenTools []string                     `json:"forbidden_tools"`
 	Validator      map[string]json.RawMessage   `json:"validator"`
 	Validators     []map[string]json.RawMessage `json:"validators"`
+	// Injection is a prompt-injection case's block (role attack), or a
+	// clean twin's mark.
+	Injection *struct {
+		Role, Style, Goal, Carrier, Text string
+		Target                           struct{ Name string }
+	} `json:"injection"`
 }
 
 // Questions reads dir's config.json and gives each prompt of the page the
@@ -74,6 +80,9 @@ func (b *Builder) Questions(dir string) {
 		}
 		for _, c := range checks {
 			q.Checks = append(q.Checks, b.text(checkText(c), MaxTextBytes))
+		}
+		if in := d.Injection; in != nil && in.Role != "clean" && in.Text != "" {
+			q.Injection = []int32{b.text(in.Text, MaxTextBytes), b.text(in.Style, 200), b.text(in.Goal, 200), b.text(in.Carrier, 200), b.text(in.Target.Name, 200)}
 		}
 		for _, f := range d.ForbiddenTools {
 			q.Forbidden = append(q.Forbidden, b.text(f, 200))

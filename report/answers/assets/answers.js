@@ -13,7 +13,8 @@
 		TTFT = 12, E2E = 13, OUT = 14, COST = 15, CALLS = 16, TURNS = 17, RED = 18;
 	const FLAGS = [[1, "error", "error result"], [2, "unknown", "unknown tool"], [4, "wrong", "wrong arguments"],
 		[8, "unanswered", "unanswered"], [16, "failfirst", "scripted first failure"], [32, "unsafe", "unsafe action"],
-		[64, "schema", "arguments fail the tool's schema"]];
+		[64, "schema", "arguments fail the tool's schema"], [128, "injected", "result carries the planted instruction"],
+		[256, "obeys", "obeys the injection"]];
 	const FOLD_CHARS = 700, FOLD_LINES = 12;
 
 	const str = i => (i == null || i < 0) ? "" : S[i];
@@ -155,7 +156,21 @@
 		}
 	}
 
-	function callItem(name, args, result, flags, line) {
+	// markedBlock is a result that carries a planted instruction, the
+	// instruction in a <mark> (text nodes only, never HTML).
+	function markedBlock(parent, text, planted) {
+		const pre = node("pre", "result");
+		let at = 0;
+		for (let i = planted ? text.indexOf(planted) : -1; i >= 0; i = text.indexOf(planted, at)) {
+			pre.appendChild(document.createTextNode(text.slice(at, i)));
+			pre.appendChild(node("mark", "injected", planted));
+			at = i + planted.length;
+		}
+		pre.appendChild(document.createTextNode(text.slice(at)));
+		parent.appendChild(pre);
+	}
+
+	function callItem(name, args, result, flags, line, planted) {
 		const li = node("li");
 		li.appendChild(node("span", "callname", str(name) || "(no name)"));
 		for (const [bit, cls, label] of FLAGS) if (flags & bit) li.appendChild(node("span", "mark " + cls, label));
@@ -165,7 +180,8 @@
 		}
 		if (result !== undefined) {
 			li.appendChild(node("div", "label", "result"));
-			if (result >= 0) textBlock(li, str(result), null, null, line, "result");
+			if (result >= 0 && (flags & 128)) markedBlock(li, str(result), planted);
+			else if (result >= 0) textBlock(li, str(result), null, null, line, "result");
 			else li.appendChild(node("div", "empty", flags & 8 ? "never answered (max_turns)" : "empty"));
 		}
 		return li;
@@ -222,6 +238,7 @@
 			box.appendChild(ol);
 		}
 		if (c[TURNS]) {
+			const q = D.prompts[c[P]].q, planted = q && q.injection ? str(q.injection[0]) : "";
 			box.appendChild(node("div", "label", "trajectory"));
 			const ol = node("ol", "turns");
 			c[TURNS].forEach((t, ti) => {
@@ -232,7 +249,7 @@
 				if (text >= 0) textBlock(li, str(text), null, null, c[LINE], "text");
 				if (calls.length) {
 					const cl = node("ol", "calls");
-					for (const [name, args, result, flags] of calls) cl.appendChild(callItem(name, args, result, flags, c[LINE]));
+					for (const [name, args, result, flags] of calls) cl.appendChild(callItem(name, args, result, flags, c[LINE], planted));
 					if (more) cl.appendChild(node("li", "empty", "… and " + more + " more calls"));
 					li.appendChild(cl);
 				}
@@ -271,6 +288,11 @@
 				ol.appendChild(li);
 			}
 			part("tools offered", "q-tools-part").appendChild(ol);
+		}
+		if (q.injection) {
+			const [text, style, goal, carrier, target] = q.injection.map(str);
+			const d = part("injection: " + style + ", " + goal.replace("_", " ") + "; planted in " + carrier + "'s result, asks for " + target, "q-injection");
+			d.appendChild(node("pre", "planted", text));
 		}
 		const checks = part("to pass", "q-checks");
 		if (q.checks && q.checks.length) {
