@@ -35,27 +35,33 @@ func contains(s string) func(recorded.Request) bool {
 	return func(r recorded.Request) bool { return bytes.Contains(r.Body, []byte(s)) }
 }
 
+// hostedServers are the three hosted kinds' replay servers.
+func hostedServers(t *testing.T) (anth, oai, gem *recorded.Server) {
+	anth = hostedReplay(t,
+		recorded.One(t, "langchaingo/TestClient_CreateMessageStream.httprr", "/v1/messages"),
+		recorded.One(t, "langchaingo/TestAnthropic_GenerateContentWithToolAndStreaming.httprr", "/v1/messages"),
+		recorded.One(t, "pydantic-ai/test_anthropic_model_thinking_part_stream.yaml", "/v1/messages"),
+		contains(`"tools":`), contains(`"tool_result"`), contains(`"thinking":{`))
+	oai = hostedReplay(t,
+		recorded.One(t, "langchaingo/TestWithStreaming-openai.httprr", "/chat/completions"),
+		recorded.One(t, "langchaingo/TestFunctionParallelCall-streaming-openai.httprr", "/chat/completions"),
+		recorded.One(t, "langchaingo/TestMultiContentTextWithReasoning-streaming-openrouter-gemini-2.5-flash-preview-thinking-effort.httprr", "/chat/completions"),
+		contains(`"tools":`), contains(`"role":"tool"`), contains(`"reasoning_effort":`))
+	gem = hostedReplay(t,
+		recorded.One(t, "pydantic-ai/test_google_model_stream.yaml", "streamGenerateContent"),
+		recorded.Chunks(t, "vercel-ai/google-tool-call.chunks.txt", recorded.Gemini),
+		recorded.One(t, "pydantic-ai/test_google_model_thinking_part_iter.yaml", "streamGenerateContent"),
+		contains(`"functionDeclarations"`), contains(`"functionResponse"`), contains(`"thinkingConfig"`))
+	return anth, oai, gem
+}
+
 // The built-in suite through each hosted kind, each against a server
 // replaying recorded real streams of its API: a complete run directory
 // (results, summary, tiers, reports, junit) that compare and routing treat
 // like any other kind's, every cell reached, and the key of each entry
 // nowhere in it.
 func TestHostedKindsRunTheSuite(t *testing.T) {
-	anth := hostedReplay(t,
-		recorded.One(t, "langchaingo/TestClient_CreateMessageStream.httprr", "/v1/messages"),
-		recorded.One(t, "langchaingo/TestAnthropic_GenerateContentWithToolAndStreaming.httprr", "/v1/messages"),
-		recorded.One(t, "pydantic-ai/test_anthropic_model_thinking_part_stream.yaml", "/v1/messages"),
-		contains(`"tools":`), contains(`"tool_result"`), contains(`"thinking":{`))
-	oai := hostedReplay(t,
-		recorded.One(t, "langchaingo/TestWithStreaming-openai.httprr", "/chat/completions"),
-		recorded.One(t, "langchaingo/TestFunctionParallelCall-streaming-openai.httprr", "/chat/completions"),
-		recorded.One(t, "langchaingo/TestMultiContentTextWithReasoning-streaming-openrouter-gemini-2.5-flash-preview-thinking-effort.httprr", "/chat/completions"),
-		contains(`"tools":`), contains(`"role":"tool"`), contains(`"reasoning_effort":`))
-	gem := hostedReplay(t,
-		recorded.One(t, "pydantic-ai/test_google_model_stream.yaml", "streamGenerateContent"),
-		recorded.Chunks(t, "vercel-ai/google-tool-call.chunks.txt", recorded.Gemini),
-		recorded.One(t, "pydantic-ai/test_google_model_thinking_part_iter.yaml", "streamGenerateContent"),
-		contains(`"functionDeclarations"`), contains(`"functionResponse"`), contains(`"thinkingConfig"`))
+	anth, oai, gem := hostedServers(t)
 	keys := map[string]string{
 		"BENCH_E2E_ANTHROPIC_KEY": "sk-ant-e2e-0123456789abcdefSECRET",
 		"BENCH_E2E_OPENAI_KEY":    "sk-oai-e2e-0123456789abcdefSECRET",
