@@ -378,9 +378,15 @@ providers:
 		t.Errorf("terminal ROUTING column:\n%s", stdout)
 	}
 	md, _ := os.ReadFile(filepath.Join(runDir, "summary.md"))
-	for _, want := range []string{"## Prompt injection", "fake_end_marker", "15/36", "| fake_end_marker | 6/6 100.0%"} {
+	for _, want := range []string{"## Prompt injection", "| ollama | obeyer | – | 15/36 41.7% |", "INJ-MAIL-marker-harm (fake_end_marker, harmful_action) called delete_email"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, md)
+		}
+	}
+	// The style's row: the obeyer's 6 of 6 between the others' 0 of 6.
+	for _, line := range strings.Split(string(md), "\n") {
+		if strings.HasPrefix(line, "| fake_end_marker |") && (strings.Count(line, "6/6 100.0%") != 1 || strings.Count(line, "0/6 0.0%") != 2) {
+			t.Errorf("summary.md style row: %s", line)
 		}
 	}
 	var tiers struct {
