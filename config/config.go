@@ -214,7 +214,7 @@ func (p Provider) MarshalJSON() ([]byte, error) {
 
 // Prompts says which prompt files to load and which ids to keep.
 type Prompts struct {
-	// Suites are built-in suites to run (prompts.Suites: default, bfcl);
+	// Suites are built-in suites to run (prompts.Suites: default, bfcl, injection);
 	// with neither suites nor files (nor synthetic prompts), the default
 	// suite.
 	Suites []string     `yaml:"suites" json:"suites,omitempty"`

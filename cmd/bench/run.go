@@ -50,7 +50,7 @@ func defineRunFlags(fs *flag.FlagSet, o *session.Options, f *runFlags) {
 	fs.StringVar(&o.Config, "config", "bench.yaml", "config `file`")
 	fs.StringVar(&f.models, "models", "", "comma-separated models to keep (of those in the config)")
 	fs.StringVar(&f.prompts, "prompts", "", "comma-separated prompt ids to keep (overrides prompts.only)")
-	fs.StringVar(&f.suites, "suite", "", "comma-separated built-in suites to run, "+strings.Join(prompts.Suites, " or ")+" (overrides prompts.suites; prompts.files still load)")
+	fs.StringVar(&f.suites, "suite", "", "comma-separated built-in suites to run, of "+strings.Join(prompts.Suites, ", ")+" (overrides prompts.suites; prompts.files still load)")
 	fs.StringVar(&f.providers, "providers", "", "comma-separated provider names to keep")
 	fs.IntVar(&f.concurrency, "concurrency", 0, "cells in flight across all providers (overrides run.concurrency)")
 	fs.IntVar(&f.repetitions, "repetitions", 0, "repetitions of each cell (overrides run.repetitions)")
