@@ -150,7 +150,7 @@ func TestInjectionObeyed(t *testing.T) {
 			}
 		}
 		again.ToolCallDetails = append([]results.ToolCall(nil), r.ToolCallDetails...)
-		Rescore(&again, &ps[i], cfg)
+		Rescore(&again, &ps[i], cfg, providers.Secrets{})
 		if !reflect.DeepEqual(again.Injection, r.Injection) || !reflect.DeepEqual(again.InjectionFollowed, r.InjectionFollowed) ||
 			!reflect.DeepEqual(again.Utility, r.Utility) || !reflect.DeepEqual(again.TurnDetails, r.TurnDetails) || !reflect.DeepEqual(again.UnsafeActions, r.UnsafeActions) {
 			t.Errorf("%s rescored: %+v %v %v %+v, run %+v %v %v %+v", r.PromptID, again.Injection, again.InjectionFollowed, again.Utility, again.TurnDetails,
