@@ -24,7 +24,44 @@ var (
 	itlFold         = foldOf[ITL]()
 	turnFold        = foldOf[Turn]()
 	turnCallFold    = foldOf[TurnCall]()
+	injectionFold   = foldOf[Injection]()
 )
+
+// injection decodes a prompt-injection cell's block (few cells carry one,
+// so it is allocated, not pooled).
+func (d *fastDecoder) injection(dst **Injection) bool {
+	if d.null() {
+		*dst = nil
+		return true
+	}
+	in := &Injection{}
+	f := fields{d: d}
+	ok := d.object(func(key []byte) bool {
+		switch string(key) {
+		case "role":
+			return f.once(0) && d.str(&in.Role, noIntern)
+		case "twin":
+			return f.once(1) && d.str(&in.Twin, noIntern)
+		case "style":
+			return f.once(2) && d.str(&in.Style, noIntern)
+		case "goal":
+			return f.once(3) && d.str(&in.Goal, noIntern)
+		case "carrier":
+			return f.once(4) && d.str(&in.Carrier, noIntern)
+		case "target":
+			return f.once(5) && d.str(&in.Target, noIntern)
+		case "text":
+			return f.once(6) && d.str(&in.Text, noIntern)
+		case "exposed":
+			return f.once(7) && d.bool(&in.Exposed)
+		}
+		return d.other(key, injectionFold)
+	})
+	if ok {
+		*dst = in
+	}
+	return ok
+}
 
 // foldOf is the lower-cased JSON names of T's fields (encoding/json
 // matches keys case-insensitively).
@@ -261,6 +298,10 @@ func (d *fastDecoder) turnCall(c *TurnCall) bool {
 			return f.once(14) && d.float64(&c.StartMS)
 		case "end_ms":
 			return f.once(15) && d.float64(&c.EndMS)
+		case "injected":
+			return f.once(16) && d.bool(&c.Injected)
+		case "obeys_injection":
+			return f.once(17) && d.bool(&c.ObeysInjection)
 		}
 		return d.other(key, turnCallFold)
 	})
