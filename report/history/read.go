@@ -434,15 +434,39 @@ func orderRuns(reads []*runRead) []*runRead {
 // latest rescore, else the run itself), and the others are named in a
 // warning of the one kept.
 func oneANight(runs []*runRead) []*runRead {
+	// Runs of one id that are not rescore copies are distinct nights (a
+	// nightly job reuses its run id); a copy belongs to the latest run of
+	// its origin id that started before its first cell.
+	night := map[*runRead]string{}
+	for _, r := range runs {
+		if r.rescoredAt.IsZero() {
+			night[r] = r.origin + "\x00" + r.run.StartedAt.String()
+		}
+	}
+	for _, r := range runs {
+		if !r.rescoredAt.IsZero() {
+			var of *runRead
+			for _, o := range runs {
+				if o.rescoredAt.IsZero() && o.origin == r.origin && !o.run.StartedAt.After(r.run.StartedAt) && (of == nil || o.run.StartedAt.After(of.run.StartedAt)) {
+					of = o
+				}
+			}
+			if of != nil {
+				night[r] = night[of]
+			} else {
+				night[r] = r.origin
+			}
+		}
+	}
 	best := map[string]*runRead{}
 	for _, r := range runs {
-		if b, ok := best[r.origin]; !ok || r.rescoredAt.After(b.rescoredAt) || (r.rescoredAt.Equal(b.rescoredAt) && r.run.Dir > b.run.Dir) {
-			best[r.origin] = r
+		if b, ok := best[night[r]]; !ok || r.rescoredAt.After(b.rescoredAt) || (r.rescoredAt.Equal(b.rescoredAt) && r.run.Dir > b.run.Dir) {
+			best[night[r]] = r
 		}
 	}
 	var out []*runRead
 	for _, r := range runs {
-		b := best[r.origin]
+		b := best[night[r]]
 		if b == r {
 			out = append(out, r)
 			continue

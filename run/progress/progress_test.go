@@ -226,7 +226,7 @@ func TestProgressAndTableCountAlike(t *testing.T) {
 	}
 	var table bytes.Buffer
 	report.WriteTable(&table, s)
-	for _, want := range []string{"PASSED  FAILED CHECKS  ERRORS  NOT RUN", "6/10    3              1       0", "0/6     0              3       3", "1/5     1              3       0"} {
+	for _, want := range []string{"PASSED  PASS RATE (PASSED/JUDGED, 95% CI)   FAILED CHECKS  ERRORS  NOT RUN", "6/10    57.1% (4/7, 95% CI [25.0%, 84.2%])  3              1       0", "0/6     –                                   0              3       3", "1/5     50.0% (1/2, 95% CI [9.4%, 90.6%])   1              3       0"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}
