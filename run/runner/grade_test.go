@@ -72,9 +72,21 @@ func TestJudgingAfterTheCell(t *testing.T) {
 	sink := &memSink{}
 	pl := plan.New(cfg)
 	go func() {
-		// Every cell ends before any judge answers.
+		// Every cell ends before any judge answers, and the judges are
+		// held until run.judge_concurrency's 2 are in flight (or, if the
+		// bound were 1, long enough that a second would have come): on
+		// a busy machine the second judge's goroutine may start well
+		// after the last cell.
 		for cell.started.Load() < 4 {
 			time.Sleep(time.Millisecond)
+		}
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			mu.Lock()
+			two := judging >= 2
+			mu.Unlock()
+			if two {
+				break
+			}
 		}
 		close(release)
 	}()
