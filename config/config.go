@@ -225,6 +225,17 @@ type Prompts struct {
 	// Conversations adds generated multi-turn conversations with a shared
 	// prefix (prompts.Conversations), one prompt a turn.
 	Conversations *Conversations `yaml:"conversations" json:"conversations,omitempty"`
+	// Replay adds a recorded run's agentic turns, one prompt a model
+	// request (prompts.Replay), for load.
+	Replay *Replay `yaml:"replay" json:"replay,omitempty"`
+}
+
+// Replay is prompts.replay: the run directory whose agentic cells are
+// replayed (relative to the config file).
+type Replay struct {
+	Run string `yaml:"run" json:"run"`
+	// Line is where the block's run key is, for its errors.
+	Line int `yaml:"-" json:"-"`
 }
 
 // Conversations is prompts.conversations: Count conversations of Turns
@@ -796,6 +807,13 @@ func (c *Config) checkSize(v *validator) {
 // loaded whole; with an error, c.PromptSet holds what decoded (for
 // checkJudgeNames).
 func (c *Config) loadPrompts(v *validator) bool {
+	if rp := c.Prompts.Replay; rp != nil {
+		for _, at := range [][]any{{"prompts", "replay", "run"}, {"prompts", "replay"}} {
+			if n := v.root.lookup(at...); n != nil && rp.Line == 0 {
+				rp.Line = n.Line
+			}
+		}
+	}
 	set, err := loadPromptSet(c)
 	c.PromptSet = set
 	if err != nil {
@@ -819,7 +837,7 @@ func loadPromptSet(c *Config) ([]prompts.Prompt, error) {
 	var set []prompts.Prompt
 	var errs []error
 	suites := c.Prompts.Suites
-	if len(suites) == 0 && len(c.Prompts.Files) == 0 && c.Prompts.Synthetic == nil && c.Prompts.Conversations == nil {
+	if len(suites) == 0 && len(c.Prompts.Files) == 0 && c.Prompts.Synthetic == nil && c.Prompts.Conversations == nil && c.Prompts.Replay == nil {
 		suites = []string{prompts.SuiteDefault}
 	}
 	seen := map[string]string{}
@@ -868,6 +886,19 @@ func loadPromptSet(c *Config) ([]prompts.Prompt, error) {
 	}
 	if cv := c.Prompts.Conversations; cv != nil {
 		add(prompts.Conversations(cv.Spec()))
+	}
+	if rp := c.Prompts.Replay; rp != nil {
+		if rp.Run == "" {
+			errs = append(errs, &Error{File: c.Path, Line: rp.Line, Field: "prompts.replay.run", Msg: "name the run directory whose agentic cells to replay"})
+		} else if ps, err := prompts.Replay(c.Resolve(rp.Run)); err != nil {
+			var re *prompts.ReplayError
+			if errors.As(err, &re) {
+				err = &Error{File: c.Path, Line: rp.Line, Field: "prompts.replay." + re.Field, Msg: re.Msg}
+			}
+			errs = append(errs, err)
+		} else {
+			add(ps)
+		}
 	}
 	if len(errs) > 0 {
 		return set, errors.Join(errs...)

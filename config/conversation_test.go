@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -35,7 +36,7 @@ func TestConversationPrompts(t *testing.T) {
 		if turn > 1 {
 			prev := ps[i-1]
 			for j, m := range prev.History {
-				if p.History[j] != m {
+				if !reflect.DeepEqual(p.History[j], m) {
 					t.Errorf("%s: history %d is not the last turn's", p.ID, j)
 				}
 			}
@@ -49,7 +50,7 @@ func TestConversationPrompts(t *testing.T) {
 		if p.History == nil && turn > 1 || (turn == 1 && p.History != nil) {
 			t.Errorf("%s: history %v", p.ID, p.History)
 		}
-		if c2.PromptSet[i].Prompt != p.Prompt || (turn > 1 && c2.PromptSet[i].History[0] != p.History[0]) {
+		if c2.PromptSet[i].Prompt != p.Prompt || (turn > 1 && !reflect.DeepEqual(c2.PromptSet[i].History[0], p.History[0])) {
 			t.Errorf("%s: the same seed gave another text", p.ID)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"bench/internal/record/slo"
 	"bench/internal/yamlerr"
+	"bench/prompts"
 
 	"gopkg.in/yaml.v3"
 )
@@ -78,6 +79,11 @@ type LoadProfile struct {
 	// from it).
 	Snapshots bool `yaml:"snapshots" json:"snapshots,omitempty"`
 
+	// Recorded is arrival: recorded's schedule, the replayed turns' send
+	// times in the recorded run, in the prompt set's order (set once the
+	// prompts are loaded).
+	Recorded []time.Duration `yaml:"-" json:"-"`
+
 	// Line is where the block starts, for errors found after decoding.
 	Line int `yaml:"-" json:"-"`
 }
@@ -87,10 +93,14 @@ const (
 	ArrivalConstant = "constant"
 	ArrivalPoisson  = "poisson"
 	ArrivalGamma    = "gamma"
+	// ArrivalRecorded sends each of prompts.replay's turns when the
+	// recorded run sent it (its offset from the run's first replayed
+	// turn), at no rate of its own.
+	ArrivalRecorded = "recorded"
 )
 
 // Arrivals lists the shapes load.arrival takes.
-var Arrivals = []string{ArrivalConstant, ArrivalPoisson, ArrivalGamma}
+var Arrivals = []string{ArrivalConstant, ArrivalPoisson, ArrivalGamma, ArrivalRecorded}
 
 // Load defaults.
 const (
@@ -182,7 +192,7 @@ func (s Sweep) MarshalJSON() ([]byte, error) {
 
 // Open says the loop is open (requests sent on a schedule).
 func (l *LoadProfile) Open() bool {
-	return l.Rate > 0 || l.Sweep.Rate != nil || (l.Search != nil && l.Search.Mode() == slo.ModeRate)
+	return l.Rate > 0 || l.Arrival == ArrivalRecorded || l.Sweep.Rate != nil || (l.Search != nil && l.Search.Mode() == slo.ModeRate)
 }
 
 // defaults fills what the block leaves out.
@@ -260,6 +270,13 @@ func (l *LoadProfile) validate(v *validator, path []any) {
 	}
 	if l.Arrival != "" && !l.Open() && !l.Sweep.Auto {
 		add("arrival", "applies to an open loop: give a rate or a rate sweep")
+	}
+	if l.Arrival == ArrivalRecorded {
+		for _, key := range []string{"rate", "sweep", "search", "duration", "ramp", "burstiness"} {
+			if given(key) {
+				add(key, "arrival: recorded sends each replayed turn when the recorded run sent it; leave "+key+" out (for a chosen rate, give rate with arrival constant, poisson or gamma)")
+			}
+		}
 	}
 	if l.Burstiness < 0 || (l.Burstiness == 0 && given("burstiness")) || (l.Burstiness > 0 && l.Arrival != ArrivalGamma) {
 		add("burstiness", "is gamma's shape: more than 0, with arrival: gamma")
@@ -437,8 +454,68 @@ func (l *LoadProfile) Levels() (open bool, levels []float64) {
 		return true, slices.Clone(l.Sweep.Rate)
 	case l.Rate > 0:
 		return true, []float64{l.Rate}
+	case l.Arrival == ArrivalRecorded:
+		return true, []float64{l.RecordedRate()}
 	}
 	return false, nil
+}
+
+// RecordedRate is arrival: recorded's mean rate, requests per second
+// over the recorded span (0 before the prompts are loaded, or for turns
+// all sent at once).
+func (l *LoadProfile) RecordedRate() float64 {
+	n := len(l.Recorded)
+	if n < 2 || l.Recorded[n-1] <= 0 {
+		return 0
+	}
+	return float64(n-1) / l.Recorded[n-1].Seconds()
+}
+
+// checkRecorded gives arrival: recorded its schedule from the prompt set:
+// every prompt must be a replayed turn (prompts.replay), and the
+// recorded span must fit the stage timeout.
+func (l *LoadProfile) checkRecorded(v *validator, path []any, set []prompts.Prompt, reps int) {
+	if l.Arrival != ArrivalRecorded {
+		return
+	}
+	add := func(key, msg string) { v.addPath(append(slices.Clone(path), key), dotted(path)+"."+key, msg) }
+	l.Recorded = make([]time.Duration, 0, len(set))
+	for _, p := range set {
+		if !strings.HasPrefix(p.Source, prompts.ReplaySource) {
+			l.Recorded = nil
+			add("arrival", fmt.Sprintf("recorded needs every prompt to be a replayed turn (prompts.replay), and %s is not", yamlerr.Quoted(p.ID)))
+			return
+		}
+		l.Recorded = append(l.Recorded, time.Duration(p.ReplayAtMS*float64(time.Millisecond)))
+	}
+	n := l.Requests
+	if n == 0 {
+		n = len(set) * max(reps, 1)
+	}
+	if offs := RecordedArrivals(l.Recorded, n); len(offs) > 0 && l.StageTimeout > 0 && offs[len(offs)-1] > time.Duration(l.StageTimeout) {
+		add("stage_timeout", fmt.Sprintf("the recorded schedule of %d requests spans %s, longer than the stage timeout (%s); raise stage_timeout, or send fewer requests",
+			n, offs[len(offs)-1].Round(time.Millisecond), time.Duration(l.StageTimeout)))
+	}
+}
+
+// RecordedArrivals is arrival: recorded's schedule for n requests: the
+// recorded offsets in turn, and past the last, again from the start one
+// recorded span (and one mean gap) later, so repetitions keep the
+// recorded pacing.
+func RecordedArrivals(rec []time.Duration, n int) []time.Duration {
+	out := make([]time.Duration, n)
+	m := len(rec)
+	if m == 0 {
+		return out
+	}
+	period := rec[m-1]
+	if m > 1 {
+		period += rec[m-1] / time.Duration(m-1)
+	}
+	for i := range out {
+		out[i] = rec[i%m] + time.Duration(i/m)*period
+	}
+	return out
 }
 
 // Staged says the block runs suites as stages (a sweep, a rate or a
@@ -628,11 +705,13 @@ func (c *Config) checkConversations(v *validator) {
 func (c *Config) checkLoadSpans(v *validator) {
 	cells := c.Run.Repetitions * len(c.PromptSet)
 	if c.Load != nil {
+		c.Load.checkRecorded(v, []any{"load"}, c.PromptSet, c.Run.Repetitions)
 		c.Load.checkSpan(v, []any{"load"}, cells)
 		c.Load.checkSearch(v, []any{"load"}, cells, c.SLO)
 	}
 	for i := range c.Providers {
 		if p := &c.Providers[i]; p.Load != nil && p.Load != c.Load {
+			p.Load.checkRecorded(v, []any{"providers", i, "load"}, c.PromptSet, c.Run.Repetitions)
 			p.Load.checkSpan(v, []any{"providers", i, "load"}, cells)
 			p.Load.checkSearch(v, []any{"providers", i, "load"}, cells, c.SLO)
 		}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"bench/internal/record/results"
 	"bench/validators"
 )
 
@@ -15,10 +16,19 @@ const (
 )
 
 // HistoryMessage is one message of a conversation turn's history after
-// the prompt: an earlier reply of the assistant or a later user turn.
+// the prompt: an earlier reply of the assistant or a later user turn, and
+// in a replayed agentic turn (Replay) the calls of a reply and the results
+// bench answered (RoleTool).
 type HistoryMessage struct {
 	Role string `json:"role"`
 	Text string `json:"text"`
+	// ToolCalls are an assistant reply's calls, ids included.
+	ToolCalls []results.ToolCall `json:"tool_calls,omitempty"`
+	// CallID and Name are the call a tool message answers; IsError marks
+	// an error result.
+	CallID  string `json:"call_id,omitempty"`
+	Name    string `json:"name,omitempty"`
+	IsError bool   `json:"is_error,omitempty"`
 }
 
 // ConversationSpec shapes generated multi-turn conversations: a system

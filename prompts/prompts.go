@@ -147,6 +147,9 @@ type Prompt struct {
 	History      []HistoryMessage `yaml:"-" json:"history,omitempty"`
 	Conversation string           `yaml:"-" json:"conversation,omitempty"`
 	Turn         int              `yaml:"-" json:"turn,omitempty"`
+	// ReplayAtMS is when a replayed agentic turn (Replay) was sent in the
+	// recorded run, from its first replayed turn (load.arrival: recorded).
+	ReplayAtMS float64 `yaml:"-" json:"replay_at_ms,omitempty"`
 	// Source is the file the prompt came from ("builtin:..." for the suite).
 	Source string `yaml:"-" json:"source,omitempty"`
 	// Line is where the prompt starts in Source.

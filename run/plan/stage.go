@@ -35,6 +35,9 @@ const (
 // Stage names that are not a level.
 const (
 	StageWarmup = "warmup"
+	// StageRecorded is the one stage of load.arrival: recorded (prompts.replay
+	// at the recorded run's pacing).
+	StageRecorded = "recorded"
 )
 
 // Stage is one stage of a suite's load profile: its cells run together,
@@ -117,7 +120,11 @@ func stages(l *config.LoadProfile, suiteCells int) []Stage {
 		}
 		for _, x := range lv {
 			n := l.StageCells(x, suiteCells)
-			levels = append(levels, Stage{Name: StageName(mode, x), Mode: mode, Level: x, Cells: n})
+			name := StageName(mode, x)
+			if l.Arrival == config.ArrivalRecorded {
+				name = StageRecorded
+			}
+			levels = append(levels, Stage{Name: name, Mode: mode, Level: x, Cells: n})
 		}
 	}
 	if l.Warmup > 0 && len(levels) > 0 {
@@ -147,6 +154,9 @@ func stages(l *config.LoadProfile, suiteCells int) []Stage {
 // is due at once. With dur > 0 the schedule is every arrival before dur
 // (at most config.MaxStageCells), else n arrivals.
 func Arrivals(l *config.LoadProfile, rate float64, stage, n int, until time.Duration) []time.Duration {
+	if l.Arrival == config.ArrivalRecorded {
+		return config.RecordedArrivals(l.Recorded, n)
+	}
 	src := rand.NewPCG(uint64(l.Seed), uint64(stage))
 	var gap func() float64
 	switch l.Arrival {

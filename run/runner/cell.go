@@ -288,10 +288,13 @@ func history(h []prompts.HistoryMessage) []providers.Message {
 	out := make([]providers.Message, len(h))
 	for i, m := range h {
 		role := providers.RoleUser
-		if m.Role == prompts.RoleAssistant {
+		switch m.Role {
+		case prompts.RoleAssistant:
 			role = providers.RoleAssistant
+		case prompts.RoleTool:
+			role = providers.RoleTool
 		}
-		out[i] = providers.Message{Role: role, Text: m.Text}
+		out[i] = providers.Message{Role: role, Text: m.Text, ToolCalls: m.ToolCalls, CallID: m.CallID, Name: m.Name, IsError: m.IsError}
 	}
 	return out
 }

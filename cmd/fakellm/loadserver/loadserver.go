@@ -74,7 +74,13 @@ type Entry struct {
 	Model       string `json:"model"`
 	TraceParent string `json:"traceparent,omitempty"`
 	InputWords  int    `json:"input_words"`
-	Tokens      int    `json:"tokens"`
+	// Messages counts the request's messages; ToolResults those with role
+	// tool, ToolCalls the calls the assistant messages carry (a replayed
+	// agentic turn's history).
+	Messages    int `json:"messages"`
+	ToolResults int `json:"tool_results,omitempty"`
+	ToolCalls   int `json:"tool_calls,omitempty"`
+	Tokens      int `json:"tokens"`
 	// CachedTokens are the words of the prompt found in the prefix cache
 	// (PrefixCache), as the answer's usage reports them.
 	CachedTokens int `json:"cached_tokens"`
@@ -176,7 +182,9 @@ type chatRequest struct {
 	// openai-chat backend) send.
 	MaxCompletionTokens int `json:"max_completion_tokens"`
 	Messages            []struct {
-		Content json.RawMessage `json:"content"`
+		Role      string            `json:"role"`
+		Content   json.RawMessage   `json:"content"`
+		ToolCalls []json.RawMessage `json:"tool_calls"`
 	} `json:"messages"`
 }
 
@@ -197,7 +205,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		e.Tokens = n
 	}
 	var words []string
+	e.Messages = len(req.Messages)
 	for _, m := range req.Messages {
+		if m.Role == "tool" {
+			e.ToolResults++
+		}
+		e.ToolCalls += len(m.ToolCalls)
 		var text string
 		if json.Unmarshal(m.Content, &text) == nil {
 			words = append(words, strings.Fields(text)...)
