@@ -111,16 +111,7 @@ func (f *compareFlags) options() (compare.Options, error) {
 	if f.allowUnavailable {
 		opt.FailOn = slices.DeleteFunc(opt.FailOn, func(c string) bool { return c == compare.Availability })
 	}
-	th, err := parsePercent(f.threshold)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("--latency-threshold: %w", err))
-	}
-	opt.LatencyThreshold = th
-	ct, err := parsePercent(f.costThreshold)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("--cost-threshold: %w", err))
-	}
-	opt.CostThreshold = ct
+	errs = append(errs, f.thresholds(&opt)...)
 	if f.floor < 0 {
 		errs = append(errs, errors.New("--latency-floor: must be >= 0 (e.g. 5ms)"))
 	}
@@ -137,6 +128,22 @@ func (f *compareFlags) options() (compare.Options, error) {
 		return opt, fmt.Errorf("bad option: %w", err)
 	}
 	return opt, nil
+}
+
+// thresholds reads --latency-threshold and --cost-threshold into opt.
+func (f *compareFlags) thresholds(opt *compare.Options) []error {
+	var errs []error
+	th, err := parsePercent(f.threshold)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--latency-threshold: %w", err))
+	}
+	opt.LatencyThreshold = th
+	ct, err := parsePercent(f.costThreshold)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--cost-threshold: %w", err))
+	}
+	opt.CostThreshold = ct
+	return errs
 }
 
 // parsePercent reads "10%" or "10" as 0.10.

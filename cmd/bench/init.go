@@ -61,14 +61,19 @@ func initCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench init: %v\n", err)
 		return exitcode.IO
 	}
-	fmt.Fprintf(stdout, "bench: wrote %s\n", *path)
+	printInitNext(stdout, *path, notes)
+	return exitcode.OK
+}
+
+// printInitNext says what bench init wrote and the commands to run next.
+func printInitNext(stdout io.Writer, path string, notes []string) {
+	fmt.Fprintf(stdout, "bench: wrote %s\n", path)
 	for _, n := range notes {
 		fmt.Fprintf(stdout, "  %s\n", n)
 	}
 	run := progName + " run"
-	if *path != "bench.yaml" {
-		run += " --config " + shellword.Quote(*path)
+	if path != "bench.yaml" {
+		run += " --config " + shellword.Quote(path)
 	}
 	fmt.Fprintf(stdout, "next:\n  %s --dry-run    show the plan\n  %s              run it\n", run, run)
-	return exitcode.OK
 }
