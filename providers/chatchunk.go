@@ -352,19 +352,12 @@ func (s *chunkScanner) str(keep bool) (string, bool) {
 				return "", false
 			}
 			j += 2
-			switch e := s.b[j-1]; e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
+			e := s.b[j-1]
+			if c, ok := jsonvalue.Unescape(e); ok {
+				buf = append(buf, c)
+				continue
+			}
+			switch e {
 			case 'u':
 				r, ok := jsonvalue.Hex4(s.b, j)
 				if !ok {

@@ -29,3 +29,24 @@ func Hex4[T string | []byte](s T, i int) (rune, bool) {
 // surrogate pair a \u escape is.
 func IsHighSurrogate(r rune) bool { return r >= 0xD800 && r < 0xDC00 }
 func IsLowSurrogate(r rune) bool  { return r >= 0xDC00 && r < 0xE000 }
+
+// Unescape is the byte a one-character JSON escape stands for (the e of
+// \e: " \ / b f n r t), and false for any other (u's four hex digits are
+// Hex4's).
+func Unescape(e byte) (byte, bool) {
+	switch e {
+	case '"', '\\', '/':
+		return e, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	}
+	return 0, false
+}

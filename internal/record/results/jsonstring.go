@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bench/internal/jsonvalue"
 	"encoding/binary"
 	"encoding/hex"
 	"math/bits"
@@ -154,18 +155,9 @@ func appendUnquoted(dst, b []byte, k int) (out []byte, end int, ok bool) {
 					r = pair
 				}
 				dst = utf8.AppendRune(dst, r)
-			case 'b':
-				dst = append(dst, '\b')
-			case 'f':
-				dst = append(dst, '\f')
-			case 'n':
-				dst = append(dst, '\n')
-			case 'r':
-				dst = append(dst, '\r')
-			case 't':
-				dst = append(dst, '\t')
-			default: // '"', '\\', '/'
-				dst = append(dst, e)
+			default: // escapeEnd has checked it is one of " \\ / b f n r t
+				c, _ := jsonvalue.Unescape(e)
+				dst = append(dst, c)
 			}
 			k = next
 		}
