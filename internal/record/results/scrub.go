@@ -26,8 +26,7 @@ func (r *Record) Scrub(c secrets.Set) {
 	if r == nil || c.Empty() {
 		return
 	}
-	r.PromptName = c.Text(r.PromptName)
-	r.AvailabilityStatus = c.Text(r.AvailabilityStatus)
+	scrubAll(c, &r.PromptName, &r.AvailabilityStatus)
 	textPtr(c, r.FailureType)
 	textPtr(c, r.Violation)
 	if out := c.Text(r.RawOutput); out != r.RawOutput {
@@ -36,77 +35,47 @@ func (r *Record) Scrub(c secrets.Set) {
 	r.ParsedOutput = jsonValue(c, r.ParsedOutput)
 	texts(c, r.ToolCalls)
 	textPtr(c, r.ErrorMessage)
-	r.Reasoning = c.Text(r.Reasoning)
-	r.FinishReason = c.Text(r.FinishReason)
-	r.CostSource = c.Text(r.CostSource)
-	r.CostMissing = c.Text(r.CostMissing)
+	scrubAll(c, &r.Reasoning, &r.FinishReason, &r.CostSource, &r.CostMissing)
 	texts(c, r.ExpectedTools)
 	r.Category = c.Text(r.Category)
 	texts(c, r.UnsafeActions)
-	r.StageMode = c.Text(r.StageMode)
-	r.Conversation = c.Text(r.Conversation)
+	scrubAll(c, &r.StageMode, &r.Conversation)
 	for i := range r.ToolCallDetails {
 		tc := &r.ToolCallDetails[i]
 		tc.Name = c.Text(tc.Name)
 		tc.Arguments = jsonValue(c, tc.Arguments)
-		tc.Source = c.Text(tc.Source)
-		tc.Match = c.Text(tc.Match)
-		tc.ID = c.Text(tc.ID)
-		tc.SchemaError = c.Text(tc.SchemaError)
+		scrubAll(c, &tc.Source, &tc.Match, &tc.ID, &tc.SchemaError)
 	}
 	if r.ProviderMetrics != nil {
 		r.ProviderMetrics = c.Value(r.ProviderMetrics).(map[string]any)
 	}
 	for i := range r.Timeline {
 		e := &r.Timeline[i]
-		e.Event = c.Text(e.Event)
-		e.Detail = c.Text(e.Detail)
+		scrubAll(c, &e.Event, &e.Detail)
 	}
 	for i := range r.TurnDetails {
 		t := &r.TurnDetails[i]
-		t.Text = c.Text(t.Text)
-		t.Reasoning = c.Text(t.Reasoning)
-		t.Error = c.Text(t.Error)
+		scrubAll(c, &t.Text, &t.Reasoning, &t.Error)
 		for j := range t.Calls {
 			tc := &t.Calls[j]
-			tc.ID = c.Text(tc.ID)
-			tc.Name = c.Text(tc.Name)
+			scrubAll(c, &tc.ID, &tc.Name)
 			tc.Arguments = jsonValue(c, tc.Arguments)
-			tc.Result = c.Text(tc.Result)
-			tc.ResultHash = c.Text(tc.ResultHash)
-			tc.SchemaError = c.Text(tc.SchemaError)
+			scrubAll(c, &tc.Result, &tc.ResultHash, &tc.SchemaError)
 		}
 	}
 	if j := r.Judge; j != nil {
-		j.Verdict = c.Text(j.Verdict)
-		j.Reason = c.Text(j.Reason)
-		j.Provider = c.Text(j.Provider)
-		j.Model = c.Text(j.Model)
-		j.Spec = c.Text(j.Spec)
-		j.CostMissing = c.Text(j.CostMissing)
-		j.TokensMissing = c.Text(j.TokensMissing)
+		scrubAll(c, &j.Verdict, &j.Reason, &j.Provider, &j.Model, &j.Spec, &j.CostMissing, &j.TokensMissing)
 		for i := range j.Samples {
 			s := &j.Samples[i]
-			s.Verdict = c.Text(s.Verdict)
-			s.Reason = c.Text(s.Reason)
-			s.Error = c.Text(s.Error)
-			s.Reply = c.Text(s.Reply)
+			scrubAll(c, &s.Verdict, &s.Reason, &s.Error, &s.Reply)
 		}
 	}
 	if in := r.Injection; in != nil {
-		in.Role = c.Text(in.Role)
-		in.Twin = c.Text(in.Twin)
-		in.Style = c.Text(in.Style)
-		in.Goal = c.Text(in.Goal)
-		in.Carrier = c.Text(in.Carrier)
-		in.Target = c.Text(in.Target)
-		in.Text = c.Text(in.Text)
+		scrubAll(c, &in.Role, &in.Twin, &in.Style, &in.Goal, &in.Carrier, &in.Target, &in.Text)
 	}
 	for i := range r.CheckErrors {
 		e := &r.CheckErrors[i]
-		e.Type = c.Text(e.Type)
-		e.Check = c.Text(e.Check)
-		e.Message = c.Text(e.Message)
+		scrubAll(c, &e.Type, &e.Check, &e.Message)
 	}
 }
 
@@ -127,4 +96,11 @@ func jsonValue(c secrets.Set, v json.RawMessage) json.RawMessage {
 		return v
 	}
 	return c.JSON(v)
+}
+
+// scrubAll scrubs each of the strings in place.
+func scrubAll(c secrets.Set, ps ...*string) {
+	for _, p := range ps {
+		*p = c.Text(*p)
+	}
 }
