@@ -283,7 +283,8 @@ func readSummaryInjection(t *testing.T, runDir string) *summaryInjection {
 // tiers.json, report.html (a row per style, the cases behind each cell)
 // and answers.html (the planted text marked, the obeying call marked
 // unsafe). bench rescore reproduces the figures, and bench compare fails
-// a night where the resisting model starts obeying two styles.
+// a night where the resisting model starts obeying two styles (one style,
+// with the repetitions it needs: TestInjectionCompareOneStyle).
 func TestInjectionSuiteScriptedModels(t *testing.T) {
 	s := needServer(t)
 	suite, ids := injectionSubset(t)
