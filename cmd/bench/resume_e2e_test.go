@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"bench/cmd/fakellm/loadserver"
 	"bench/internal/exitcode"
 	"bench/internal/record/results"
 	"bench/internal/record/rundir"
@@ -309,3 +311,53 @@ func TestKillResumeLoop(t *testing.T) {
 }
 
 func must(b []byte, _ error) []byte { return b }
+
+// A run of an auto sweep cut off after its sync and throughput stages
+// (results.jsonl holds those alone, as after a kill -9 between stages) is
+// resumed: the rate stages run, at the levels the measured rates give
+// (the ones the whole run had), and nothing is sent twice.
+func TestResumeAutoSweepKeepsItsRates(t *testing.T) {
+	srv := loadserver.New(loadserver.Service{TTFT: 5 * time.Millisecond, Gap: time.Millisecond, Tokens: 4, Slots: 2}, nil)
+	url := serveLoopback(t, srv)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "bench.yaml"), []byte(fmt.Sprintf(`run: {warmup: false, timeout: 30s}
+load: {sweep: auto, concurrency: 4, requests: 8, auto_rates: 2, arrival: constant}
+prompts:
+  synthetic: {input_tokens: [8], output_tokens: 4}
+providers:
+  - type: ollama_openai
+    base_url: %s/v1
+    models: [m]
+`, url)), 0o644)
+	args := []string{"run", "--config", "bench.yaml", "--run-id", "auto", "--quiet"}
+	if code, out, errOut := runIn(t, dir, args...); code != exitcode.OK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	path := filepath.Join(dir, "runs", "auto", "results.jsonl")
+	whole := readRecords(t, path)
+	levels := map[string]float64{}
+	for _, r := range whole {
+		levels[r.Stage] = *r.StageLevel
+	}
+	data, _ := os.ReadFile(path)
+	var kept []string
+	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if strings.Contains(l, `"stage":"sync"`) || strings.Contains(l, `"stage":"throughput"`) {
+			kept = append(kept, l)
+		}
+	}
+	if len(kept) != 16 || len(whole) != 32 {
+		t.Fatalf("%d records, %d of sync and throughput", len(whole), len(kept))
+	}
+	os.WriteFile(path, []byte(strings.Join(kept, "")), 0o644)
+	if code, out, errOut := runIn(t, dir, append(args, "--resume")...); code != exitcode.OK {
+		t.Fatalf("resume: exit %d\n%s%s", code, out, errOut)
+	}
+	after := readRecords(t, path)
+	onceEach(t, after, 32)
+	for _, r := range after[16:] {
+		if !results.Sent(&r) || r.StageLevel == nil || math.Abs(*r.StageLevel-levels[r.Stage]) > 1e-6*levels[r.Stage] {
+			t.Errorf("resumed %s: sent %v at %v, the whole run's %g (%v)", r.Stage, results.Sent(&r), show(r.StageLevel), levels[r.Stage], r.ErrorMessage)
+		}
+	}
+}

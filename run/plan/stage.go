@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -25,6 +26,17 @@ const (
 	AutoThroughput = "throughput" // many streams: the most the server answers per second
 	AutoRate       = "rate"       // a rate between the two, found once both have run
 )
+
+// IsAutoStage says whether a stage name is one of an auto sweep's (sync,
+// throughput, auto-N).
+func IsAutoStage(name string) bool {
+	if name == AutoSync || name == AutoThroughput {
+		return true
+	}
+	n, ok := strings.CutPrefix(name, "auto-")
+	_, err := strconv.Atoi(n)
+	return ok && err == nil
+}
 
 // Roles of an SLO search's stages.
 const (

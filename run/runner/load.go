@@ -56,7 +56,14 @@ func (r *sweep) staged(si int, w *serverWatch) bool {
 		return r.searched(si, w)
 	}
 	cells := r.cells[si]
-	var sync, peak float64
+	// A resumed auto sweep takes the rates of the sync and throughput
+	// stages it ran before (their cells are not in cells), and a rate
+	// stage it had begun keeps its level.
+	var prior map[string]recordedStage
+	if st := r.o.Plan.Suites[si].Stages; len(st) > 0 && st[0].Load.Sweep.Auto {
+		prior = r.recordedStages(r.o.Plan.Suites[si], plan.IsAutoStage)
+	}
+	sync, peak := prior[plan.AutoSync].throughput, prior[plan.AutoThroughput].throughput
 	stopped := ""
 	for i := 0; i < len(cells); {
 		st := cells[i].Stage
@@ -78,7 +85,9 @@ func (r *sweep) staged(si int, w *serverWatch) bool {
 			continue
 		}
 		level := st.Level
-		if st.Auto == plan.AutoRate {
+		if was := prior[st.Name]; st.Auto == plan.AutoRate && was.sent > 0 {
+			level = was.level
+		} else if st.Auto == plan.AutoRate {
 			level = autoRate(sync, peak, st.AutoStep, st.Load.AutoRates)
 			if level <= 0 {
 				why := "not sent: the auto sweep's sync and throughput stages measured no answered request, so it has no rate to run"
@@ -96,9 +105,9 @@ func (r *sweep) staged(si int, w *serverWatch) bool {
 		}
 		switch st.Auto {
 		case plan.AutoSync:
-			sync = run.rate()
+			sync = prior[st.Name].rateWith(run)
 		case plan.AutoThroughput:
-			peak = run.rate()
+			peak = prior[st.Name].rateWith(run)
 		}
 		if !st.Warmup && run.sent > 0 && float64(run.unanswered) >= st.Load.StopErrorRate*float64(run.sent) {
 			stopped = fmt.Sprintf("not sent: the sweep stopped after stage %s, where %d of %d cells got no answer (load.stop_error_rate %g)",

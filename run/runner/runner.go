@@ -49,8 +49,9 @@ type Options struct {
 	// Log receives one-line notes (preparation, warm-ups) and the
 	// outputs' warnings.
 	Log io.Writer
-	// Recorded are a resumed run's records of SLO-search stages (the last
-	// record of each cell), so a search goes on from the stages it ran.
+	// Recorded are a resumed run's records of SLO-search and auto-sweep
+	// stages (the last record of each cell), so a search goes on from the
+	// stages it ran and an auto sweep's rates from the rates it measured.
 	Recorded []*results.Record
 	// Budget, when not nil, is run.max_cost_usd: no cell starts that its
 	// spent and in-flight cost would take past it (budget.go).

@@ -25,7 +25,7 @@ func (r *sweep) searched(si int, w *serverWatch) bool {
 	for _, c := range r.cells[si] {
 		byStage[c.Stage] = append(byStage[c.Stage], c)
 	}
-	prior := r.recordedStages(suite)
+	prior := r.recordedStages(suite, slo.IsSearchStage)
 	sr := suite.Stages[0].Load.Search
 	streams := suite.Stages[0].Load.Concurrency
 	var done []slo.Outcome
@@ -134,24 +134,35 @@ func merge(a, b slo.Tally) slo.Tally {
 	return out
 }
 
-// recordedStage is what an earlier invocation recorded of one search
-// stage: its level, its tally, and for the probe its rate.
+// recordedStage is what an earlier invocation recorded of one search or
+// auto-sweep stage: its level, its tally, and its rate (answered cells
+// over its window).
 type recordedStage struct {
 	level      float64
 	sent       int
 	tally      slo.Tally
 	throughput float64
+	succeeded  int
+	window     time.Duration
 }
 
-// recordedStages reads back a resumed suite's search stages from the
-// records the session handed over (Options.Recorded).
-func (r *sweep) recordedStages(s plan.Suite) map[string]recordedStage {
+// rateWith is the stage's rate over both halves of a stage begun before
+// a resume and finished after it: their answered cells over their
+// windows (the gap between the two invocations is no one's).
+func (w recordedStage) rateWith(run stageRun) float64 {
+	return stageRun{succeeded: w.succeeded + run.succeeded, window: w.window + run.window}.rate()
+}
+
+// recordedStages reads back a resumed suite's search (or auto-sweep)
+// stages, those whose names is says, from the records the session handed
+// over (Options.Recorded).
+func (r *sweep) recordedStages(s plan.Suite, is func(stage string) bool) map[string]recordedStage {
 	out := map[string]recordedStage{}
 	type span struct{ start, end int64 }
 	spans := map[string]*span{}
 	succeeded := map[string]int{}
 	for _, rec := range r.o.Recorded {
-		if rec.Provider != s.Provider || rec.Model != s.Model || !sameLevel(rec.ThinkingLevel, s.ThinkingLevel) || !slo.IsSearchStage(rec.Stage) {
+		if rec.Provider != s.Provider || rec.Model != s.Model || !sameLevel(rec.ThinkingLevel, s.ThinkingLevel) || !is(rec.Stage) {
 			continue
 		}
 		st := out[rec.Stage]
@@ -177,7 +188,8 @@ func (r *sweep) recordedStages(s plan.Suite) map[string]recordedStage {
 	}
 	for name, sp := range spans {
 		if st := out[name]; sp.end > sp.start && sp.start > 0 {
-			st.throughput = stageRun{succeeded: succeeded[name], window: time.Duration(sp.end-sp.start) * time.Microsecond}.rate()
+			st.succeeded, st.window = succeeded[name], time.Duration(sp.end-sp.start)*time.Microsecond
+			st.throughput = stageRun{succeeded: st.succeeded, window: st.window}.rate()
 			out[name] = st
 		}
 	}

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -205,5 +206,59 @@ providers:
 	}
 	if levels["search-1"] != 20 || levels["search-2"] != 40 || len(levels) != 2 || done != 6*20 {
 		t.Errorf("levels %v, %d not run", levels, done)
+	}
+}
+
+// A resumed auto sweep takes its rates from the sync and throughput
+// stages it ran before the resume: their cells are not sent again, and
+// each rate stage runs at the level the whole run would have given it
+// (before, with no measured rate, every rate stage was recorded as not
+// sent).
+func TestAutoSweepResumesWithItsRates(t *testing.T) {
+	srv := loadserver.New(loadserver.Service{TTFT: 5 * time.Millisecond, Gap: time.Millisecond, Tokens: 4, Slots: 2}, nil)
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	cfg, provs := parsedRun(t, fmt.Sprintf(`run: {warmup: false, timeout: 30s}
+load: {sweep: auto, concurrency: 4, requests: 8, auto_rates: 2, arrival: constant}
+prompts:
+  synthetic: {input_tokens: [8], output_tokens: 4}
+providers:
+  - type: ollama_openai
+    base_url: %s/v1
+    models: [m]
+`, hs.URL))
+	full := plan.New(cfg)
+	sink := &memSink{}
+	if _, err := Run(context.Background(), Options{Config: cfg, Plan: full, Outputs: []output.Output{sink}, Providers: provs}); err != nil {
+		t.Fatal(err)
+	}
+	levels := map[string]float64{}
+	done := map[results.Key]bool{}
+	var recorded []*results.Record
+	for _, r := range sink.recs {
+		if !results.Sent(r) {
+			t.Fatalf("%s not sent: %v", r.Stage, r.ErrorMessage)
+		}
+		levels[r.Stage] = *r.StageLevel
+		if r.Stage == plan.AutoSync || r.Stage == plan.AutoThroughput {
+			done[r.Key()] = true
+			recorded = append(recorded, r)
+		}
+	}
+	if levels["auto-1"] <= levels[plan.AutoSync] || levels["auto-2"] <= levels["auto-1"] {
+		t.Fatalf("levels %v", levels)
+	}
+	rest := full.Without(done)
+	sink2 := &memSink{}
+	if _, err := Run(context.Background(), Options{Config: cfg, Plan: rest, Outputs: []output.Output{sink2}, Providers: provs, Recorded: recorded}); err != nil {
+		t.Fatal(err)
+	}
+	if len(sink2.recs) != 16 {
+		t.Fatalf("resumed: %d records, want the 2 rate stages' 16", len(sink2.recs))
+	}
+	for _, r := range sink2.recs {
+		if !results.Sent(r) || r.StageLevel == nil || math.Abs(*r.StageLevel-levels[r.Stage]) > 1e-9*levels[r.Stage] {
+			t.Errorf("resumed %s: sent %v at %v, the whole run's level %g (%v)", r.Stage, results.Sent(r), r.StageLevel, levels[r.Stage], r.ErrorMessage)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"bench/internal/exitcode"
 	"bench/internal/record/results"
 	"bench/internal/record/slo"
+	"bench/run/plan"
 	"bench/run/runner"
 )
 
@@ -49,8 +50,9 @@ type tally struct {
 	reached  map[string]bool
 	// bad counts unusable lines of the earlier runs' results.
 	bad int
-	// searched are the earlier runs' last records of SLO-search stages,
-	// which a resumed search reads its progress from.
+	// searched are the earlier runs' last records of SLO-search and
+	// auto-sweep stages, which a resumed search reads its progress from
+	// (and an auto sweep its measured rates).
 	searched map[results.Key]*results.Record
 
 	// This invocation's records: how many, how many were skipped as
@@ -91,7 +93,7 @@ func scan(path string, spend func(*results.Record) float64) (*tally, error) {
 	_, bad, err := results.ReadFile(path, true, func(_ int, r *results.Record) error {
 		k := r.Key()
 		last[k], final[k] = r.AvailabilityStatus, !rerun(r)
-		if slo.IsSearchStage(r.Stage) {
+		if slo.IsSearchStage(r.Stage) || plan.IsAutoStage(r.Stage) {
 			if t.searched == nil {
 				t.searched = map[results.Key]*results.Record{}
 			}
