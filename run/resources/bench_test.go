@@ -85,8 +85,10 @@ func BenchmarkOverlappingSuites(b *testing.B) {
 // sleeping processes up to 500 (and stops them after), and a "server"
 // with two children. It reports the CPU a reading costs and what that is
 // in percent of one core at the sampler's default interval (500 ms) and
-// at 100 ms. "walk" is the reading before the parents were remembered
-// (every process's stat file read each time), for the comparison.
+// at 100 ms. The process table is listed every treeRelist/DefaultInterval
+// readings, as at the default interval. "walk" is the reading before the
+// parents were remembered (the table listed and every process's stat
+// file read each time), for the comparison.
 func BenchmarkSamplerReading(b *testing.B) {
 	pids, err := process.Pids()
 	if err != nil {
@@ -122,8 +124,13 @@ func BenchmarkSamplerReading(b *testing.B) {
 			}
 			u0, s0 := cpuTimes()
 			for i := 0; i < b.N; i++ {
-				if mode == "walk" {
-					srv.parents = nil // forget: every process's parent read again
+				switch {
+				case mode == "walk":
+					srv.parents, srv.members = nil, nil // forget: the table listed and every process's parent read again
+				case i%int(treeRelist/DefaultInterval) == 0:
+					// The readings come back to back here: the table is
+					// listed as often as at the default interval.
+					srv.listed = time.Time{}
 				}
 				readTarget(ctx, srv)
 			}

@@ -223,10 +223,21 @@ type serverProc struct {
 	foundBy string
 	created int64 // start time (Unix ms), to tell a reused pid apart
 
-	// parents are the parent pids of the processes seen so far (tree).
+	// parents are the parent pids of the processes seen so far (tree);
+	// members the tree as last listed, at listed.
 	mu      sync.Mutex
 	parents map[int32]int32
+	members []int32
+	listed  time.Time
 }
+
+// treeRelist is how long a listing of the server's tree serves the
+// readings after it: the process table is listed again (and a new child
+// of the server found) at most this long after the last listing. Listing
+// /proc's 500 entries is most of a reading's cost (BenchmarkSamplerReading);
+// a model server's processes change when it loads a model, not between
+// two readings.
+const treeRelist = 2 * time.Second
 
 // findServer looks for the local model server its kind described: the
 // process listening on the endpoint's port when the host is this machine,
@@ -321,8 +332,8 @@ func byName(ctx context.Context, name string) *serverProc {
 }
 
 // tree returns the server and its descendants, found through parent
-// pids. Each call lists the process table (one read of /proc's entries)
-// but reads the parent of a process only the first time it sees its pid:
+// pids. A call lists the process table (one read of /proc's entries) when
+// the last listing is treeRelist old, and reads the parent of a process only the first time it sees its pid:
 // the parents of the processes it already knows do not change, so on a
 // machine of 500 processes a reading costs one listing and the new
 // processes' stat files, not 500 of them (which every reading and every
@@ -331,6 +342,21 @@ func byName(ctx context.Context, name string) *serverProc {
 // reading's interval would keep the old parent, which a pid space of
 // millions makes unlikely between two readings.
 func (sp *serverProc) tree(ctx context.Context) []*process.Process {
+	sp.mu.Lock()
+	if len(sp.members) > 0 && time.Since(sp.listed) < treeRelist {
+		out := make([]*process.Process, len(sp.members))
+		for i, pid := range sp.members {
+			out[i] = &process.Process{Pid: pid}
+		}
+		sp.mu.Unlock()
+		return out
+	}
+	sp.mu.Unlock()
+	return sp.list(ctx)
+}
+
+// list lists the process table for tree, and keeps what it found.
+func (sp *serverProc) list(ctx context.Context) []*process.Process {
 	pids, err := process.PidsWithContext(ctx)
 	if err != nil {
 		p, err := process.NewProcessWithContext(ctx, sp.pid)
@@ -375,6 +401,11 @@ func (sp *serverProc) tree(ctx context.Context) []*process.Process {
 	for i := 0; i < len(out); i++ {
 		out = append(out, children[out[i].Pid]...)
 	}
+	sp.members = sp.members[:0]
+	for _, p := range out {
+		sp.members = append(sp.members, p.Pid)
+	}
+	sp.listed = time.Now()
 	return out
 }
 

@@ -1,29 +1,23 @@
 package runner
 
 import (
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"syscall"
 	"testing"
 	"time"
 
 	"bench/config"
+	"bench/internal/testpeer/apartserver"
 	"bench/providers"
 )
 
 // BenchmarkResidencyPoll measures one poll of a lane's residency watcher
-// (GET /api/ps and its reading, as against Ollama) against an in-process
-// server answering Ollama's shape, and reports its CPU (the client's and
-// the in-process server's together: an upper bound of bench's share) and
-// what that is in percent of one core at ResidencyInterval.
+// (GET /api/ps and its reading, as against Ollama) against a server in a
+// process of its own (apartserver) answering Ollama's shape, and reports
+// its CPU (bench's alone) and what that is in percent of one core at
+// ResidencyInterval.
 func BenchmarkResidencyPoll(b *testing.B) {
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"models":[{"name":"fake:latest","model":"fake:latest","size":1000000,"digest":"abc","details":{"format":"gguf"},"expires_at":"2026-01-01T00:00:00Z","size_vram":0}]}`)
-	}))
-	defer hs.Close()
-	cfg, err := config.Parse("bench.yaml", []byte("providers:\n  - type: ollama_openai\n    base_url: "+hs.URL+"/v1\n    models: [fake]\n"), providers.Kinds)
+	url := apartserver.Start(b, `{"models":[{"name":"fake:latest","model":"fake:latest","size":1000000,"digest":"abc","details":{"format":"gguf"},"expires_at":"2026-01-01T00:00:00Z","size_vram":0}]}`, "application/json")
+	cfg, err := config.Parse("bench.yaml", []byte("providers:\n  - type: ollama_openai\n    base_url: "+url+"/v1\n    models: [fake]\n"), providers.Kinds)
 	if err != nil {
 		b.Fatal(err)
 	}

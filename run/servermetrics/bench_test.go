@@ -1,10 +1,9 @@
 package servermetrics
 
 import (
+	"bench/internal/testpeer/apartserver"
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"syscall"
@@ -43,25 +42,26 @@ func padded(b *testing.B, size int) string {
 	return s.String()
 }
 
+func TestMain(m *testing.M) {
+	apartserver.Serve()
+	os.Exit(m.Run())
+}
+
 // BenchmarkScrape measures one scrape of a server's /metrics as the
 // watcher takes it (GET over loopback, the body read, parsed by expfmt
-// and mapped) against an in-process server answering the kept vLLM text
-// (6 KB) and that text grown to 40 KB (a busy vLLM server's size). It
-// reports the CPU of one scrape (the client's and the in-process
-// server's together: an upper bound of bench's share), what that is in
-// percent of one core at the default interval (100 ms), and the CPU of
-// the parse and mapping alone ("parse").
+// and mapped) against a server in a process of its own (apartserver)
+// answering the kept vLLM text (6 KB) and that text grown to 40 KB (a busy
+// vLLM server's size). It reports the CPU of one scrape (bench's alone:
+// the server's is another process's), what that is in percent of one core
+// at the default interval (100 ms), and the CPU of the parse and mapping
+// alone ("parse").
 func BenchmarkScrape(b *testing.B) {
 	for _, size := range []int{0, 40 << 10} {
 		body := padded(b, size)
 		label := fmt.Sprintf("%dKB", len(body)>>10)
 		b.Run(label, func(b *testing.B) {
-			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-				w.Write([]byte(body))
-			}))
-			defer hs.Close()
-			sc := New(hs.URL + "/metrics")
+			url := apartserver.Start(b, body, "text/plain; version=0.0.4; charset=utf-8")
+			sc := New(url + "/metrics")
 			ctx := context.Background()
 			if r, _, err := sc.Scrape(ctx); err != nil || r.Running == nil || r.PrefixCacheHits == nil {
 				b.Fatalf("scrape: %+v %v", r, err)
