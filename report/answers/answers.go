@@ -45,6 +45,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"bench/internal/format"
@@ -634,7 +635,11 @@ var (
 	//go:embed assets/answers.css
 	appCSS string
 
-	pageTemplate = template.Must(template.New("answers.html").Parse(pageSource))
+	// pageTemplate is parsed when a page is first written, not at every
+	// start of the binary.
+	pageTemplate = sync.OnceValue(func() *template.Template {
+		return template.Must(template.New("answers.html").Parse(pageSource))
+	})
 )
 
 type view struct {
@@ -661,7 +666,7 @@ func newView(p *Page, n int) view {
 func Write(w io.Writer, p *Page) error {
 	v := newView(p, len(p.Cells))
 	var buf bytes.Buffer
-	if err := pageTemplate.Execute(&buf, v); err != nil {
+	if err := pageTemplate().Execute(&buf, v); err != nil {
 		return fmt.Errorf("render %s: %w", rundir.AnswersHTML, err)
 	}
 	_, err := w.Write(buf.Bytes())
@@ -733,7 +738,7 @@ func writeStreamed(w io.Writer, p *Page, cs cells) error {
 	v := newView(p, cs.n)
 	v.Data = marker{}
 	var page bytes.Buffer
-	if err := pageTemplate.Execute(&page, v); err != nil {
+	if err := pageTemplate().Execute(&page, v); err != nil {
 		return fmt.Errorf("render %s: %w", rundir.AnswersHTML, err)
 	}
 	mark, _ := json.Marshal(dataMarker)

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io"
 	"slices"
+	"sync"
 
 	"bench/internal/record/rundir"
 	"bench/report/htmlreport"
@@ -23,7 +24,11 @@ const maxHTMLRows = htmlreport.MaxRows
 var (
 	//go:embed assets/compare.html.tmpl
 	htmlTemplate string
-	page         = template.Must(template.New(HTMLFile).Parse(htmlTemplate))
+	// page is parsed when compare.html is first written, not at every
+	// start of the binary.
+	page = sync.OnceValue(func() *template.Template {
+		return template.Must(template.New(HTMLFile).Parse(htmlTemplate))
+	})
 )
 
 type htmlView struct {
@@ -230,7 +235,7 @@ func WriteHTML(w io.Writer, r *Result) error {
 		return fmt.Errorf("encode %s: %w", HTMLFile, err)
 	}
 	v.Plot = template.JS(b)
-	return page.Execute(w, v)
+	return page().Execute(w, v)
 }
 
 func ptrTo(f float64) *float64 { return &f }

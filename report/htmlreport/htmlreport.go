@@ -196,7 +196,7 @@ func Write(w io.Writer, d *Data) error {
 		return err
 	}
 	var b bytes.Buffer
-	if err := pageTemplate.Execute(&b, v); err != nil {
+	if err := pageTemplate().Execute(&b, v); err != nil {
 		return fmt.Errorf("render report.html: %w", err)
 	}
 	_, err = w.Write(b.Bytes())

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"bench/internal/format"
 	"bench/internal/record/rundir"
@@ -29,7 +30,11 @@ var (
 	pageSource string
 )
 
-var pageTemplate = template.Must(template.New("report.html").Parse(pageSource))
+// pageTemplate is parsed when a report is first written, not at every
+// start of the binary (bench run's first request waits for package init).
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report.html").Parse(pageSource))
+})
 
 // view is what the template renders: the tables, already formatted, and
 // the plots' data for the script.
