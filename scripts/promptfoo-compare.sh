@@ -8,13 +8,14 @@
 #
 # 120 cells: 30 prompts x 4 repetitions, one model, 4 at a time, each
 # answer checked (bench: a regex validator; promptfoo: a contains
-# assertion). promptfoo is installed with npm into .tools/promptfoo (pinned
-# version) if it is not there; Ollama is scripts/ollama-test-server.sh's.
-# Not part of the tests: it measures, it asserts nothing.
+# assertion). promptfoo is installed with npm into .tools/promptfoo (a
+# pinned version, the newest that runs on Node 20) if it is not there;
+# Ollama is scripts/ollama-test-server.sh's. Not part of the tests: it
+# measures; it checks only that each tool recorded its 120 cells.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 rounds=${1:-3}
-version=${PROMPTFOO_VERSION:-0.123.1}
+version=${PROMPTFOO_VERSION:-0.121.20}
 root=$PWD
 pf=$root/.tools/promptfoo/node_modules/.bin/promptfoo
 if [ ! -x "$pf" ] || [ "$("$pf" --version 2>/dev/null)" != "$version" ]; then
@@ -60,7 +61,11 @@ export OLLAMA_BASE_URL=$url PROMPTFOO_DISABLE_TELEMETRY=1 PROMPTFOO_DISABLE_UPDA
 printf '%-6s %-10s %10s %12s\n' round tool cpu-s peak-MiB
 for r in $(seq 1 "$rounds"); do
 	(cd "$work" && /usr/bin/time -f '%U %S %M' -o "$work/b.time" ./bench run --config bench.yaml --run-id "r$r" --quiet >/dev/null)
-	(cd "$work" && /usr/bin/time -f '%U %S %M' -o "$work/p.time" "$pf" eval -c promptfooconfig.yaml --repeat 4 -j 4 --no-cache --no-progress-bar --no-table >/dev/null 2>&1) || true
+	(cd "$work" && /usr/bin/time -f '%U %S %M' -o "$work/p.time" "$pf" eval -c promptfooconfig.yaml --repeat 4 -j 4 --no-cache --no-progress-bar --no-table -o "$work/pf.json" >"$work/pf.log" 2>&1) || true
+	n=$(wc -l <"$work/runs/r$r/results.jsonl")
+	[ "$n" -eq 120 ] || { echo "bench recorded $n cells, want 120" >&2; exit 1; }
+	n=$(jq '.results.results | length' "$work/pf.json" 2>/dev/null || echo 0)
+	[ "$n" -eq 120 ] || { echo "promptfoo recorded $n results, want 120:" >&2; tail -20 "$work/pf.log" >&2; exit 1; }
 	for t in b p; do
 		read -r u s m <"$work/$t.time"
 		name=bench
