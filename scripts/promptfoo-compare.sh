@@ -32,7 +32,7 @@ go build -o "$work/bench" ./cmd/bench
 {
 	echo "prompts:"
 	for i in $(seq 1 30); do
-		printf '  - id: P%02d\n    name: case %d\n    prompt: "Case %d: answer in one word. go"\n    validator: {type: regex_fullmatch, pattern: "(?s).*ok.*"}\n' "$i" "$i" "$i"
+		printf '  - id: P%02d\n    name: case %d\n    prompt: "Case %d, answer in one word, go"\n    validator: {type: regex_fullmatch, pattern: "(?s).*ok.*"}\n' "$i" "$i" "$i"
 	done
 } >"$work/prompts.yaml"
 cat >"$work/bench.yaml" <<YAML
@@ -46,7 +46,7 @@ providers:
 YAML
 {
 	cat <<YAML
-prompts: ["Case {{n}}: answer in one word. go"]
+prompts: ["Case {{n}}, answer in one word, go"]
 providers:
   - id: ollama:chat:cmp
     config: {temperature: 0}
