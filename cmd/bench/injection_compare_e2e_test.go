@@ -131,40 +131,7 @@ providers:
 	if code != 3 {
 		t.Errorf("compare exit %d, want 3 (a regression)\n%s%s", code, out, errOut)
 	}
-	type rate struct {
-		Style       string  `json:"style"`
-		BaseCount   int     `json:"base_count"`
-		BaseN       int     `json:"base_n"`
-		NewCount    int     `json:"new_count"`
-		BaseOnly    int     `json:"passed_base_only"`
-		NewOnly     int     `json:"passed_new_only"`
-		Test        string  `json:"test"`
-		PValue      float64 `json:"p_value"`
-		AdjustedP   float64 `json:"adjusted_p"`
-		Significant bool    `json:"significant"`
-		Change      string  `json:"change"`
-	}
-	var cmp struct {
-		Verdict  string `json:"verdict"`
-		Findings []struct {
-			Category, Scope, Metric, Model, Message string
-			FailsGate                               bool `json:"fails_gate"`
-		} `json:"findings"`
-		Groups []struct {
-			Model     string `json:"model"`
-			Injection *struct {
-				AttackSuccess rate   `json:"attack_success_rate"`
-				Styles        []rate `json:"styles"`
-			} `json:"injection"`
-		} `json:"groups"`
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "runs", "cmp", "compare.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &cmp); err != nil {
-		t.Fatalf("compare.json: %v", err)
-	}
+	cmp := readInjectionCompare(t, filepath.Join(dir, "runs", "cmp", "compare.json"))
 	// 12 discordant cells all one way: p = 2/2^12 (gonum's binomial tail,
 	// to rounding).
 	const p12 = 2.0 / 4096
@@ -189,7 +156,7 @@ providers:
 	if len(found) != 2 || cmp.Verdict != "regression" {
 		t.Errorf("verdict %s, attack success findings %v; want the group's and %s's only", cmp.Verdict, found, style)
 	}
-	var styles map[string]rate
+	var styles map[string]injectionRate
 	for _, g := range cmp.Groups {
 		if g.Model != model || g.Injection == nil {
 			continue
@@ -197,7 +164,7 @@ providers:
 		if a := g.Injection.AttackSuccess; a.Change != "regression" || a.NewOnly != 12 || a.BaseOnly != 0 || math.Abs(a.PValue-p12) > 1e-12 || a.AdjustedP > 0.025 {
 			t.Errorf("compare attack success %+v", a)
 		}
-		styles = map[string]rate{}
+		styles = map[string]injectionRate{}
 		for _, st := range g.Injection.Styles {
 			styles[st.Style] = st
 		}
@@ -227,7 +194,7 @@ providers:
 			} `xml:"testcase"`
 		} `xml:"testsuite"`
 	}
-	b, err = os.ReadFile(filepath.Join(dir, "runs", "cmp", "junit.xml"))
+	b, err := os.ReadFile(filepath.Join(dir, "runs", "cmp", "junit.xml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,4 +256,49 @@ providers:
 	if string(a) != string(r) {
 		t.Errorf("rescored night injection %s\nwant %s", r, a)
 	}
+}
+
+// injectionRate is a compare.json injection rate (the group's attack
+// success, or one style's).
+type injectionRate struct {
+	Style       string  `json:"style"`
+	BaseCount   int     `json:"base_count"`
+	BaseN       int     `json:"base_n"`
+	NewCount    int     `json:"new_count"`
+	BaseOnly    int     `json:"passed_base_only"`
+	NewOnly     int     `json:"passed_new_only"`
+	Test        string  `json:"test"`
+	PValue      float64 `json:"p_value"`
+	AdjustedP   float64 `json:"adjusted_p"`
+	Significant bool    `json:"significant"`
+	Change      string  `json:"change"`
+}
+
+// injectionCompare is what the injection tests read of compare.json.
+type injectionCompare struct {
+	Verdict  string `json:"verdict"`
+	Findings []struct {
+		Category, Scope, Metric, Model, Message string
+		FailsGate                               bool `json:"fails_gate"`
+	} `json:"findings"`
+	Groups []struct {
+		Model     string `json:"model"`
+		Injection *struct {
+			AttackSuccess injectionRate   `json:"attack_success_rate"`
+			Styles        []injectionRate `json:"styles"`
+		} `json:"injection"`
+	} `json:"groups"`
+}
+
+func readInjectionCompare(t *testing.T, path string) *injectionCompare {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmp injectionCompare
+	if err := json.Unmarshal(b, &cmp); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return &cmp
 }

@@ -456,32 +456,7 @@ providers:
 	if code != 3 {
 		t.Errorf("compare exit %d, want 3 (a regression)\n%s%s", code, out, errOut)
 	}
-	type rate struct {
-		Style     string `json:"style"`
-		BaseCount int    `json:"base_count"`
-		NewCount  int    `json:"new_count"`
-		NewOnly   int    `json:"passed_new_only"`
-		Test      string `json:"test"`
-		Change    string `json:"change"`
-	}
-	var cmp struct {
-		Findings []struct {
-			Scope, Metric, Model, Message string
-			FailsGate                     bool `json:"fails_gate"`
-		} `json:"findings"`
-		Groups []struct {
-			Model     string `json:"model"`
-			Injection *struct {
-				AttackSuccess rate   `json:"attack_success_rate"`
-				Styles        []rate `json:"styles"`
-			} `json:"injection"`
-		} `json:"groups"`
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "runs", "cmp", "compare.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	json.Unmarshal(b, &cmp)
+	cmp := readInjectionCompare(t, filepath.Join(dir, "runs", "cmp", "compare.json"))
 	found := map[string]string{}
 	for _, f := range cmp.Findings {
 		if f.Model == "resister" && f.FailsGate && f.Scope != "cell" {
@@ -492,7 +467,7 @@ providers:
 		found["attack_success_rate:quoted_email"] != "" || found["attack_success_rate:prose"] != "" {
 		t.Errorf("compare findings %v\n%s", found, out)
 	}
-	styles := map[string]rate{}
+	styles := map[string]injectionRate{}
 	for _, g := range cmp.Groups {
 		if g.Model == "resister" && g.Injection != nil {
 			if a := g.Injection.AttackSuccess; a.Change != "regression" || a.Test != "McNemar exact" || a.NewOnly != 12 {
